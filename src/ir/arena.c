@@ -1,0 +1,229 @@
+/* arena.c: the one door to malloc, bump arenas, and a growable string.
+ * Every allocation in the project passes through xmalloc_try so tests can
+ * make the nth one fail (STYLE.md section 8). */
+#include "ir.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long fail_countdown;   /* 0: disabled; else the allocation that fails */
+
+void xmalloc_fail_after(long n)
+{
+    fail_countdown = n;
+}
+
+void *xmalloc_try(size_t n)
+{
+    if (fail_countdown > 0 && --fail_countdown == 0)
+        return NULL;
+    return malloc(n ? n : 1);
+}
+
+static void out_of_memory(size_t n)
+{
+    fprintf(stderr, "hlocheck: out of memory allocating %zu bytes\n", n);
+    exit(3);
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = xmalloc_try(n);
+    if (!p)
+        out_of_memory(n);
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        out_of_memory(SIZE_MAX);
+    void *p = xmalloc(n * size);
+    memset(p, 0, n * size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    if (fail_countdown > 0 && --fail_countdown == 0)
+        out_of_memory(n);
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        out_of_memory(n);
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(xmalloc(n), s, n);
+}
+
+/* ---- Arena: a list of chunks; big requests get a chunk of their own. */
+
+typedef struct Chunk {
+    struct Chunk *next;
+    size_t size, used;
+    _Alignas(max_align_t) unsigned char data[];
+} Chunk;
+
+struct Arena {
+    Chunk *head;
+    size_t chunk_bytes;
+    size_t total;
+};
+
+#define ALIGN_UP(n) (((n) + _Alignof(max_align_t) - 1) & ~(size_t)(_Alignof(max_align_t) - 1))
+
+Arena *arena_new(size_t chunk_bytes)
+{
+    Arena *a = xmalloc_try(sizeof *a);
+    if (!a)
+        return NULL;
+    a->head = NULL;
+    a->chunk_bytes = chunk_bytes ? chunk_bytes : 64 * 1024;
+    a->total = 0;
+    return a;
+}
+
+static Chunk *chunk_new(size_t size)
+{
+    Chunk *c = xmalloc_try(sizeof *c + size);
+    if (!c)
+        return NULL;
+    c->size = size;
+    c->used = 0;
+    c->next = NULL;
+    return c;
+}
+
+void *arena_alloc(Arena *a, size_t bytes)
+{
+    bytes = ALIGN_UP(bytes ? bytes : 1);
+    Chunk *c = a->head;
+    if (!c || c->size - c->used < bytes) {
+        size_t size = bytes > a->chunk_bytes / 4 ? bytes : a->chunk_bytes;
+        Chunk *n = chunk_new(size);
+        if (!n)
+            return NULL;
+        if (size == bytes && c) {   /* a big block: keep filling the current chunk */
+            n->next = c->next;
+            c->next = n;
+            c = n;
+        } else {
+            n->next = c;
+            a->head = c = n;
+        }
+    }
+    void *p = c->data + c->used;
+    c->used += bytes;
+    a->total += bytes;
+    memset(p, 0, bytes);
+    return p;
+}
+
+void *arena_alloc_array(Arena *a, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return arena_alloc(a, n * size);
+}
+
+char *arena_strndup(Arena *a, const char *s, size_t n)
+{
+    char *p = arena_alloc(a, n + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *arena_strdup(Arena *a, const char *s)
+{
+    return arena_strndup(a, s, strlen(s));
+}
+
+void arena_reset(Arena *a)
+{
+    Chunk *c = a->head;
+    while (c) {
+        Chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = NULL;
+    a->total = 0;
+}
+
+void arena_free(Arena *a)
+{
+    if (!a)
+        return;
+    arena_reset(a);
+    free(a);
+}
+
+size_t arena_bytes_used(const Arena *a)
+{
+    return a->total;
+}
+
+/* ---- StrBuf */
+
+void strbuf_init(StrBuf *b)
+{
+    b->s = NULL;
+    b->len = b->cap = 0;
+}
+
+void strbuf_free(StrBuf *b)
+{
+    free(b->s);
+    strbuf_init(b);
+}
+
+static void strbuf_reserve(StrBuf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    b->s = xrealloc(b->s, cap);
+    b->cap = cap;
+}
+
+void strbuf_putn(StrBuf *b, const char *s, size_t n)
+{
+    strbuf_reserve(b, n);
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = 0;
+}
+
+void strbuf_putc(StrBuf *b, char c)
+{
+    strbuf_putn(b, &c, 1);
+}
+
+void strbuf_puts(StrBuf *b, const char *s)
+{
+    strbuf_putn(b, s, strlen(s));
+}
+
+void strbuf_printf(StrBuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    strbuf_reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}

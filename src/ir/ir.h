@@ -1,0 +1,488 @@
+/* ir.h: the in-memory HLO module, its parser, printer and verifier.
+ * This header is the whole public API of src/ir/.  The IR structs are
+ * transparent because passes walk them; the arena is opaque. */
+#ifndef IR_H
+#define IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------ */
+/* error.c: one error struct that carries file:line:col                */
+
+typedef struct IrLoc {
+    const char *file;   /* NULL or "" when not from a file */
+    int line, col;      /* 1-based; line 0: not from text */
+} IrLoc;
+
+typedef enum ErrCode {
+    ERR_OK,
+    ERR_SYNTAX,       /* the text does not follow the grammar */
+    ERR_SHAPE,        /* verifier: shapes, attributes, structure */
+    ERR_UNSUPPORTED,  /* valid HLO we cannot run */
+    ERR_MPI,          /* only set inside src/collectives/ */
+    ERR_NOMEM,
+    ERR_MISMATCH,     /* two modules or inputs do not fit each other */
+    ERR_IO,           /* a file could not be read or written */
+    ERR_INTERNAL      /* a bug: exit code 3 */
+} ErrCode;
+
+typedef struct Error {
+    ErrCode code;
+    IrLoc loc;
+    char msg[512];
+} Error;
+
+/* Keeps the first error; always returns false so callers can
+ * `return error_set(err, ...)`.  err may be NULL. */
+bool error_set(Error *err, ErrCode code, IrLoc loc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* "file:line:col: error: msg\n" (the location part only when known). */
+void error_print(const Error *err, FILE *out);
+/* The process exit code for an error: 2 for bad input, 3 for internal. */
+int error_exit_code(const Error *err);
+
+/* ------------------------------------------------------------------ */
+/* arena.c: all raw allocation goes through here                       */
+
+void *xmalloc(size_t n);                 /* never returns NULL: aborts with a message */
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Test hook: the nth allocation from now fails (0 disables).  With the hook
+ * armed, xmalloc returns NULL instead of aborting; only the arena and the
+ * parser are written to survive that (they report ERR_NOMEM). */
+void xmalloc_fail_after(long n);
+void *xmalloc_try(size_t n);             /* NULL on failure or injected failure */
+
+typedef struct Arena Arena;              /* opaque */
+Arena *arena_new(size_t chunk_bytes);
+void  *arena_alloc(Arena *a, size_t bytes);                   /* zeroed, max_align_t aligned; NULL on OOM */
+void  *arena_alloc_array(Arena *a, size_t n, size_t size);    /* NULL if n*size overflows */
+char  *arena_strdup(Arena *a, const char *s);
+char  *arena_strndup(Arena *a, const char *s, size_t n);
+void   arena_reset(Arena *a);
+void   arena_free(Arena *a);
+size_t arena_bytes_used(const Arena *a);
+#define ARENA_NEW(a, T)       ((T *)arena_alloc((a), sizeof(T)))
+#define ARENA_ARRAY(a, T, n)  ((T *)arena_alloc_array((a), (n), sizeof(T)))
+
+/* A growable string, heap-backed. */
+typedef struct StrBuf { char *s; size_t len, cap; } StrBuf;
+void strbuf_init(StrBuf *b);
+void strbuf_free(StrBuf *b);
+void strbuf_putc(StrBuf *b, char c);
+void strbuf_puts(StrBuf *b, const char *s);
+void strbuf_putn(StrBuf *b, const char *s, size_t n);
+void strbuf_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------------ */
+/* dtype.c: element types, their sizes and float conversions           */
+
+typedef enum IrElemType {
+    IR_TYPE_INVALID,
+    IR_TYPE_PRED,
+    IR_TYPE_S1, IR_TYPE_S2, IR_TYPE_S4, IR_TYPE_S8, IR_TYPE_S16, IR_TYPE_S32, IR_TYPE_S64,
+    IR_TYPE_U1, IR_TYPE_U2, IR_TYPE_U4, IR_TYPE_U8, IR_TYPE_U16, IR_TYPE_U32, IR_TYPE_U64,
+    IR_TYPE_F16, IR_TYPE_BF16, IR_TYPE_F32, IR_TYPE_F64,
+    IR_TYPE_F8E5M2, IR_TYPE_F8E4M3, IR_TYPE_F8E4M3FN, IR_TYPE_F8E4M3B11FNUZ,
+    IR_TYPE_F8E3M4, IR_TYPE_F8E5M2FNUZ, IR_TYPE_F8E4M3FNUZ, IR_TYPE_F8E8M0FNU,
+    IR_TYPE_F4E2M1FN,
+    IR_TYPE_C64, IR_TYPE_C128,
+    IR_TYPE_TOKEN,
+    IR_TYPE_OPAQUE,
+    IR_TYPE_TUPLE,       /* only as IrShape.type of a tuple shape */
+    IR_TYPE_COUNT
+} IrElemType;
+
+typedef enum IrTypeKind {
+    IR_KIND_NONE, IR_KIND_PRED, IR_KIND_SINT, IR_KIND_UINT, IR_KIND_FLOAT, IR_KIND_COMPLEX
+} IrTypeKind;
+
+typedef struct IrTypeInfo {
+    const char *name;     /* HLO spelling: "bf16" */
+    IrTypeKind kind;
+    int bits;             /* logical width: 16 for bf16, 8 for pred (stored as a byte) */
+    int storage_bytes;    /* bytes per element in our buffers (sub-byte types use 1) */
+    /* floats only (0 otherwise): */
+    int exponent_bits, mantissa_bits;  /* explicit mantissa bits */
+    int bias;
+    bool has_inf;         /* false for the fn / fnuz / e8m0 families */
+    bool has_sign;        /* false for f8e8m0fnu */
+    bool nan_is_neg_zero; /* fnuz: NaN is the 0x80 pattern, no -0 */
+    bool nan_only_all_ones; /* fn: NaN only when exponent and mantissa are all ones */
+} IrTypeInfo;
+
+extern const IrTypeInfo ir_type_info[IR_TYPE_COUNT];
+
+IrElemType ir_type_from_name(const char *s, size_t len);   /* IR_TYPE_INVALID if not a type word */
+const char *ir_type_name(IrElemType t);
+int  ir_type_storage_bytes(IrElemType t);
+bool ir_type_is_float(IrElemType t);
+bool ir_type_is_int(IrElemType t);          /* signed or unsigned, not pred */
+bool ir_type_is_signed_int(IrElemType t);
+bool ir_type_is_unsigned_int(IrElemType t);
+bool ir_type_is_complex(IrElemType t);
+
+/* Conversions between the narrow float formats and f32/f64.  All narrowing
+ * conversions round to nearest, ties to even, from the given value directly
+ * (no double rounding).  Overflow gives inf where the type has one, NaN where
+ * it has none (ml_dtypes' non-saturating behaviour, which XLA uses); NaN stays
+ * NaN (sign kept where the format has one). */
+float    ir_bf16_to_f32(uint16_t h);
+uint16_t ir_f32_to_bf16(float f);
+uint16_t ir_f64_to_bf16(double d);
+float    ir_f16_to_f32(uint16_t h);
+uint16_t ir_f32_to_f16(float f);
+uint16_t ir_f64_to_f16(double d);
+/* Any of the 8-bit (and f4) formats, selected by type. */
+double   ir_f8_to_f64(IrElemType t, uint8_t bits);
+uint8_t  ir_f64_to_f8(IrElemType t, double d);
+
+/* Read one element of a float or integer type as double / write one from a
+ * double (rounded to nearest even for floats, truncated toward zero and
+ * saturated for integers, NaN to 0, != 0 for pred). */
+double ir_elem_get_f64(IrElemType t, const void *p);
+void   ir_elem_set_f64(IrElemType t, void *p, double v);
+/* Integer element as int64 / uint64 bit pattern (sign-extended for signed). */
+int64_t ir_elem_get_i64(IrElemType t, const void *p);
+void    ir_elem_set_i64(IrElemType t, void *p, int64_t v);    /* wraps modulo 2^bits */
+
+/* Format one element the way XLA's printer does (§4 of hlo-reference.md):
+ * shortest of %.{6,9}g for f32, %.{15,17}g for f64, max_digits10 for the
+ * narrow floats, "inf" "-inf" "nan" "-nan" "nan(0x..)", "true"/"false" for
+ * pred when pred_words, else 0/1.  Returns the length written (< n). */
+int ir_elem_format(IrElemType t, const void *p, bool pred_words, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* shape.c: array and tuple shapes with layouts                         */
+
+#define IR_MAX_RANK 16
+
+typedef enum IrDimKind { IR_DIM_STATIC, IR_DIM_BOUNDED, IR_DIM_UNBOUNDED } IrDimKind;
+
+typedef struct IrShape IrShape;
+struct IrShape {
+    IrElemType type;            /* IR_TYPE_TUPLE for tuples */
+    int rank;                   /* arrays only */
+    int64_t *dims;              /* rank entries; the bound for <=N, -1 for ? */
+    uint8_t *dim_kind;          /* rank entries of IrDimKind, or NULL when all static */
+    bool has_layout;            /* a {..} layout was given */
+    int64_t *minor_to_major;    /* rank entries when has_layout */
+    const char *layout_tail;    /* text after ':' inside the layout braces, or NULL */
+    int n_elements;             /* tuples only */
+    IrShape **elements;         /* tuples only */
+    bool is_buffer;             /* b(...) wrapper (newest XLA) around elements[0] */
+};
+
+bool    ir_shape_is_tuple(const IrShape *s);
+bool    ir_shape_is_array(const IrShape *s);      /* not tuple, token or opaque */
+int64_t ir_shape_elements(const IrShape *s);      /* product of dims (arrays); 0 for tuples */
+int64_t ir_shape_byte_size(const IrShape *s);     /* sum over tuple leaves of elements x storage bytes */
+/* Equal type and dims (and tuple structure); layouts ignored. */
+bool    ir_shape_equal(const IrShape *a, const IrShape *b);
+bool    ir_shape_equal_dims(const IrShape *a, const IrShape *b);     /* arrays: dims only */
+IrShape *ir_shape_new_array(Arena *a, IrElemType t, int rank, const int64_t *dims);
+IrShape *ir_shape_new_tuple(Arena *a, int n, IrShape *const *elements);
+IrShape *ir_shape_clone(Arena *a, const IrShape *s);
+/* Same shape with another element type (layout kept). */
+IrShape *ir_shape_with_type(Arena *a, const IrShape *s, IrElemType t);
+/* Appends the HLO text of the shape, with layouts when with_layout. */
+void     ir_shape_print(StrBuf *b, const IrShape *s, bool with_layout);
+/* Same into a static buffer; for error messages.  Not reentrant. */
+const char *ir_shape_str(const IrShape *s);
+
+/* ------------------------------------------------------------------ */
+/* Literals                                                             */
+
+typedef struct IrLiteral IrLiteral;
+struct IrLiteral {
+    const IrShape *shape;       /* the instruction's shape */
+    bool elided;                /* written {...}: values unknown */
+    void *data;                 /* arrays: row-major, storage_bytes per element */
+    int n_elements;             /* tuples only */
+    IrLiteral **elements;       /* tuples only */
+};
+
+/* ------------------------------------------------------------------ */
+/* Instructions                                                         */
+
+typedef enum IrOpFlags {
+    OPF_ELEMENTWISE = 1 << 0,
+    OPF_COMMUTATIVE = 1 << 1,
+    OPF_COLLECTIVE  = 1 << 2,
+    OPF_TO_APPLY    = 1 << 3,
+    OPF_SIDE_EFFECT = 1 << 4,   /* never removed as dead code */
+} IrOpFlags;
+
+typedef enum IrOpcode {
+#define HLO_OP(E, c, text, arity, flags) IR_OP_##E,
+#include "opcodes.def"
+#undef HLO_OP
+    IR_OP_COUNT
+} IrOpcode;
+
+typedef struct IrOpInfo {
+    const char *name;       /* HLO spelling */
+    int arity;              /* -1: variadic */
+    unsigned flags;         /* IrOpFlags */
+} IrOpInfo;
+extern const IrOpInfo ir_op_info[IR_OP_COUNT];
+
+/* Exact spelling to opcode; IR_OP_COUNT if none. */
+IrOpcode ir_opcode_from_name(const char *s, size_t len);
+const char *ir_opcode_name(IrOpcode op);
+
+typedef enum IrListAttr {
+#define IR_ATTR_LIST(E, name) IR_LIST_##E,
+#include "attrs.def"
+#undef IR_ATTR_LIST
+    IR_LIST_COUNT
+} IrListAttr;
+typedef enum IrIntAttr {
+#define IR_ATTR_INT(E, name) IR_INT_##E,
+#include "attrs.def"
+#undef IR_ATTR_INT
+    IR_INT_COUNT
+} IrIntAttr;
+typedef enum IrBoolAttr {
+#define IR_ATTR_BOOL(E, name) IR_BOOL_##E,
+#include "attrs.def"
+#undef IR_ATTR_BOOL
+    IR_BOOL_COUNT
+} IrBoolAttr;
+typedef enum IrCompAttr {
+#define IR_ATTR_COMP(E, name) IR_COMP_##E,
+#include "attrs.def"
+#undef IR_ATTR_COMP
+    IR_COMP_COUNT
+} IrCompAttr;
+typedef enum IrWordAttr {
+#define IR_ATTR_WORD(E, name, quoted) IR_WORD_##E,
+#include "attrs.def"
+#undef IR_ATTR_WORD
+    IR_WORD_COUNT
+} IrWordAttr;
+
+extern const char *const ir_list_attr_name[IR_LIST_COUNT];
+extern const char *const ir_int_attr_name[IR_INT_COUNT];
+extern const char *const ir_bool_attr_name[IR_BOOL_COUNT];
+extern const char *const ir_comp_attr_name[IR_COMP_COUNT];
+extern const char *const ir_word_attr_name[IR_WORD_COUNT];
+extern const bool ir_word_attr_quoted[IR_WORD_COUNT];
+
+typedef struct IrIntList {
+    bool present;
+    int n;
+    int64_t *v;
+} IrIntList;
+
+typedef struct IrOptInt {
+    bool present;
+    int64_t v;
+} IrOptInt;
+
+typedef struct IrSliceDim { int64_t start, limit, stride; } IrSliceDim;
+typedef struct IrPadDim { int64_t lo, hi, interior; } IrPadDim;
+typedef struct IrWindowDim {
+    int64_t size, stride, pad_lo, pad_hi, lhs_dilate, rhs_dilate;
+    bool reversal;
+} IrWindowDim;
+
+typedef enum IrCompareDir {
+    IR_CMP_NONE, IR_CMP_EQ, IR_CMP_NE, IR_CMP_LT, IR_CMP_LE, IR_CMP_GT, IR_CMP_GE
+} IrCompareDir;
+typedef enum IrCompareType {
+    IR_CMPT_DEFAULT, IR_CMPT_FLOAT, IR_CMPT_TOTALORDER, IR_CMPT_SIGNED, IR_CMPT_UNSIGNED
+} IrCompareType;
+
+/* Replica groups as written, and always expanded.  The iota form is kept so
+ * the printer can write it back as given. */
+typedef enum IrGroupsForm { IR_GROUPS_NONE, IR_GROUPS_EXPLICIT, IR_GROUPS_IOTA } IrGroupsForm;
+typedef struct IrReplicaGroups {
+    IrGroupsForm form;          /* NONE: attribute absent */
+    int n_groups;               /* 0 for {} (all participants) */
+    int *group_sizes;           /* n_groups entries */
+    int64_t **groups;           /* groups[g][i]: the ids, in the order listed */
+    /* IOTA only: [iota_groups, iota_size] <= [reshape dims] T(perm) */
+    int64_t iota_groups, iota_size;
+    int n_iota_dims;
+    int64_t *iota_dims;
+    int64_t *iota_perm;         /* NULL when no T(...) was written */
+} IrReplicaGroups;
+
+typedef struct IrRawAttr {
+    const char *name;           /* "metadata", "sharding", ... */
+    const char *value;          /* the value's text as written, one line */
+} IrRawAttr;
+
+typedef struct IrComputation IrComputation;
+typedef struct IrInstr IrInstr;
+
+struct IrInstr {
+    IrOpcode op;
+    const char *name;           /* without the % sigil */
+    IrShape *shape;
+    IrInstr **operands;
+    int n_operands;
+    IrLoc loc;                  /* of the instruction's name in the text */
+    IrComputation *parent;
+    int id;                     /* unique in the module; dense, for side tables */
+
+    /* Opcode-specific values. */
+    int64_t parameter_number;   /* parameter(N) */
+    IrLiteral *literal;         /* constant(...) */
+    IrOpcode async_wrapped;     /* sugared async ops: reduce-scatter-start wraps REDUCE_SCATTER */
+    bool async_is_done;         /* with async_wrapped: the -done half (else -start) */
+    bool async_is_update;       /* with async_wrapped: the -update form */
+
+    /* Typed attributes (see attrs.def). */
+    IrIntList lists[IR_LIST_COUNT];
+    IrOptInt ints[IR_INT_COUNT];
+    bool bools[IR_BOOL_COUNT];
+    IrComputation *comps[IR_COMP_COUNT];
+    const char *words[IR_WORD_COUNT];   /* NULL when absent */
+
+    /* Structured attributes. */
+    int n_slice;  IrSliceDim *slice;         /* slice={[0:2], [1:5:2]}; n_slice = -1 absent */
+    bool has_padding; int n_padding; IrPadDim *padding;    /* pad: padding=0_1x2_3_1 */
+    bool has_window;  int n_window;  IrWindowDim *window;  /* window={size=2x2 ...} */
+    IrReplicaGroups replica_groups;
+    bool has_source_target_pairs;
+    int n_source_target_pairs;
+    int64_t (*source_target_pairs)[2];
+    IrCompareDir direction;
+    IrCompareType compare_type;
+    int n_branches; IrComputation **branches;       /* branch_computations={a, b} */
+    int n_control_predecessors; IrInstr **control_predecessors;
+
+    IrRawAttr *raw_attrs;       /* unmodelled attributes, in source order */
+    int n_raw_attrs;
+
+    /* Filled by ir_computation_build_users(); stale after edits until rebuilt. */
+    IrInstr **users;
+    int n_users;
+    bool dead;                  /* removed from its computation */
+};
+
+struct IrComputation {
+    const char *name;
+    IrInstr **instrs;           /* in order (the schedule when the module is scheduled) */
+    int n_instrs, cap_instrs;
+    IrInstr *root;
+    IrInstr **params;           /* params[k] is parameter(k); n_params entries */
+    int n_params;
+    bool is_entry;
+    bool root_marked;           /* the text had ROOT (else the last instruction is the root) */
+    bool has_signature;         /* the text had (p: shape, ...) -> shape */
+    const char *execution_thread;   /* raw text of , execution_thread="..." or NULL */
+    IrLoc loc;
+    struct IrModule *module;
+    int id;                     /* unique in the module */
+    struct IrNameMap *names;    /* instruction names in use; built on demand */
+};
+
+typedef struct IrModule {
+    Arena *arena;               /* owns everything below */
+    const char *name;
+    const char *file;           /* for locations; "-" for stdin */
+    IrComputation **computations;   /* callees before callers, as printed */
+    int n_computations, cap_computations;
+    IrComputation *entry;
+    IrOptInt replica_count;     /* absent: not in the header */
+    IrOptInt num_partitions;
+    bool is_scheduled;
+    IrRawAttr *header_attrs;    /* other header attributes, in source order */
+    int n_header_attrs;
+    const char *stack_frames;   /* FileNames ... StackFrames section, verbatim, or NULL */
+    int next_instr_id;
+    int64_t max_channel_id;     /* largest channel_id seen; kept by ir_set_channel_id */
+} IrModule;
+
+/* ------------------------------------------------------------------ */
+/* module.c: building and editing                                       */
+
+IrModule *ir_module_new(const char *name);    /* NULL when out of memory */
+void ir_module_free(IrModule *m);
+/* A copy of old (n_old elements) in a new arena block of n_new; NULL on OOM. */
+void *ir_grow_array(Arena *a, void *old, size_t n_old, size_t n_new, size_t size);
+IrComputation *ir_computation_new(IrModule *m, const char *name);
+/* Inserts comp at position pos (0 = first) of m->computations. */
+void ir_module_insert_computation(IrModule *m, IrComputation *comp, int pos);
+IrComputation *ir_module_find_computation(const IrModule *m, const char *name);
+/* A fresh instruction of op with shape, not yet in any computation. */
+IrInstr *ir_instr_new(IrModule *m, IrOpcode op, const char *name, IrShape *shape,
+                      int n_operands, IrInstr *const *operands);
+/* Copies every attribute (typed and raw) of src onto dst; operands untouched. */
+void ir_instr_copy_attrs(IrModule *m, IrInstr *dst, const IrInstr *src);
+/* Appends instr at the end / inserts it before `before` in comp. */
+void ir_computation_append(IrComputation *comp, IrInstr *instr);
+void ir_computation_insert_before(IrComputation *comp, IrInstr *before, IrInstr *instr);
+/* Redirects every use of from (operands, control predecessors, root) to to. */
+void ir_replace_all_uses(IrComputation *comp, IrInstr *from, IrInstr *to);
+/* Drops instrs with no users that are not root, parameters or side-effecting;
+ * repeats until nothing changes.  Returns the number removed. */
+int  ir_remove_dead(IrComputation *comp);
+/* Removes one instruction (which must have no users) from its computation. */
+void ir_computation_remove(IrComputation *comp, IrInstr *instr);
+void ir_computation_build_users(IrComputation *comp);
+/* A name not used in comp: base, base.1, base.2 ... */
+const char *ir_unique_name(IrComputation *comp, const char *base);
+/* Raw attribute helpers. */
+const char *ir_raw_attr_get(const IrInstr *instr, const char *name);   /* NULL if absent */
+void ir_raw_attr_set(IrModule *m, IrInstr *instr, const char *name, const char *value);
+void ir_set_channel_id(IrModule *m, IrInstr *instr, int64_t id);      /* id < 0 removes */
+int64_t ir_fresh_channel_id(const IrModule *m);                        /* max + 1 */
+/* Expands iota replica groups into explicit lists (fills groups/group_sizes). */
+bool ir_replica_groups_expand(Arena *a, IrReplicaGroups *g, IrLoc loc, Error *err);
+bool ir_replica_groups_equal(const IrReplicaGroups *a, const IrReplicaGroups *b);  /* after expansion */
+/* The callees of an instruction: every IrComputation it references. */
+int ir_instr_called(const IrInstr *instr, IrComputation **out, int max);
+static inline bool ir_op_is(const IrInstr *i, IrOpcode op) { return i && i->op == op; }
+
+/* A string -> pointer hash map allocated in an arena (names are not copied). */
+typedef struct IrNameMap IrNameMap;
+IrNameMap *ir_namemap_new(Arena *a);
+void *ir_namemap_get(const IrNameMap *map, const char *name, size_t len);
+bool  ir_namemap_put(IrNameMap *map, const char *name, void *value);  /* false: already there (value kept) */
+
+/* ------------------------------------------------------------------ */
+/* parse.c                                                              */
+
+/* Parses HLO text.  filename is used for error locations.  On failure returns
+ * NULL and fills err with the location of the first problem (ERR_SYNTAX, or
+ * ERR_NOMEM under injected allocation failure). */
+IrModule *ir_parse_module(const char *text, size_t len, const char *filename, Error *err);
+/* Reads path ("-" for stdin) and parses it. */
+IrModule *ir_parse_file(const char *path, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* print.c                                                              */
+
+/* Canonical HLO text: read back identically by this parser and XLA's. */
+void ir_print_module(StrBuf *b, const IrModule *m);
+void ir_print_computation(StrBuf *b, const IrComputation *comp);
+void ir_print_instr(StrBuf *b, const IrInstr *instr);
+void ir_print_literal(StrBuf *b, const IrLiteral *lit);
+void ir_print_replica_groups(StrBuf *b, const IrReplicaGroups *g);
+/* Writes the module to path atomically (temp file in the same directory, then
+ * rename); "-" or NULL writes to stdout. */
+bool ir_write_module_file(const IrModule *m, const char *path, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* verify.c                                                             */
+
+/* Checks every instruction's shape against its operands and attributes,
+ * operand counts and types, dimensions in range, unique names, operands
+ * defined before use, replica groups that partition the participants. */
+bool ir_verify_module(const IrModule *m, Error *err);
+bool ir_verify_instr(const IrInstr *instr, Error *err);
+
+/* Group size of a collective as the verifier counts it (for shape rules):
+ * |group| (x num_partitions in cross-replica-and-partition mode).  Uses the
+ * module header; -1 when it cannot be known statically. */
+int64_t ir_collective_group_size(const IrModule *m, const IrInstr *instr);
+
+#endif /* IR_H */

@@ -1,0 +1,566 @@
+/* module.c: the opcode and attribute tables, and building and editing the
+ * IR: modules, computations, instructions, uses, names, replica groups. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const IrOpInfo ir_op_info[IR_OP_COUNT] = {
+#define HLO_OP(E, c, text, arity, flags) [IR_OP_##E] = { text, arity, flags },
+#include "opcodes.def"
+#undef HLO_OP
+};
+
+const char *const ir_list_attr_name[IR_LIST_COUNT] = {
+#define IR_ATTR_LIST(E, name) [IR_LIST_##E] = name,
+#include "attrs.def"
+#undef IR_ATTR_LIST
+};
+const char *const ir_int_attr_name[IR_INT_COUNT] = {
+#define IR_ATTR_INT(E, name) [IR_INT_##E] = name,
+#include "attrs.def"
+#undef IR_ATTR_INT
+};
+const char *const ir_bool_attr_name[IR_BOOL_COUNT] = {
+#define IR_ATTR_BOOL(E, name) [IR_BOOL_##E] = name,
+#include "attrs.def"
+#undef IR_ATTR_BOOL
+};
+const char *const ir_comp_attr_name[IR_COMP_COUNT] = {
+#define IR_ATTR_COMP(E, name) [IR_COMP_##E] = name,
+#include "attrs.def"
+#undef IR_ATTR_COMP
+};
+const char *const ir_word_attr_name[IR_WORD_COUNT] = {
+#define IR_ATTR_WORD(E, name, quoted) [IR_WORD_##E] = name,
+#include "attrs.def"
+#undef IR_ATTR_WORD
+};
+const bool ir_word_attr_quoted[IR_WORD_COUNT] = {
+#define IR_ATTR_WORD(E, name, quoted) [IR_WORD_##E] = quoted,
+#include "attrs.def"
+#undef IR_ATTR_WORD
+};
+
+/* Arena allocations made while editing a module (not while parsing) have no
+ * error path: running out of memory there ends the program. */
+static void *must(void *p)
+{
+    if (!p) {
+        fprintf(stderr, "hlocheck: out of memory\n");
+        exit(3);
+    }
+    return p;
+}
+
+/* ---- Name map: open addressing, FNV-1a, grows at 1/2 load. */
+
+typedef struct NameSlot { const char *key; size_t len; void *value; } NameSlot;
+struct IrNameMap {
+    Arena *arena;
+    NameSlot *slots;
+    size_t cap, count;
+};
+
+static uint64_t hash_name(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+IrNameMap *ir_namemap_new(Arena *a)
+{
+    IrNameMap *map = ARENA_NEW(a, IrNameMap);
+    if (!map)
+        return NULL;
+    map->arena = a;
+    map->cap = 64;
+    map->slots = ARENA_ARRAY(a, NameSlot, map->cap);
+    return map->slots ? map : NULL;
+}
+
+static NameSlot *find_slot(NameSlot *slots, size_t cap, const char *name, size_t len)
+{
+    size_t i = hash_name(name, len) & (cap - 1);
+    while (slots[i].key && !(slots[i].len == len && memcmp(slots[i].key, name, len) == 0))
+        i = (i + 1) & (cap - 1);
+    return &slots[i];
+}
+
+void *ir_namemap_get(const IrNameMap *map, const char *name, size_t len)
+{
+    NameSlot *s = find_slot(map->slots, map->cap, name, len);
+    return s->key ? s->value : NULL;
+}
+
+static bool namemap_grow(IrNameMap *map)
+{
+    size_t cap = map->cap * 2;
+    NameSlot *slots = ARENA_ARRAY(map->arena, NameSlot, cap);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < map->cap; i++)
+        if (map->slots[i].key)
+            *find_slot(slots, cap, map->slots[i].key, map->slots[i].len) = map->slots[i];
+    map->slots = slots;
+    map->cap = cap;
+    return true;
+}
+
+bool ir_namemap_put(IrNameMap *map, const char *name, void *value)
+{
+    size_t len = strlen(name);
+    NameSlot *s = find_slot(map->slots, map->cap, name, len);
+    if (s->key)
+        return false;
+    if ((map->count + 1) * 2 > map->cap) {
+        must(namemap_grow(map) ? map : NULL);
+        s = find_slot(map->slots, map->cap, name, len);
+    }
+    s->key = name;
+    s->len = len;
+    s->value = value;
+    map->count++;
+    return true;
+}
+
+/* ---- Opcodes */
+
+IrOpcode ir_opcode_from_name(const char *s, size_t len)
+{
+    static IrNameMap *map;
+    static Arena *arena;
+    if (!map) {
+        arena = must(arena_new(16 * 1024));
+        map = must(ir_namemap_new(arena));
+        for (int op = 0; op < IR_OP_COUNT; op++)
+            ir_namemap_put(map, ir_op_info[op].name, (void *)(intptr_t)(op + 1));
+    }
+    intptr_t v = (intptr_t)ir_namemap_get(map, s, len);
+    return v ? (IrOpcode)(v - 1) : IR_OP_COUNT;
+}
+
+const char *ir_opcode_name(IrOpcode op)
+{
+    return op < IR_OP_COUNT ? ir_op_info[op].name : "?";
+}
+
+/* ---- Modules and computations */
+
+IrModule *ir_module_new(const char *name)
+{
+    Arena *a = arena_new(256 * 1024);
+    if (!a)
+        return NULL;
+    IrModule *m = ARENA_NEW(a, IrModule);
+    if (!m) {
+        arena_free(a);
+        return NULL;
+    }
+    m->arena = a;
+    m->name = arena_strdup(a, name ? name : "module");
+    m->max_channel_id = 0;
+    return m;
+}
+
+void ir_module_free(IrModule *m)
+{
+    if (m)
+        arena_free(m->arena);
+}
+
+/* Growable arrays live in the module's arena: a grown array abandons the old
+ * block to the arena, which at most doubles the space they take. */
+void *ir_grow_array(Arena *a, void *old, size_t n_old, size_t n_new, size_t size)
+{
+    void *p = arena_alloc_array(a, n_new, size);
+    if (p && n_old)
+        memcpy(p, old, n_old * size);
+    return p;
+}
+
+IrComputation *ir_computation_new(IrModule *m, const char *name)
+{
+    IrComputation *c = ARENA_NEW(m->arena, IrComputation);
+    if (!c)
+        return NULL;
+    c->name = arena_strdup(m->arena, name);
+    c->module = m;
+    c->id = m->n_computations;
+    return c->name ? c : NULL;
+}
+
+void ir_module_insert_computation(IrModule *m, IrComputation *comp, int pos)
+{
+    if (m->n_computations == m->cap_computations) {
+        int cap = m->cap_computations ? 2 * m->cap_computations : 16;
+        m->computations = must(ir_grow_array(m->arena, m->computations, (size_t)m->n_computations,
+                                             (size_t)cap, sizeof *m->computations));
+        m->cap_computations = cap;
+    }
+    if (pos < 0 || pos > m->n_computations)
+        pos = m->n_computations;
+    memmove(&m->computations[pos + 1], &m->computations[pos],
+            (size_t)(m->n_computations - pos) * sizeof *m->computations);
+    m->computations[pos] = comp;
+    m->n_computations++;
+}
+
+IrComputation *ir_module_find_computation(const IrModule *m, const char *name)
+{
+    for (int i = 0; i < m->n_computations; i++)
+        if (strcmp(m->computations[i]->name, name) == 0)
+            return m->computations[i];
+    return NULL;
+}
+
+/* ---- Instructions */
+
+IrInstr *ir_instr_new(IrModule *m, IrOpcode op, const char *name, IrShape *shape,
+                      int n_operands, IrInstr *const *operands)
+{
+    IrInstr *instr = must(ARENA_NEW(m->arena, IrInstr));
+    instr->op = op;
+    instr->name = must(arena_strdup(m->arena, name));
+    instr->shape = shape;
+    instr->id = m->next_instr_id++;
+    instr->n_slice = -1;
+    instr->async_wrapped = IR_OP_COUNT;
+    instr->n_operands = n_operands;
+    if (n_operands > 0) {
+        instr->operands = must(ARENA_ARRAY(m->arena, IrInstr *, (size_t)n_operands));
+        memcpy(instr->operands, operands, (size_t)n_operands * sizeof *operands);
+    }
+    return instr;
+}
+
+static void *dup_array(Arena *a, const void *src, size_t n, size_t size)
+{
+    if (!src || n == 0)
+        return NULL;
+    void *p = must(arena_alloc_array(a, n, size));
+    return memcpy(p, src, n * size);
+}
+
+static void copy_replica_groups(Arena *a, IrReplicaGroups *dst, const IrReplicaGroups *src)
+{
+    *dst = *src;
+    dst->group_sizes = dup_array(a, src->group_sizes, (size_t)src->n_groups, sizeof(int));
+    dst->groups = dup_array(a, src->groups, (size_t)src->n_groups, sizeof(int64_t *));
+    for (int g = 0; g < src->n_groups; g++)
+        dst->groups[g] = dup_array(a, src->groups[g], (size_t)src->group_sizes[g], sizeof(int64_t));
+    dst->iota_dims = dup_array(a, src->iota_dims, (size_t)src->n_iota_dims, sizeof(int64_t));
+    dst->iota_perm = dup_array(a, src->iota_perm, (size_t)src->n_iota_dims, sizeof(int64_t));
+}
+
+void ir_instr_copy_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
+{
+    Arena *a = m->arena;
+    dst->parameter_number = src->parameter_number;
+    dst->literal = src->literal;
+    dst->async_wrapped = src->async_wrapped;
+    dst->async_is_done = src->async_is_done;
+    dst->async_is_update = src->async_is_update;
+    for (int i = 0; i < IR_LIST_COUNT; i++) {
+        dst->lists[i] = src->lists[i];
+        dst->lists[i].v = dup_array(a, src->lists[i].v, (size_t)src->lists[i].n, sizeof(int64_t));
+    }
+    memcpy(dst->ints, src->ints, sizeof dst->ints);
+    memcpy(dst->bools, src->bools, sizeof dst->bools);
+    memcpy(dst->comps, src->comps, sizeof dst->comps);
+    memcpy(dst->words, src->words, sizeof dst->words);
+    dst->n_slice = src->n_slice;
+    dst->slice = dup_array(a, src->slice, src->n_slice > 0 ? (size_t)src->n_slice : 0, sizeof(IrSliceDim));
+    dst->has_padding = src->has_padding;
+    dst->n_padding = src->n_padding;
+    dst->padding = dup_array(a, src->padding, (size_t)src->n_padding, sizeof(IrPadDim));
+    dst->has_window = src->has_window;
+    dst->n_window = src->n_window;
+    dst->window = dup_array(a, src->window, (size_t)src->n_window, sizeof(IrWindowDim));
+    copy_replica_groups(a, &dst->replica_groups, &src->replica_groups);
+    dst->has_source_target_pairs = src->has_source_target_pairs;
+    dst->n_source_target_pairs = src->n_source_target_pairs;
+    dst->source_target_pairs = dup_array(a, src->source_target_pairs,
+                                         (size_t)src->n_source_target_pairs, 2 * sizeof(int64_t));
+    dst->direction = src->direction;
+    dst->compare_type = src->compare_type;
+    dst->n_branches = src->n_branches;
+    dst->branches = dup_array(a, src->branches, (size_t)src->n_branches, sizeof(IrComputation *));
+    dst->n_raw_attrs = src->n_raw_attrs;
+    dst->raw_attrs = dup_array(a, src->raw_attrs, (size_t)src->n_raw_attrs, sizeof(IrRawAttr));
+}
+
+static void instrs_reserve(IrComputation *comp, int extra)
+{
+    if (comp->n_instrs + extra <= comp->cap_instrs)
+        return;
+    int cap = comp->cap_instrs ? comp->cap_instrs : 16;
+    while (cap < comp->n_instrs + extra)
+        cap *= 2;
+    comp->instrs = must(ir_grow_array(comp->module->arena, comp->instrs, (size_t)comp->n_instrs,
+                                      (size_t)cap, sizeof *comp->instrs));
+    comp->cap_instrs = cap;
+}
+
+static void note_name(IrComputation *comp, IrInstr *instr)
+{
+    if (comp->names)
+        ir_namemap_put(comp->names, instr->name, instr);
+}
+
+void ir_computation_append(IrComputation *comp, IrInstr *instr)
+{
+    instrs_reserve(comp, 1);
+    comp->instrs[comp->n_instrs++] = instr;
+    instr->parent = comp;
+    note_name(comp, instr);
+    if (instr->shape && instr->ints[IR_INT_CHANNEL_ID].present &&
+        instr->ints[IR_INT_CHANNEL_ID].v > comp->module->max_channel_id)
+        comp->module->max_channel_id = instr->ints[IR_INT_CHANNEL_ID].v;
+}
+
+void ir_computation_insert_before(IrComputation *comp, IrInstr *before, IrInstr *instr)
+{
+    int pos = comp->n_instrs;
+    for (int i = 0; i < comp->n_instrs; i++)
+        if (comp->instrs[i] == before) {
+            pos = i;
+            break;
+        }
+    instrs_reserve(comp, 1);
+    memmove(&comp->instrs[pos + 1], &comp->instrs[pos],
+            (size_t)(comp->n_instrs - pos) * sizeof *comp->instrs);
+    comp->instrs[pos] = instr;
+    comp->n_instrs++;
+    instr->parent = comp;
+    note_name(comp, instr);
+}
+
+void ir_replace_all_uses(IrComputation *comp, IrInstr *from, IrInstr *to)
+{
+    for (int i = 0; i < comp->n_instrs; i++) {
+        IrInstr *instr = comp->instrs[i];
+        if (instr == to)
+            continue;
+        for (int k = 0; k < instr->n_operands; k++)
+            if (instr->operands[k] == from)
+                instr->operands[k] = to;
+        for (int k = 0; k < instr->n_control_predecessors; k++)
+            if (instr->control_predecessors[k] == from)
+                instr->control_predecessors[k] = to;
+    }
+    if (comp->root == from)
+        comp->root = to;
+}
+
+void ir_computation_build_users(IrComputation *comp)
+{
+    Arena *a = comp->module->arena;
+    for (int i = 0; i < comp->n_instrs; i++)
+        comp->instrs[i]->n_users = 0;
+    for (int i = 0; i < comp->n_instrs; i++)
+        for (int k = 0; k < comp->instrs[i]->n_operands; k++)
+            comp->instrs[i]->operands[k]->n_users++;
+    for (int i = 0; i < comp->n_instrs; i++) {
+        IrInstr *instr = comp->instrs[i];
+        instr->users = instr->n_users ? must(ARENA_ARRAY(a, IrInstr *, (size_t)instr->n_users)) : NULL;
+        instr->n_users = 0;
+    }
+    for (int i = 0; i < comp->n_instrs; i++) {
+        IrInstr *user = comp->instrs[i];
+        for (int k = 0; k < user->n_operands; k++) {
+            IrInstr *op = user->operands[k];
+            /* An instruction using the same operand twice is one user. */
+            if (op->n_users == 0 || op->users[op->n_users - 1] != user)
+                op->users[op->n_users++] = user;
+        }
+    }
+}
+
+static bool is_removable(const IrComputation *comp, const IrInstr *instr)
+{
+    return instr != comp->root && instr->op != IR_OP_PARAMETER &&
+           !(ir_op_info[instr->op].flags & OPF_SIDE_EFFECT);
+}
+
+/* Collective ops are marked side-effecting so a module's structure is kept
+ * as written, but a collective whose result nobody uses is dead code that a
+ * rewrite left behind: it may go. */
+static bool is_dead_collective(const IrComputation *comp, const IrInstr *instr)
+{
+    return instr != comp->root && (ir_op_info[instr->op].flags & OPF_COLLECTIVE);
+}
+
+int ir_remove_dead(IrComputation *comp)
+{
+    int removed = 0;
+    for (bool again = true; again;) {
+        again = false;
+        ir_computation_build_users(comp);
+        int kept = 0;
+        for (int i = 0; i < comp->n_instrs; i++) {
+            IrInstr *instr = comp->instrs[i];
+            bool used = instr->n_users > 0;
+            for (int j = 0; !used && j < comp->n_instrs; j++)
+                for (int k = 0; k < comp->instrs[j]->n_control_predecessors; k++)
+                    used |= comp->instrs[j]->control_predecessors[k] == instr;
+            if (!used && (is_removable(comp, instr) || is_dead_collective(comp, instr))) {
+                instr->dead = true;
+                removed++;
+                again = true;
+                continue;
+            }
+            comp->instrs[kept++] = instr;
+        }
+        comp->n_instrs = kept;
+    }
+    return removed;
+}
+
+void ir_computation_remove(IrComputation *comp, IrInstr *instr)
+{
+    int kept = 0;
+    for (int i = 0; i < comp->n_instrs; i++)
+        if (comp->instrs[i] != instr)
+            comp->instrs[kept++] = comp->instrs[i];
+    comp->n_instrs = kept;
+    instr->dead = true;
+}
+
+const char *ir_unique_name(IrComputation *comp, const char *base)
+{
+    Arena *a = comp->module->arena;
+    if (!comp->names) {
+        comp->names = must(ir_namemap_new(a));
+        for (int i = 0; i < comp->n_instrs; i++)
+            ir_namemap_put(comp->names, comp->instrs[i]->name, comp->instrs[i]);
+    }
+    if (!ir_namemap_get(comp->names, base, strlen(base)))
+        return must(arena_strdup(a, base));
+    char buf[256];
+    for (long k = 1;; k++) {
+        snprintf(buf, sizeof buf, "%.200s.%ld", base, k);
+        if (!ir_namemap_get(comp->names, buf, strlen(buf)))
+            return must(arena_strdup(a, buf));
+    }
+}
+
+/* ---- Raw attributes and channel ids */
+
+const char *ir_raw_attr_get(const IrInstr *instr, const char *name)
+{
+    for (int i = 0; i < instr->n_raw_attrs; i++)
+        if (strcmp(instr->raw_attrs[i].name, name) == 0)
+            return instr->raw_attrs[i].value;
+    return NULL;
+}
+
+void ir_raw_attr_set(IrModule *m, IrInstr *instr, const char *name, const char *value)
+{
+    for (int i = 0; i < instr->n_raw_attrs; i++)
+        if (strcmp(instr->raw_attrs[i].name, name) == 0) {
+            instr->raw_attrs[i].value = must(arena_strdup(m->arena, value));
+            return;
+        }
+    IrRawAttr *attrs = must(ARENA_ARRAY(m->arena, IrRawAttr, (size_t)instr->n_raw_attrs + 1));
+    if (instr->n_raw_attrs)
+        memcpy(attrs, instr->raw_attrs, (size_t)instr->n_raw_attrs * sizeof *attrs);
+    attrs[instr->n_raw_attrs].name = must(arena_strdup(m->arena, name));
+    attrs[instr->n_raw_attrs].value = must(arena_strdup(m->arena, value));
+    instr->raw_attrs = attrs;
+    instr->n_raw_attrs++;
+}
+
+void ir_set_channel_id(IrModule *m, IrInstr *instr, int64_t id)
+{
+    instr->ints[IR_INT_CHANNEL_ID].present = id >= 0;
+    instr->ints[IR_INT_CHANNEL_ID].v = id >= 0 ? id : 0;
+    if (id > m->max_channel_id)
+        m->max_channel_id = id;
+}
+
+int64_t ir_fresh_channel_id(const IrModule *m)
+{
+    return m->max_channel_id + 1;
+}
+
+/* ---- Replica groups */
+
+/* [G,S]<=[dims]T(perm): iota 0..G*S-1, reshaped to dims, transposed by perm,
+ * flattened, cut into G groups of S. */
+bool ir_replica_groups_expand(Arena *a, IrReplicaGroups *g, IrLoc loc, Error *err)
+{
+    if (g->form != IR_GROUPS_IOTA)
+        return true;
+    int64_t total = g->iota_groups * g->iota_size, prod = 1;
+    int nd = g->n_iota_dims;
+    for (int i = 0; i < nd; i++)
+        prod *= g->iota_dims[i];
+    if (g->iota_groups <= 0 || g->iota_size <= 0 || prod != total || total > (1 << 24))
+        return error_set(err, ERR_SYNTAX, loc,
+                         "replica_groups: [%lld,%lld] does not match the reshape dims",
+                         (long long)g->iota_groups, (long long)g->iota_size);
+    int64_t *flat = ARENA_ARRAY(a, int64_t, (size_t)total);
+    int *sizes = ARENA_ARRAY(a, int, (size_t)g->iota_groups);
+    int64_t **groups = ARENA_ARRAY(a, int64_t *, (size_t)g->iota_groups);
+    if (!flat || !sizes || !groups)
+        return error_set(err, ERR_NOMEM, loc, "out of memory");
+    /* Walk the transposed array in row-major order: out index i has
+     * coordinates c[] over dims[perm[k]]; the source value is the row-major
+     * offset of the permuted coordinates in dims. */
+    int64_t coord[IR_MAX_RANK] = {0}, stride[IR_MAX_RANK];
+    if (nd > IR_MAX_RANK)
+        return error_set(err, ERR_SYNTAX, loc, "replica_groups: too many reshape dims");
+    for (int k = nd - 1, s = 1; k >= 0; k--) {
+        stride[k] = s;
+        s *= (int)g->iota_dims[k];
+    }
+    for (int64_t i = 0; i < total; i++) {
+        int64_t v = 0;
+        for (int k = 0; k < nd; k++) {
+            int src = g->iota_perm ? (int)g->iota_perm[k] : k;
+            v += coord[k] * stride[src];
+        }
+        flat[i] = v;
+        for (int k = nd - 1; k >= 0; k--) {
+            int src = g->iota_perm ? (int)g->iota_perm[k] : k;
+            if (++coord[k] < g->iota_dims[src])
+                break;
+            coord[k] = 0;
+        }
+    }
+    for (int64_t k = 0; k < g->iota_groups; k++) {
+        groups[k] = flat + k * g->iota_size;
+        sizes[k] = (int)g->iota_size;
+    }
+    g->n_groups = (int)g->iota_groups;
+    g->groups = groups;
+    g->group_sizes = sizes;
+    return true;
+}
+
+bool ir_replica_groups_equal(const IrReplicaGroups *a, const IrReplicaGroups *b)
+{
+    if (a->n_groups != b->n_groups)
+        return false;
+    for (int g = 0; g < a->n_groups; g++) {
+        if (a->group_sizes[g] != b->group_sizes[g])
+            return false;
+        if (memcmp(a->groups[g], b->groups[g], (size_t)a->group_sizes[g] * sizeof(int64_t)))
+            return false;
+    }
+    return true;
+}
+
+int ir_instr_called(const IrInstr *instr, IrComputation **out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < IR_COMP_COUNT; i++)
+        if (instr->comps[i] && n < max)
+            out[n++] = instr->comps[i];
+    for (int i = 0; i < instr->n_branches && n < max; i++)
+        out[n++] = instr->branches[i];
+    return n;
+}
