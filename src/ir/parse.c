@@ -1109,6 +1109,8 @@ static void parse_padding(Parser *p, IrInstr *instr)
     instr->padding = dims;
 }
 
+static int find_name(const char *const *names, int count, const char *s, size_t n);
+
 /* One window field "2x3" or "0_1x1_1" into dims[].field */
 static void window_field(Parser *p, IrLoc at, const char *key, const char *val,
                          IrWindowDim **dims, size_t *n)
@@ -1166,6 +1168,10 @@ static void parse_window(Parser *p, IrInstr *instr)
         if (p->tok.kind != T_EQ)
             fail_expected(p, "'=' in window");
         next(p);
+        static const char *const fields[] = { "size", "stride", "pad", "lhs_dilate", "rhs_dilate",
+                                              "rhs_reversal" };
+        if (find_name(fields, 6, key, strlen(key)) < 0)
+            fail_at(p, kat, "unknown window field '%s'", key);
         IrLoc vat;
         const char *val = raw_run(p, "-0123456789_x", &vat);
         if (strcmp(key, "size") != 0 && !have_size)
@@ -1494,7 +1500,7 @@ static IrInstr *parse_instruction(Parser *p, IrComputation *comp, bool *is_root)
     instr->n_slice = -1;
     instr->id = p->m->next_instr_id++;
     /* XLA infers the shape of a few ops when it is left out (tuple(...)). */
-    if (p->tok.kind != T_IDENT || at_shape_start(p))
+    if (p->tok.kind != T_IDENT || at_shape_start(p) || peek_token(p).kind == T_LBRACKET)
         instr->shape = parse_shape(p, true);
     parse_opcode(p, instr);
     if (!instr->shape && (instr->op == IR_OP_PARAMETER || instr->op == IR_OP_CONSTANT))
