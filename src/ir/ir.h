@@ -151,8 +151,8 @@ int64_t ir_elem_get_i64(IrElemType t, const void *p);
 void    ir_elem_set_i64(IrElemType t, void *p, int64_t v);    /* wraps modulo 2^bits */
 
 /* Format one element the way XLA's printer does (§4 of hlo-reference.md):
- * shortest of %.{6,9}g for f32, %.{15,17}g for f64, max_digits10 for the
- * narrow floats, "inf" "-inf" "nan" "-nan" "nan(0x..)", "true"/"false" for
+ * shortest of %.{6,9}g for f32, %.{15,17}g for f64, and for the narrow
+ * floats the shortest %.Ng that reads back to the same bits, "inf" "-inf" "nan" "-nan" "nan(0x..)", "true"/"false" for
  * pred when pred_words, else 0/1.  Returns the length written (< n). */
 int ir_elem_format(IrElemType t, const void *p, bool pred_words, char *buf, size_t n);
 

@@ -1,0 +1,78 @@
+#!/bin/bash
+# run_golden.sh [HLO-OPT]: golden tests; adding one takes files, no C.
+#   tests/passes/<pass>/<case>.hlo  the input; it is run through
+#       hlo-opt --passes=<pass> [words of <case>.flags] <case>.hlo
+#     <case>.expect.hlo  the module it must print (exit 0, compared with diff -u), or
+#     <case>.err         the first line it must print on standard error, with exit 2
+#     <case>.flags       optional: more hlo-opt flags, separated by white space
+#   tests/ir/malformed/<case>.hlo with <case>.err: hlo-opt --passes=none must exit 2
+#     and print <case>.err as its first error line.
+# Runs from the repo root with relative paths, so messages name files as
+# tests/ir/malformed/<case>.hlo:LINE:COL.  One line per case, then
+# "golden: N passed, N failed"; exit 1 on any failure.  With TALLY set,
+# appends "passed failed" to it.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+opt=${1:-build/hlo-opt}
+[ -x "$opt" ] || { echo "golden: no $opt: build first (make)" >&2; exit 2; }
+opt=$(cd "$(dirname "$opt")" && pwd)/$(basename "$opt")
+cd "$root" || exit 2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Sets why and returns 1 when case $1 (an input .hlo) run with passes $2 fails.
+check() {
+    local in=$1 passes=$2 base=${1%.hlo} rc want got
+    local -a flags=()
+    if [ -f "$base.flags" ]; then
+        read -r -d '' -a flags <"$base.flags"
+    fi
+    timeout 20 "$opt" "--passes=$passes" "${flags[@]}" "$in" </dev/null >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ -f "$base.expect.hlo" ]; then
+        if [ $rc -ne 0 ]; then
+            why="exit $rc, want 0: $(head -n 1 "$tmp/err")"
+            return 1
+        fi
+        if ! diff -u --label "$base.expect.hlo" --label "hlo-opt output" "$base.expect.hlo" "$tmp/out" \
+                >"$tmp/diff"; then
+            why="output differs from $base.expect.hlo:"$'\n'$(head -n 40 "$tmp/diff")
+            return 1
+        fi
+    elif [ -f "$base.err" ]; then
+        want=$(head -n 1 "$base.err")
+        got=$(head -n 1 "$tmp/err")
+        if [ $rc -ne 2 ] || [ "$got" != "$want" ]; then
+            why="exit $rc, want 2"$'\n'"  got:  $got"$'\n'"  want: $want"
+            return 1
+        fi
+    else
+        why="neither $base.expect.hlo nor $base.err exists"
+        return 1
+    fi
+}
+
+pass=0 fail=0
+run_case() {
+    why=
+    if check "$1" "$2"; then
+        pass=$((pass + 1))
+        echo "ok   $1"
+    else
+        fail=$((fail + 1))
+        echo "FAIL $1: $why"
+    fi
+}
+
+while IFS= read -r -d '' f; do
+    p=${f#tests/passes/}
+    run_case "$f" "${p%%/*}"
+done < <(find tests/passes -mindepth 2 -name '*.hlo' ! -name '*.expect.hlo' -print0 2>/dev/null | sort -z)
+while IFS= read -r -d '' f; do
+    run_case "$f" none
+done < <(find tests/ir/malformed -name '*.hlo' -print0 2>/dev/null | sort -z)
+
+[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
+echo "golden: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,57 @@
+#!/bin/bash
+# run_unit.sh [DIR]: runs every cmocka test binary in DIR (default build/tests).
+# Binaries built from tests/collectives/ (collectives_*) run under mpirun with
+# 2, 3 and 4 ranks (STYLE.md section 8); the others run alone.  A binary's
+# output is shown only when it fails.  One line per run, then
+# "unit: N passed, N failed"; exit 1 on any failure.  With TALLY set, appends
+# "passed failed" to it.
+set -uo pipefail
+
+dir=${1:-build/tests}
+limit=600   # seconds per run; ASan builds are slow
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Open MPI itself leaks at exit, so under ASan the MPI runs skip leak
+# checking (the tests that run alone keep it); the variable is ignored
+# by builds without ASan.
+mpirun_cmd=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" mpirun --oversubscribe)
+[ "$(id -u)" -eq 0 ] && mpirun_cmd+=(--allow-run-as-root)
+
+pass=0 fail=0
+# Runs one test command; $1 is its display name, the rest the command.
+run() {
+    local name=$1 rc tests
+    shift
+    timeout "$limit" "$@" </dev/null >"$tmp/out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        pass=$((pass + 1))
+        tests=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$tmp/out" | tail -n 1)
+        echo "ok   $name${tests:+ ($tests tests)}"
+    else
+        fail=$((fail + 1))
+        sed 's/^/    /' "$tmp/out"
+        if [ $rc -eq 124 ]; then
+            echo "FAIL $name: timed out after $limit s"
+        else
+            echo "FAIL $name: exit $rc"
+        fi
+    fi
+}
+
+if [ -d "$dir" ]; then
+    while IFS= read -r -d '' t; do
+        name=$(basename "$t")
+        case $name in
+            collectives_*)
+                for n in 2 3 4; do run "$name (mpirun -n $n)" "${mpirun_cmd[@]}" -n "$n" "$t"; done ;;
+            *)
+                run "$name" "$t" ;;
+        esac
+    done < <(find "$dir" -maxdepth 1 -type f -perm -u+x -print0 | sort -z)
+fi
+
+[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
+echo "unit: $pass passed, $fail failed"
+[ $fail -eq 0 ]
