@@ -1,0 +1,88 @@
+/* all_gather.c: every member's operands, concatenated along the gather
+ * dimension in group order.  All operands of a variadic all-gather travel
+ * in one MPI_Allgather: each rank packs its operands back to back, and each
+ * gathered block is then placed at its member's slot along the dimension. */
+#include "coll_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes of one member's shard that stay contiguous when gathering along
+ * dim: everything from dim inward.  outer counts the runs. */
+static void split_at(const IrShape *s, int dim, int64_t *outer, size_t *run)
+{
+    int64_t o = 1, in = 1;
+    for (int d = 0; d < s->rank; d++) {
+        if (d < dim)
+            o *= s->dims[d];
+        else
+            in *= s->dims[d];
+    }
+    *outer = o;
+    *run = (size_t)in * (size_t)ir_type_storage_bytes(s->type);
+}
+
+/* out[o][k][run] = gathered[k][offset + o*run] for every member k. */
+static void place(const char *gathered, size_t per_member, size_t offset, int n, int64_t outer,
+                  size_t run, char *out)
+{
+    for (int64_t o = 0; o < outer; o++)
+        for (int k = 0; k < n; k++)
+            memcpy(out + ((size_t)o * (size_t)n + (size_t)k) * run,
+                   gathered + (size_t)k * per_member + offset + (size_t)o * run, run);
+}
+
+static bool make_result(const IrShape *result, Value **leaves, int n, Value **out, Error *err)
+{
+    if (result->type != IR_TYPE_TUPLE) {
+        *out = leaves[0];
+        return true;
+    }
+    *out = value_new_tuple(result, n, leaves, err);
+    return *out != NULL;
+}
+
+bool coll_all_gather(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
+                     Value *const *args, int n_args, Value **out, Error *err)
+{
+    (void)it;
+    CollComm comm;
+    if (!coll_group_comm(c, instr, &comm, err))
+        return false;
+    int dim = (int)instr->lists[IR_LIST_DIMENSIONS].v[0];
+    size_t per_member = 0;
+    for (int i = 0; i < n_args; i++)
+        per_member += value_bytes(args[i]);
+    if (per_member > INT_MAX)
+        return error_set(err, ERR_UNSUPPORTED, instr->loc, "all-gather of %zu bytes per rank: above 2 GiB",
+                         per_member);
+    char *send = xmalloc(per_member ? per_member : 1), *recv = xmalloc(per_member * (size_t)comm.size + 1);
+    for (size_t i = 0, off = 0; i < (size_t)n_args; off += value_bytes(args[i]), i++)
+        memcpy(send + off, args[i]->data, value_bytes(args[i]));
+    bool ok = comm.size == 1 ||
+              coll_mpi_ok(MPI_Allgather(send, (int)per_member, MPI_BYTE, recv, (int)per_member, MPI_BYTE,
+                                        comm.comm), instr, "MPI_Allgather", err);
+    if (comm.size == 1)
+        memcpy(recv, send, per_member);
+    Value **leaves = xcalloc((size_t)n_args, sizeof *leaves);
+    size_t offset = 0;
+    for (int i = 0; i < n_args && ok; i++) {
+        const IrShape *rs = result->type == IR_TYPE_TUPLE ? result->elements[i] : result;
+        int64_t outer;
+        size_t run;
+        split_at(args[i]->shape, dim, &outer, &run);
+        ok = (leaves[i] = value_new_array(rs, err)) != NULL;
+        if (ok)
+            place(recv, per_member, offset, comm.size, outer, run, leaves[i]->data);
+        offset += value_bytes(args[i]);
+    }
+    if (!ok)
+        for (int i = 0; i < n_args; i++)
+            value_release(leaves[i]);
+    ok = ok && make_result(result, leaves, n_args, out, err);   /* takes the leaves either way */
+    free(leaves);
+    free(send);
+    free(recv);
+    return ok;
+}

@@ -1,0 +1,309 @@
+/* coll.c: MPI start-up, devices, the communicator cache, the hook the
+ * interpreter calls, statistics, and ending the job without hangs. */
+#include "coll_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* One cached communicator per distinct group set. */
+typedef struct CommEntry {
+    int *ids;               /* the flattened group set it was built for */
+    int n_ids, size;
+    CollComm comm;
+} CommEntry;
+
+struct Coll {
+    int rank, world;
+    bool we_initialised;    /* MPI_Init was ours to call (and Finalize) */
+    InterpDevice device;
+    InterpComm hook;
+    CommEntry *comms;
+    int n_comms, cap_comms;
+    CollStat *stats;
+    int n_stats, cap_stats;
+};
+
+Coll *coll_init(int *argc, char ***argv)
+{
+    Coll *c = xcalloc(1, sizeof *c);
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        MPI_Init(argc, argv);
+        c->we_initialised = true;
+    }
+    /* Errors come back as codes (turned into ERR_MPI), not as aborts. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->world);
+    c->device = (InterpDevice){ c->rank, c->world, c->world, 1 };
+    return c;
+}
+
+int coll_rank(const Coll *c)
+{
+    return c->rank;
+}
+
+int coll_world(const Coll *c)
+{
+    return c->world;
+}
+
+const InterpDevice *coll_device(const Coll *c)
+{
+    return &c->device;
+}
+
+bool coll_setup_devices(Coll *c, const IrModule *m, int replicas, int partitions, InterpDevice *dev,
+                        char *note, size_t note_size, Error *err)
+{
+    if (note_size)
+        note[0] = 0;
+    bool header = m->replica_count.present || m->num_partitions.present;
+    int R = m->replica_count.present ? (int)m->replica_count.v : 1;
+    int P = m->num_partitions.present ? (int)m->num_partitions.v : 1;
+    if (replicas > 0)
+        R = replicas;
+    if (partitions > 0)
+        P = partitions;
+    if (!header && replicas <= 0 && partitions <= 0) {
+        R = c->world;
+        P = 1;
+        if (c->world > 1)
+            snprintf(note, note_size, "note: %s gives no replica_count or num_partitions; "
+                     "running it as %d replicas", m->name, c->world);
+    } else if (replicas <= 0 && partitions > 0 && !m->replica_count.present && c->world % P == 0) {
+        R = c->world / P;
+    } else if (partitions <= 0 && replicas > 0 && !m->num_partitions.present && c->world % R == 0) {
+        P = c->world / R;
+    }
+    if ((long)R * P != c->world)
+        return error_set(err, ERR_MISMATCH, (IrLoc){ m->file, 0, 0 },
+                         "the module needs %d replicas x %d partitions = %ld devices, but %d MPI "
+                         "ranks were started (mpirun -np %ld, or --replicas/--partitions)",
+                         R, P, (long)R * P, c->world, (long)R * P);
+    c->device = (InterpDevice){ c->rank, c->world, R, P };
+    *dev = c->device;
+    return true;
+}
+
+bool coll_mpi_ok(int rc, const IrInstr *instr, const char *what, Error *err)
+{
+    if (rc == MPI_SUCCESS)
+        return true;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    return error_set(err, ERR_MPI, instr->loc, "%s: %s failed: %s", ir_opcode_name(instr->op), what, msg);
+}
+
+/* ---- Communicators */
+
+static CommEntry *find_comm(Coll *c, const CollGroups *g)
+{
+    int n = g->n_groups * g->size;
+    for (int i = 0; i < c->n_comms; i++)
+        if (c->comms[i].n_ids == n && c->comms[i].size == g->size &&
+            memcmp(c->comms[i].ids, g->ids, (size_t)n * sizeof(int)) == 0)
+            return &c->comms[i];
+    return NULL;
+}
+
+/* MPI_Comm_split with color = group, key = position: within the new
+ * communicator, MPI rank == position in the group as listed. */
+static bool new_comm(Coll *c, const IrInstr *instr, const CollGroups *g, CollComm *out, Error *err)
+{
+    int position;
+    int group = coll_find(g, c->rank, &position);
+    MPI_Comm comm;
+    if (!coll_mpi_ok(MPI_Comm_split(MPI_COMM_WORLD, group, position, &comm), instr, "MPI_Comm_split", err))
+        return false;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    out->comm = comm;
+    out->size = g->size;
+    out->position = position;
+    return true;
+}
+
+bool coll_group_comm(Coll *c, const IrInstr *instr, CollComm *out, Error *err)
+{
+    CollGroups g;
+    if (!coll_expand_groups(instr, c->device.replica_count, c->device.num_partitions, &g, err))
+        return false;
+    CommEntry *e = find_comm(c, &g);
+    if (e) {
+        *out = e->comm;
+        free(g.ids);
+        return true;
+    }
+    CollComm comm;
+    if (!new_comm(c, instr, &g, &comm, err)) {
+        free(g.ids);
+        return false;
+    }
+    if (c->n_comms == c->cap_comms) {
+        c->cap_comms = c->cap_comms ? 2 * c->cap_comms : 8;
+        c->comms = xrealloc(c->comms, (size_t)c->cap_comms * sizeof *c->comms);
+    }
+    c->comms[c->n_comms++] = (CommEntry){ g.ids, g.n_groups * g.size, g.size, comm };
+    *out = comm;
+    return true;
+}
+
+/* ---- The hook */
+
+int coll_leaves(Value *v, Value **out, int max)
+{
+    if (v->shape->type != IR_TYPE_TUPLE) {
+        if (max > 0)
+            out[0] = v;
+        return 1;
+    }
+    int n = 0;
+    for (int i = 0; i < v->n_elements && n < max; i++)
+        out[n++] = v->elements[i];
+    return n;
+}
+
+static const IrShape *result_shape(const IrInstr *instr)
+{
+    if ((instr->op == IR_OP_ALL_GATHER_START || instr->op == IR_OP_COLLECTIVE_PERMUTE_START) &&
+        instr->shape->type == IR_TYPE_TUPLE && instr->shape->n_elements >= 2)
+        return instr->shape->elements[1];
+    return instr->shape;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void record(Coll *c, const IrInstr *instr, const IrShape *result, double seconds, int group)
+{
+    for (int i = 0; i < c->n_stats; i++)
+        if (strcmp(c->stats[i].name, instr->name) == 0 && c->stats[i].op == instr->op) {
+            c->stats[i].seconds += seconds;
+            c->stats[i].calls++;
+            return;
+        }
+    if (c->n_stats == c->cap_stats) {
+        c->cap_stats = c->cap_stats ? 2 * c->cap_stats : 16;
+        c->stats = xrealloc(c->stats, (size_t)c->cap_stats * sizeof *c->stats);
+    }
+    CollStat *st = &c->stats[c->n_stats++];
+    *st = (CollStat){ .op = instr->op, .group_size = group, .bytes = ir_shape_byte_size(result),
+                      .seconds = seconds, .calls = 1 };
+    snprintf(st->name, sizeof st->name, "%s", instr->name);
+}
+
+static bool dispatch(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
+                     Value *const *args, int n_args, Value **out, Error *err)
+{
+    switch ((int)instr->op) {
+    case IR_OP_ALL_GATHER: case IR_OP_ALL_GATHER_START:
+        return coll_all_gather(c, it, instr, result, args, n_args, out, err);
+    case IR_OP_REDUCE_SCATTER:
+        return coll_reduce_scatter(c, it, instr, result, args, n_args, out, err);
+    case IR_OP_ALL_REDUCE: case IR_OP_ALL_REDUCE_START:
+        return coll_all_reduce(c, it, instr, result, args, n_args, out, err);
+    case IR_OP_ALL_TO_ALL:
+        return coll_all_to_all(c, it, instr, result, args, n_args, out, err);
+    case IR_OP_COLLECTIVE_PERMUTE: case IR_OP_COLLECTIVE_PERMUTE_START:
+        return coll_collective_permute(c, it, instr, result, args, n_args, out, err);
+    default:
+        return error_set(err, ERR_UNSUPPORTED, instr->loc, "unsupported op: %s",
+                         ir_opcode_name(instr->op));
+    }
+}
+
+static bool run_hook(void *ctx, Interp *it, const IrInstr *instr, Value *const *args, int n_args,
+                     Value **out, Error *err)
+{
+    Coll *c = ctx;
+    const IrShape *result = result_shape(instr);
+    double t0 = now_seconds();
+    bool ok = dispatch(c, it, instr, result, args, n_args, out, err);
+    if (ok) {
+        CollGroups g;
+        int size = 1;
+        Error ignore = { 0 };
+        if (coll_expand_groups(instr, c->device.replica_count, c->device.num_partitions, &g, &ignore)) {
+            size = g.size;
+            free(g.ids);
+        }
+        record(c, instr, result, now_seconds() - t0, size);
+    }
+    return ok;
+}
+
+const InterpComm *coll_comm(Coll *c)
+{
+    c->hook = (InterpComm){ c, run_hook };
+    return &c->hook;
+}
+
+int coll_stats(const Coll *c, const CollStat **stats)
+{
+    *stats = c->stats;
+    return c->n_stats;
+}
+
+/* ---- Agreement and ending the job */
+
+bool coll_all_ok(Coll *c, bool ok)
+{
+    int mine = ok, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    (void)c;
+    return all != 0;
+}
+
+bool coll_agree(Coll *c, bool ok, double timeout_s, bool *agreed)
+{
+    int mine = ok, all = 0, done = 0;
+    MPI_Request req;
+    MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD, &req);
+    double deadline = now_seconds() + timeout_s;
+    while (!done) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done && !ok && now_seconds() > deadline) {
+            *agreed = false;
+            return false;
+        }
+        if (!done) {
+            struct timespec pause = { 0, 1000000 };
+            nanosleep(&pause, NULL);
+        }
+    }
+    (void)c;
+    *agreed = true;
+    return all != 0;
+}
+
+void coll_barrier(Coll *c)
+{
+    (void)c;
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void coll_finish(Coll *c, int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (c && c->we_initialised)
+        MPI_Finalize();
+    exit(code);
+}
+
+void coll_abort(Coll *c, int code)
+{
+    (void)c;
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}

@@ -1,0 +1,52 @@
+/* coll.h: collectives across MPI ranks, one rank per device.  The only
+ * module that includes mpi.h.  It gives the interpreter an InterpComm whose
+ * all-gather, reduce-scatter, all-reduce (and friends) run over real MPI
+ * communicators, with replica groups and channel modes as XLA defines them
+ * and reductions folded deterministically in group order. */
+#ifndef COLL_H
+#define COLL_H
+
+#include "interp.h"
+
+typedef struct Coll Coll;    /* opaque: MPI state and communicator cache */
+
+/* MPI_Init (safe to call when mpirun did not start us: a world of one). */
+Coll *coll_init(int *argc, char ***argv);
+int  coll_rank(const Coll *c);
+int  coll_world(const Coll *c);
+/* Replica count x partitions for m on this world: from the header, or the
+ * overrides (> 0), or, with no header values, world replicas (and a note
+ * in *note, else note[0] = 0).  A world size that does not match is an
+ * input error (ERR_MISMATCH). */
+bool coll_setup_devices(Coll *c, const IrModule *m, int replicas, int partitions,
+                        InterpDevice *dev, char *note, size_t note_size, Error *err);
+/* The hook the interpreter calls for every collective instruction. */
+const InterpComm *coll_comm(Coll *c);
+
+/* Per-collective statistics gathered while running (for --time). */
+typedef struct CollStat {
+    IrOpcode op;
+    char name[96];          /* the instruction's name (a copy) */
+    int group_size;
+    int64_t bytes;          /* result bytes on this rank */
+    double seconds;
+    long calls;
+} CollStat;
+int coll_stats(const Coll *c, const CollStat **stats);
+
+/* True on every rank iff ok is true on every rank (a collective: all ranks
+ * must call it, at the same point). */
+bool coll_all_ok(Coll *c, bool ok);
+/* The same after a run, when a failing rank cannot know whether the others
+ * are stuck in a collective waiting for it: a rank with ok=false waits at
+ * most timeout_s; *agreed is false when the others did not all answer (the
+ * caller then reports its own error and aborts the job).  Ranks with ok=true
+ * wait as long as it takes. */
+bool coll_agree(Coll *c, bool ok, double timeout_s, bool *agreed);
+/* Ends the job: MPI_Finalize then exit(code) when every rank stops the same
+ * way; coll_abort for an error only this rank has (MPI_Abort(code)). */
+void coll_finish(Coll *c, int code) __attribute__((noreturn));
+void coll_abort(Coll *c, int code) __attribute__((noreturn));
+void coll_barrier(Coll *c);
+
+#endif /* COLL_H */

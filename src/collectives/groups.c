@@ -1,0 +1,159 @@
+/* groups.c: the participants of a collective, as XLA defines them
+ * (hlo-reference.md 6.3).  Device (r, p) has flattened id r*P + p.  The mode
+ * comes from channel_id and use_global_device_ids; the ids in replica_groups
+ * are replica ids, partition ids or flattened ids by mode; the order of a
+ * group as listed is the order of its participants. */
+#include "coll_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool has_global_flag(IrOpcode op)
+{
+    switch ((int)op) {
+    case IR_OP_ALL_TO_ALL: case IR_OP_RAGGED_ALL_TO_ALL: case IR_OP_COLLECTIVE_PERMUTE:
+    case IR_OP_COLLECTIVE_PERMUTE_START: case IR_OP_COLLECTIVE_BROADCAST:
+        return false;
+    default:
+        return true;
+    }
+}
+
+CollMode coll_mode(const IrInstr *instr)
+{
+    bool channel = instr->ints[IR_INT_CHANNEL_ID].present;
+    bool global = instr->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS];
+    if (!channel)
+        return COLL_CROSS_REPLICA;
+    if (!has_global_flag(instr->op))
+        return COLL_CROSS_PARTITION;
+    return global ? COLL_FLATTENED : COLL_CROSS_REPLICA_AND_PARTITION;
+}
+
+/* The listed groups, or the one implicit group of all ids 0..n-1. */
+typedef struct Listed { int n_groups; const int *sizes; int64_t *const *ids; int64_t *all; int one; } Listed;
+
+static void listed_groups(const IrReplicaGroups *g, int n_all, Listed *l)
+{
+    memset(l, 0, sizeof *l);
+    if (g->n_groups > 0) {
+        l->n_groups = g->n_groups;
+        l->sizes = g->group_sizes;
+        l->ids = g->groups;
+        return;
+    }
+    l->all = xcalloc((size_t)(n_all ? n_all : 1), sizeof(int64_t));
+    for (int i = 0; i < n_all; i++)
+        l->all[i] = i;
+    l->one = n_all;
+    l->n_groups = 1;
+    l->sizes = &l->one;
+    l->ids = &l->all;
+}
+
+/* Appends the flattened participants of listed group k under mode. */
+static int participants(CollMode mode, const Listed *l, int k, int slice, int R, int P, int *out)
+{
+    int n = 0;
+    for (int i = 0; i < l->sizes[k]; i++) {
+        int64_t id = l->ids[k][i];
+        switch (mode) {
+        case COLL_CROSS_REPLICA: out[n++] = (int)(id * P + slice); break;
+        case COLL_CROSS_PARTITION: out[n++] = (int)(slice * P + id); break;
+        case COLL_CROSS_REPLICA_AND_PARTITION:
+            for (int q = 0; q < P; q++)
+                out[n++] = (int)(id * P + q);
+            break;
+        case COLL_FLATTENED: out[n++] = (int)id; break;
+        }
+    }
+    (void)R;
+    return n;
+}
+
+static bool ids_in_range(CollMode mode, const Listed *l, int R, int P, const IrInstr *instr, Error *err)
+{
+    int64_t limit = mode == COLL_CROSS_PARTITION ? P : mode == COLL_FLATTENED ? (int64_t)R * P : R;
+    const char *kind = mode == COLL_CROSS_PARTITION ? "partition" : mode == COLL_FLATTENED ? "device" : "replica";
+    for (int k = 0; k < l->n_groups; k++)
+        for (int i = 0; i < l->sizes[k]; i++)
+            if (l->ids[k][i] < 0 || l->ids[k][i] >= limit)
+                return error_set(err, ERR_SHAPE, instr->loc,
+                                 "%s: replica_groups name %s id %lld, but there are %lld %ss",
+                                 ir_opcode_name(instr->op), kind, (long long)l->ids[k][i],
+                                 (long long)limit, kind);
+    return true;
+}
+
+/* Every device exactly once, and all groups the same size. */
+static bool check_partition(const CollGroups *g, int world, const IrInstr *instr, Error *err)
+{
+    int *seen = xcalloc((size_t)world, sizeof *seen);
+    bool ok = true;
+    for (int i = 0; i < g->n_groups * g->size && ok; i++) {
+        int id = g->ids[i];
+        if (seen[id]++)
+            ok = error_set(err, ERR_SHAPE, instr->loc,
+                           "%s: device %d appears in more than one replica group",
+                           ir_opcode_name(instr->op), id);
+    }
+    for (int id = 0; id < world && ok; id++)
+        if (!seen[id])
+            ok = error_set(err, ERR_SHAPE, instr->loc,
+                           "%s: replica groups do not cover device %d of %d",
+                           ir_opcode_name(instr->op), id, world);
+    free(seen);
+    return ok;
+}
+
+bool coll_expand_groups(const IrInstr *instr, int R, int P, CollGroups *out, Error *err)
+{
+    CollMode mode = coll_mode(instr);
+    memset(out, 0, sizeof *out);
+    if (!instr->ints[IR_INT_CHANNEL_ID].present && instr->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS])
+        return error_set(err, ERR_SHAPE, instr->loc,
+                         "%s: use_global_device_ids=true needs a channel_id", ir_opcode_name(instr->op));
+    if (mode == COLL_FLATTENED && instr->replica_groups.n_groups == 0)
+        return error_set(err, ERR_SHAPE, instr->loc,
+                         "%s: empty replica_groups with use_global_device_ids=true", ir_opcode_name(instr->op));
+    Listed l;
+    listed_groups(&instr->replica_groups, mode == COLL_CROSS_PARTITION ? P : R, &l);
+    bool ok = ids_in_range(mode, &l, R, P, instr, err);
+    for (int k = 1; k < l.n_groups && ok; k++)
+        if (l.sizes[k] != l.sizes[0])
+            ok = error_set(err, ERR_SHAPE, instr->loc, "%s: replica groups of different sizes (%d and %d)",
+                           ir_opcode_name(instr->op), l.sizes[0], l.sizes[k]);
+    /* Cross-replica groups repeat in every partition and cross-partition
+     * ones in every replica; the other two modes are global already. */
+    int slices = mode == COLL_CROSS_REPLICA ? P : mode == COLL_CROSS_PARTITION ? R : 1;
+    int per = l.sizes[0] * (mode == COLL_CROSS_REPLICA_AND_PARTITION ? P : 1);
+    if (ok) {
+        out->n_groups = l.n_groups * slices;
+        out->size = per;
+        int total = out->n_groups * per;
+        out->ids = xcalloc((size_t)(total > 0 ? total : 1), sizeof(int));
+        int n = 0;
+        for (int s = 0; s < slices; s++)
+            for (int k = 0; k < l.n_groups; k++)
+                n += participants(mode, &l, k, s, R, P, out->ids + n);
+        ok = check_partition(out, R * P, instr, err);
+    }
+    free(l.all);
+    if (!ok) {
+        free(out->ids);
+        out->ids = NULL;
+    }
+    return ok;
+}
+
+int coll_find(const CollGroups *g, int rank, int *position)
+{
+    for (int k = 0; k < g->n_groups; k++)
+        for (int i = 0; i < g->size; i++)
+            if (g->ids[k * g->size + i] == rank) {
+                *position = i;
+                return k;
+            }
+    *position = -1;
+    return -1;
+}

@@ -1,0 +1,68 @@
+/* eval.h: private to src/interp/.  What the eval_*.c files give interp.c.
+ *
+ * Every evaluator has the same contract: args are the instruction's operand
+ * values (borrowed), *out receives a new reference to the result, whose shape
+ * is instr->shape.  Errors name instr->loc.  Kernels work on whole arrays:
+ * one call per instruction, a tight loop per element type inside. */
+#ifndef INTERP_EVAL_H
+#define INTERP_EVAL_H
+
+#include "interp.h"
+
+typedef bool (*EvalFn)(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
+                       Error *err);
+
+/* eval_elementwise.c */
+bool eval_unary(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_binary(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_compare(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_select(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_clamp(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_bitcast_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_reduce_precision(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_movement.c */
+bool eval_reshape(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_bitcast(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_transpose(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_broadcast(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_slice(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_dynamic_slice(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_dynamic_update_slice(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_concatenate(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_pad(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_reverse(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_iota(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_reduce.c */
+bool eval_reduce(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_reduce_window(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_map(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_sort(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_dot.c: the only file that includes cblas.h */
+bool eval_dot(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_gather.c */
+bool eval_gather(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_scatter(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* Row-major strides of a shape, in elements (strides[rank-1] == 1). */
+static inline void eval_strides(const IrShape *s, int64_t *strides)
+{
+    int64_t acc = 1;
+    for (int d = s->rank - 1; d >= 0; d--) {
+        strides[d] = acc;
+        acc *= s->dims[d];
+    }
+}
+
+/* Calls a scalar computation element by element: the slow path for reducers
+ * and comparators that are not trivial.  args[k] points at one element of
+ * type arg_types[k]; the result element(s) are written to results[k]. */
+bool eval_call_scalar(Interp *it, const IrComputation *comp, const IrElemType *arg_types,
+                      const void *const *args, int n_args, void *const *results, int n_results,
+                      Error *err);
+
+#endif /* INTERP_EVAL_H */

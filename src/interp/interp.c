@@ -1,0 +1,630 @@
+/* interp.c: runs computations.  Walks a computation's instructions in order
+ * (the verifier guarantees operands come first), dispatches each to its
+ * whole-array evaluator, and releases every value right after its last use.
+ * Control flow, tuples, constants, device ids and the collective hook live
+ * here; the array kernels live in eval_*.c. */
+#include "eval.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Per computation: where each value dies. */
+typedef struct Plan {
+    int n;
+    int *last_use;          /* position of the last reader; n for the root */
+    int max_operands;
+} Plan;
+
+struct Interp {
+    const IrModule *m;
+    InterpOptions opt;
+    InterpTiming timing;
+    int *pos;               /* instruction id -> position in its computation */
+    Plan **plans;           /* by computation id */
+    int n_plans;
+};
+
+static bool unsupported(const IrInstr *instr, Error *err)
+{
+    return error_set(err, ERR_UNSUPPORTED, instr->loc, "unsupported op: %s",
+                     ir_opcode_name(instr->op));
+}
+
+/* ---- Plans */
+
+static int max_comp_id(const IrModule *m)
+{
+    int max = 0;
+    for (int i = 0; i < m->n_computations; i++)
+        if (m->computations[i]->id > max)
+            max = m->computations[i]->id;
+    return max;
+}
+
+static Plan *build_plan(Interp *it, const IrComputation *c)
+{
+    Plan *plan = xcalloc(1, sizeof *plan);
+    plan->n = c->n_instrs;
+    plan->last_use = xcalloc((size_t)(c->n_instrs ? c->n_instrs : 1), sizeof(int));
+    for (int i = 0; i < c->n_instrs; i++) {
+        it->pos[c->instrs[i]->id] = i;
+        plan->last_use[i] = i;      /* unused values die at once */
+    }
+    for (int i = 0; i < c->n_instrs; i++) {
+        const IrInstr *instr = c->instrs[i];
+        for (int k = 0; k < instr->n_operands; k++) {
+            int p = it->pos[instr->operands[k]->id];
+            if (plan->last_use[p] < i)
+                plan->last_use[p] = i;
+        }
+        if (instr->n_operands > plan->max_operands)
+            plan->max_operands = instr->n_operands;
+    }
+    for (int i = 0; i < c->n_instrs; i++)
+        if (c->instrs[i] == c->root)
+            plan->last_use[i] = c->n_instrs;
+    return plan;
+}
+
+Interp *interp_new(const IrModule *m, const InterpOptions *opt, Error *err)
+{
+    Interp *it = xcalloc(1, sizeof *it);
+    it->m = m;
+    if (opt)
+        it->opt = *opt;
+    if (it->opt.device.world <= 0)
+        it->opt.device = (InterpDevice){ 0, 1, 1, 1 };
+    it->pos = xcalloc((size_t)(m->next_instr_id ? m->next_instr_id : 1), sizeof(int));
+    it->n_plans = max_comp_id(m) + 1;
+    it->plans = xcalloc((size_t)it->n_plans, sizeof *it->plans);
+    for (int i = 0; i < m->n_computations; i++)
+        it->plans[m->computations[i]->id] = build_plan(it, m->computations[i]);
+    (void)err;
+    return it;
+}
+
+void interp_free(Interp *it)
+{
+    if (!it)
+        return;
+    for (int i = 0; i < it->n_plans; i++)
+        if (it->plans[i]) {
+            free(it->plans[i]->last_use);
+            free(it->plans[i]);
+        }
+    free(it->plans);
+    free(it->pos);
+    free(it);
+}
+
+const InterpDevice *interp_device(const Interp *it)
+{
+    return &it->opt.device;
+}
+
+const IrModule *interp_module(const Interp *it)
+{
+    return it->m;
+}
+
+const InterpTiming *interp_timing(const Interp *it)
+{
+    return &it->timing;
+}
+
+/* ---- Constants and device ids */
+
+static Value *literal_value(const IrLiteral *lit, const IrShape *s, const IrInstr *instr, Error *err)
+{
+    if (lit->elided) {
+        error_set(err, ERR_UNSUPPORTED, instr->loc,
+                  "constant %s is elided ({...}) in the text: its values are unknown", instr->name);
+        return NULL;
+    }
+    if (s->type == IR_TYPE_TUPLE) {
+        Value **el = xcalloc((size_t)(s->n_elements ? s->n_elements : 1), sizeof *el);
+        for (int i = 0; i < s->n_elements; i++) {
+            el[i] = literal_value(lit->elements[i], s->elements[i], instr, err);
+            if (!el[i]) {
+                for (int k = 0; k < i; k++)
+                    value_release(el[k]);
+                free(el);
+                return NULL;
+            }
+        }
+        Value *t = value_new_tuple(s, s->n_elements, el, err);
+        free(el);
+        return t;
+    }
+    Value *v = value_new_array(s, err);
+    if (v && lit->data)
+        memcpy(v->data, lit->data, value_bytes(v));
+    else if (v)
+        memset(v->data, 0, value_bytes(v));
+    return v;
+}
+
+static Value *scalar_u32(const IrShape *s, uint32_t x, Error *err)
+{
+    Value *v = value_new_array(s, err);
+    if (v)
+        ir_elem_set_i64(s->type, v->data, x);
+    return v;
+}
+
+/* ---- Calls and control flow */
+
+static bool run_computation(Interp *it, const IrComputation *c, Value *const *args, int n_args,
+                            Value **result, Error *err);
+
+bool interp_call(Interp *it, const IrComputation *comp, Value *const *args, int n_args,
+                 Value **result, Error *err)
+{
+    return run_computation(it, comp, args, n_args, result, err);
+}
+
+static bool scalar_is_true(const Value *v)
+{
+    return ir_elem_get_i64(v->shape->type, v->data) != 0;
+}
+
+static bool eval_while(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    Value *state = value_retain(args[0]);
+    for (;;) {
+        Value *cond = NULL;
+        if (!run_computation(it, instr->comps[IR_COMP_CONDITION], &state, 1, &cond, err))
+            goto fail;
+        bool go_on = scalar_is_true(cond);
+        value_release(cond);
+        if (!go_on)
+            break;
+        Value *next = NULL;
+        if (!run_computation(it, instr->comps[IR_COMP_BODY], &state, 1, &next, err))
+            goto fail;
+        value_release(state);
+        state = next;
+    }
+    *out = state;
+    return true;
+fail:
+    value_release(state);
+    return false;
+}
+
+static bool eval_conditional(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
+                             Error *err)
+{
+    const IrComputation *branch;
+    int64_t index = ir_elem_get_i64(args[0]->shape->type, args[0]->data);
+    if (args[0]->shape->type == IR_TYPE_PRED) {
+        branch = index ? instr->comps[IR_COMP_TRUE_COMPUTATION] : instr->comps[IR_COMP_FALSE_COMPUTATION];
+        index = index ? 0 : 1;
+    } else {
+        /* Out of range runs the last branch. */
+        if (index < 0 || index >= instr->n_branches)
+            index = instr->n_branches - 1;
+        branch = instr->branches[index];
+    }
+    return run_computation(it, branch, &args[1 + index], 1, out, err);
+}
+
+static bool eval_tuple(const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    Value **el = xcalloc((size_t)(instr->n_operands ? instr->n_operands : 1), sizeof *el);
+    for (int i = 0; i < instr->n_operands; i++)
+        el[i] = value_retain(args[i]);
+    *out = value_new_tuple(instr->shape, instr->n_operands, el, err);
+    free(el);
+    return *out != NULL;
+}
+
+static bool eval_custom_call(const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    const char *target = instr->words[IR_WORD_CUSTOM_CALL_TARGET];
+    if (!target || !interp_custom_call_known(target))
+        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+                         "unsupported op: custom-call with target \"%s\"", target ? target : "");
+    if (instr->n_operands != 1 || !ir_shape_equal(instr->shape, args[0]->shape))
+        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+                         "custom-call \"%s\" is an identity marker but its shape changes", target);
+    *out = value_retain(args[0]);
+    return true;
+}
+
+/* ---- Collectives: through the hook, or on a single device */
+
+static bool shapes_match_operands(const IrInstr *instr, const IrShape *result)
+{
+    if (instr->n_operands == 1)
+        return ir_shape_equal(result, instr->operands[0]->shape);
+    if (result->type != IR_TYPE_TUPLE || result->n_elements != instr->n_operands)
+        return false;
+    for (int i = 0; i < instr->n_operands; i++)
+        if (!ir_shape_equal(result->elements[i], instr->operands[i]->shape))
+            return false;
+    return true;
+}
+
+/* One device: every group is {self}, so the collectives that keep shapes
+ * are identities; anything that changes a shape needs more devices. */
+static bool single_device_collective(const IrInstr *instr, const IrShape *result, Value *const *args,
+                                     Value **out, Error *err)
+{
+    if (!shapes_match_operands(instr, result))
+        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+                         "%s needs more than one device: run under mpirun with the module's device count",
+                         ir_opcode_name(instr->op));
+    if (instr->n_operands == 1) {
+        *out = value_retain(args[0]);
+        return true;
+    }
+    Value **el = xcalloc((size_t)instr->n_operands, sizeof *el);
+    for (int i = 0; i < instr->n_operands; i++)
+        el[i] = value_retain(args[i]);
+    *out = value_new_tuple(result, instr->n_operands, el, err);
+    free(el);
+    return *out != NULL;
+}
+
+static bool run_collective(Interp *it, const IrInstr *instr, const IrShape *result,
+                           Value *const *args, Value **out, Error *err)
+{
+    if (it->opt.comm)
+        return it->opt.comm->run(it->opt.comm->ctx, it, instr, args, instr->n_operands, out, err);
+    return single_device_collective(instr, result, args, out, err);
+}
+
+/* The result part of a -start's tuple shape: element 1 for all-gather-start,
+ * collective-permute-start and async-start; the whole shape for
+ * all-reduce-start. */
+static const IrShape *start_result_shape(const IrInstr *instr)
+{
+    if (instr->op == IR_OP_ALL_REDUCE_START)
+        return instr->shape;
+    if (instr->shape->type == IR_TYPE_TUPLE && instr->shape->n_elements >= 2)
+        return instr->shape->elements[1];
+    return instr->shape;
+}
+
+/* Zero-filled value of shape s (tuples recursively): async contexts. */
+static Value *zero_value(const IrShape *s, Error *err)
+{
+    if (s->type != IR_TYPE_TUPLE)
+        return value_new_zeroed(s, err);
+    Value **el = xcalloc((size_t)(s->n_elements ? s->n_elements : 1), sizeof *el);
+    for (int i = 0; i < s->n_elements; i++)
+        if (!(el[i] = zero_value(s->elements[i], err))) {
+            for (int k = 0; k < i; k++)
+                value_release(el[k]);
+            free(el);
+            return NULL;
+        }
+    Value *t = value_new_tuple(s, s->n_elements, el, err);
+    free(el);
+    return t;
+}
+
+/* Wraps a -start's result into its declared tuple: (operands, result, ctx...). */
+static bool wrap_start(const IrInstr *instr, Value *const *args, Value *result, Value **out, Error *err)
+{
+    const IrShape *s = instr->shape;
+    if (instr->op == IR_OP_ALL_REDUCE_START || s->type != IR_TYPE_TUPLE || s->n_elements < 2) {
+        *out = result;
+        return true;
+    }
+    Value **el = xcalloc((size_t)s->n_elements, sizeof *el);
+    const IrShape *in = s->elements[0];
+    if (in->type == IR_TYPE_TUPLE) {
+        Value **ops = xcalloc((size_t)(instr->n_operands ? instr->n_operands : 1), sizeof *ops);
+        for (int i = 0; i < instr->n_operands; i++)
+            ops[i] = value_retain(args[i]);
+        el[0] = value_new_tuple(in, instr->n_operands, ops, err);
+        free(ops);
+    } else {
+        el[0] = value_retain(args[0]);
+    }
+    el[1] = result;
+    bool ok = el[0] != NULL;
+    for (int i = 2; i < s->n_elements && ok; i++)
+        ok = (el[i] = zero_value(s->elements[i], err)) != NULL;
+    if (!ok) {
+        for (int i = 0; i < s->n_elements; i++)
+            value_release(el[i]);
+        free(el);
+        return false;
+    }
+    *out = value_new_tuple(s, s->n_elements, el, err);
+    free(el);
+    return *out != NULL;
+}
+
+static bool eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* A sugared async op (reduce-scatter-start, fusion-start, ...) evaluates the
+ * wrapped op with the start's attributes and the result part of its shape. */
+static bool eval_async_start(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
+                             Error *err)
+{
+    Value *result = NULL;
+    bool ok;
+    if (instr->async_wrapped == IR_OP_ASYNC_START) {
+        const IrComputation *callee = instr->comps[IR_COMP_CALLS];
+        if (!callee)
+            return unsupported(instr, err);
+        ok = run_computation(it, callee, args, instr->n_operands, &result, err);
+    } else {
+        IrInstr wrapped = *instr;
+        wrapped.op = instr->async_wrapped;
+        wrapped.async_wrapped = IR_OP_COUNT;
+        wrapped.shape = (IrShape *)start_result_shape(instr);
+        ok = eval_instr(it, &wrapped, args, &result, err);
+    }
+    return ok && wrap_start(instr, args, result, out, err);
+}
+
+static bool eval_start_collective(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
+                                  Error *err)
+{
+    Value *result = NULL;
+    if (!run_collective(it, instr, start_result_shape(instr), args, &result, err))
+        return false;
+    return wrap_start(instr, args, result, out, err);
+}
+
+/* -done returns the result part of its start's value. */
+static bool eval_done(const IrInstr *instr, Value *const *args, Value **out)
+{
+    const Value *start = args[0];
+    if (instr->op == IR_OP_ALL_REDUCE_DONE || start->shape->type != IR_TYPE_TUPLE ||
+        start->n_elements < 2 || ir_shape_equal(start->shape, instr->shape)) {
+        *out = value_retain(args[0]);
+        return true;
+    }
+    *out = value_retain(start->elements[1]);
+    return true;
+}
+
+/* ---- Dispatch */
+
+static EvalFn array_evaluator(IrOpcode op)
+{
+    switch (op) {
+    case IR_OP_ABS: case IR_OP_NEGATE: case IR_OP_SIGN: case IR_OP_NOT: case IR_OP_EXP:
+    case IR_OP_EXPM1: case IR_OP_LOG: case IR_OP_LOG1P: case IR_OP_SQRT: case IR_OP_RSQRT:
+    case IR_OP_CBRT: case IR_OP_TANH: case IR_OP_LOGISTIC: case IR_OP_SIN: case IR_OP_COS:
+    case IR_OP_TAN: case IR_OP_ACOS: case IR_OP_ACOSH: case IR_OP_ASIN: case IR_OP_ASINH:
+    case IR_OP_ATANH: case IR_OP_COSH: case IR_OP_SINH: case IR_OP_FLOOR: case IR_OP_CEIL:
+    case IR_OP_ROUND_AFZ: case IR_OP_ROUND_EVEN: case IR_OP_IS_FINITE: case IR_OP_POPCNT:
+    case IR_OP_CLZ: case IR_OP_REAL: case IR_OP_IMAG: case IR_OP_ERF:
+        return eval_unary;
+    case IR_OP_ADD: case IR_OP_SUBTRACT: case IR_OP_MULTIPLY: case IR_OP_DIVIDE:
+    case IR_OP_REMAINDER: case IR_OP_MAXIMUM: case IR_OP_MINIMUM: case IR_OP_POWER:
+    case IR_OP_AND: case IR_OP_OR: case IR_OP_XOR: case IR_OP_SHIFT_LEFT:
+    case IR_OP_SHIFT_RIGHT_ARITH: case IR_OP_SHIFT_RIGHT_LOGICAL: case IR_OP_ATAN2:
+    case IR_OP_COMPLEX:
+        return eval_binary;
+    case IR_OP_COMPARE: return eval_compare;
+    case IR_OP_SELECT: return eval_select;
+    case IR_OP_CLAMP: return eval_clamp;
+    case IR_OP_CONVERT: return eval_convert;
+    case IR_OP_BITCAST_CONVERT: return eval_bitcast_convert;
+    case IR_OP_REDUCE_PRECISION: return eval_reduce_precision;
+    case IR_OP_RESHAPE: return eval_reshape;
+    case IR_OP_BITCAST: return eval_bitcast;
+    case IR_OP_TRANSPOSE: return eval_transpose;
+    case IR_OP_BROADCAST: return eval_broadcast;
+    case IR_OP_SLICE: return eval_slice;
+    case IR_OP_DYNAMIC_SLICE: return eval_dynamic_slice;
+    case IR_OP_DYNAMIC_UPDATE_SLICE: return eval_dynamic_update_slice;
+    case IR_OP_CONCATENATE: return eval_concatenate;
+    case IR_OP_PAD: return eval_pad;
+    case IR_OP_REVERSE: return eval_reverse;
+    case IR_OP_IOTA: return eval_iota;
+    case IR_OP_REDUCE: return eval_reduce;
+    case IR_OP_REDUCE_WINDOW: return eval_reduce_window;
+    case IR_OP_MAP: return eval_map;
+    case IR_OP_SORT: return eval_sort;
+    case IR_OP_DOT: return eval_dot;
+    case IR_OP_GATHER: return eval_gather;
+    case IR_OP_SCATTER: return eval_scatter;
+    /* Handled in eval_instr, or not supported. */
+    case IR_OP_COPY: case IR_OP_STOCHASTIC_CONVERT: case IR_OP_DYNAMIC_RESHAPE:
+    case IR_OP_GET_DIMENSION_SIZE: case IR_OP_SET_DIMENSION_SIZE: case IR_OP_SELECT_AND_SCATTER:
+    case IR_OP_CONVOLUTION: case IR_OP_FFT: case IR_OP_TRIANGULAR_SOLVE: case IR_OP_CHOLESKY:
+    case IR_OP_TOPK: case IR_OP_BATCH_NORM_TRAINING: case IR_OP_BATCH_NORM_INFERENCE:
+    case IR_OP_BATCH_NORM_GRAD: case IR_OP_PARAMETER: case IR_OP_CONSTANT: case IR_OP_TUPLE:
+    case IR_OP_GET_TUPLE_ELEMENT: case IR_OP_CALL: case IR_OP_FUSION: case IR_OP_WHILE:
+    case IR_OP_CONDITIONAL: case IR_OP_OPT_BARRIER: case IR_OP_AFTER_ALL:
+    case IR_OP_ADD_DEPENDENCY: case IR_OP_DOMAIN: case IR_OP_CUSTOM_CALL: case IR_OP_RNG:
+    case IR_OP_RNG_BIT_GENERATOR: case IR_OP_RNG_GET_AND_UPDATE_STATE: case IR_OP_INFEED:
+    case IR_OP_OUTFEED: case IR_OP_COPY_START: case IR_OP_COPY_DONE: case IR_OP_ASYNC_START:
+    case IR_OP_ASYNC_UPDATE: case IR_OP_ASYNC_DONE: case IR_OP_REPLICA_ID:
+    case IR_OP_PARTITION_ID: case IR_OP_ALL_GATHER: case IR_OP_ALL_GATHER_START:
+    case IR_OP_ALL_GATHER_DONE: case IR_OP_ALL_REDUCE: case IR_OP_ALL_REDUCE_START:
+    case IR_OP_ALL_REDUCE_DONE: case IR_OP_REDUCE_SCATTER: case IR_OP_ALL_TO_ALL:
+    case IR_OP_RAGGED_ALL_TO_ALL: case IR_OP_COLLECTIVE_PERMUTE:
+    case IR_OP_COLLECTIVE_PERMUTE_START: case IR_OP_COLLECTIVE_PERMUTE_DONE:
+    case IR_OP_COLLECTIVE_BROADCAST: case IR_OP_SEND: case IR_OP_SEND_DONE: case IR_OP_RECV:
+    case IR_OP_RECV_DONE: case IR_OP_COUNT:
+        return NULL;
+    }
+    return NULL;
+}
+
+static bool eval_structural(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
+                            Error *err)
+{
+    const InterpDevice *d = &it->opt.device;
+    switch ((int)instr->op) {   /* partial: array ops never get here */
+    case IR_OP_CONSTANT:
+        return (*out = literal_value(instr->literal, instr->shape, instr, err)) != NULL;
+    case IR_OP_TUPLE:
+        return eval_tuple(instr, args, out, err);
+    case IR_OP_GET_TUPLE_ELEMENT:
+        *out = value_retain(args[0]->elements[instr->ints[IR_INT_INDEX].v]);
+        return true;
+    case IR_OP_CALL:
+        return run_computation(it, instr->comps[IR_COMP_TO_APPLY], args, instr->n_operands, out, err);
+    case IR_OP_FUSION:
+        return run_computation(it, instr->comps[IR_COMP_CALLS], args, instr->n_operands, out, err);
+    case IR_OP_WHILE:
+        return eval_while(it, instr, args, out, err);
+    case IR_OP_CONDITIONAL:
+        return eval_conditional(it, instr, args, out, err);
+    case IR_OP_COPY: case IR_OP_OPT_BARRIER: case IR_OP_ADD_DEPENDENCY: case IR_OP_DOMAIN:
+    case IR_OP_ASYNC_UPDATE: case IR_OP_COPY_START: case IR_OP_COPY_DONE:
+        *out = value_retain(args[0]);
+        return true;
+    case IR_OP_AFTER_ALL:
+        return (*out = value_new_zeroed(instr->shape, err)) != NULL;
+    case IR_OP_REPLICA_ID:
+        return (*out = scalar_u32(instr->shape, (uint32_t)(d->rank / d->num_partitions), err)) != NULL;
+    case IR_OP_PARTITION_ID:
+        return (*out = scalar_u32(instr->shape, (uint32_t)(d->rank % d->num_partitions), err)) != NULL;
+    case IR_OP_CUSTOM_CALL:
+        return eval_custom_call(instr, args, out, err);
+    case IR_OP_ALL_GATHER: case IR_OP_ALL_REDUCE: case IR_OP_REDUCE_SCATTER:
+    case IR_OP_ALL_TO_ALL: case IR_OP_COLLECTIVE_PERMUTE: case IR_OP_COLLECTIVE_BROADCAST:
+        return run_collective(it, instr, instr->shape, args, out, err);
+    case IR_OP_ALL_GATHER_START: case IR_OP_ALL_REDUCE_START: case IR_OP_COLLECTIVE_PERMUTE_START:
+        return eval_start_collective(it, instr, args, out, err);
+    case IR_OP_ASYNC_START:
+        return eval_async_start(it, instr, args, out, err);
+    case IR_OP_ALL_GATHER_DONE: case IR_OP_ALL_REDUCE_DONE: case IR_OP_COLLECTIVE_PERMUTE_DONE:
+    case IR_OP_ASYNC_DONE:
+        return eval_done(instr, args, out);
+    default:
+        return unsupported(instr, err);
+    }
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    EvalFn fn = array_evaluator(instr->op);
+    double t0 = it->opt.time ? now_seconds() : 0;
+    bool ok = fn ? fn(it, instr, args, out, err) : eval_structural(it, instr, args, out, err);
+    if (it->opt.time) {
+        it->timing.seconds[instr->op] += now_seconds() - t0;
+        it->timing.count[instr->op]++;
+    }
+    if (!ok && err && err->loc.line == 0 && err->code != ERR_OK)
+        err->loc = instr->loc;      /* kernels without a location: name the instruction */
+    return ok;
+}
+
+static bool run_computation(Interp *it, const IrComputation *c, Value *const *args, int n_args,
+                            Value **result, Error *err)
+{
+    Plan *plan = c->id < it->n_plans ? it->plans[c->id] : NULL;
+    if (!plan || plan->n != c->n_instrs)
+        return error_set(err, ERR_INTERNAL, c->loc, "computation %s changed after interp_new", c->name);
+    Value **vals = xcalloc((size_t)(c->n_instrs ? c->n_instrs : 1), sizeof *vals);
+    Value *stack_ops[8];
+    Value **ops = plan->max_operands <= 8 ? stack_ops : xcalloc((size_t)plan->max_operands, sizeof *ops);
+    bool ok = true;
+    for (int i = 0; i < c->n_instrs && ok; i++) {
+        const IrInstr *instr = c->instrs[i];
+        for (int k = 0; k < instr->n_operands; k++)
+            ops[k] = vals[it->pos[instr->operands[k]->id]];
+        if (instr->op == IR_OP_PARAMETER) {
+            if (instr->parameter_number >= n_args)
+                ok = error_set(err, ERR_MISMATCH, instr->loc, "parameter(%lld) was not given",
+                               (long long)instr->parameter_number);
+            else
+                vals[i] = value_retain(args[instr->parameter_number]);
+        } else {
+            ok = eval_instr(it, instr, ops, &vals[i], err);
+        }
+        for (int k = 0; k < instr->n_operands && ok; k++) {
+            int p = it->pos[instr->operands[k]->id];
+            if (plan->last_use[p] == i && vals[p]) {
+                value_release(vals[p]);
+                vals[p] = NULL;
+            }
+        }
+        if (ok && plan->last_use[i] == i) {
+            value_release(vals[i]);
+            vals[i] = NULL;
+        }
+    }
+    if (ops != stack_ops)
+        free(ops);
+    int root = it->pos[c->root->id];
+    if (ok)
+        *result = value_retain(vals[root]);
+    for (int i = 0; i < c->n_instrs; i++)
+        value_release(vals[i]);
+    free(vals);
+    return ok;
+}
+
+bool interp_run(Interp *it, Value **params, int n_params, Value **result, Error *err)
+{
+    const IrComputation *entry = it->m->entry;
+    bool ok = n_params == entry->n_params ||
+              error_set(err, ERR_MISMATCH, entry->loc, "the entry computation takes %d parameters, %d given",
+                        entry->n_params, n_params);
+    ok = ok && run_computation(it, entry, params, n_params, result, err);
+    for (int i = 0; i < n_params; i++)
+        value_release(params[i]);
+    return ok;
+}
+
+/* ---- Reducer recognition and the scalar slow path */
+
+IrOpcode interp_trivial_reducer(const IrComputation *comp)
+{
+    const IrInstr *root = comp->root;
+    if (comp->n_params != 2 || root->n_operands != 2)
+        return IR_OP_COUNT;
+    IrOpcode op = root->op;
+    if (op != IR_OP_ADD && op != IR_OP_MULTIPLY && op != IR_OP_MAXIMUM && op != IR_OP_MINIMUM &&
+        op != IR_OP_AND && op != IR_OP_OR)
+        return IR_OP_COUNT;
+    const IrInstr *a = root->operands[0], *b = root->operands[1];
+    bool params = a->op == IR_OP_PARAMETER && b->op == IR_OP_PARAMETER && a != b;
+    bool scalar = root->shape->rank == 0 && a->shape->rank == 0 && b->shape->rank == 0 &&
+                  a->shape->type == root->shape->type && b->shape->type == root->shape->type;
+    return params && scalar ? root->op : IR_OP_COUNT;
+}
+
+bool eval_call_scalar(Interp *it, const IrComputation *comp, const IrElemType *arg_types,
+                      const void *const *args, int n_args, void *const *results, int n_results,
+                      Error *err)
+{
+    Value *vals[16] = { 0 };
+    if (n_args > 16 || n_args != comp->n_params)
+        return error_set(err, ERR_UNSUPPORTED, comp->loc, "computation %s: %d scalar arguments",
+                         comp->name, n_args);
+    bool ok = true;
+    int made = 0;
+    for (; made < n_args && ok; made++) {
+        const IrShape *s = comp->params[made]->shape;
+        vals[made] = s->type == arg_types[made] ? value_new_array(s, err) : NULL;
+        if (!vals[made])
+            ok = error_set(err, ERR_INTERNAL, comp->loc, "computation %s: argument %d type", comp->name, made);
+        else
+            memcpy(vals[made]->data, args[made], (size_t)ir_type_storage_bytes(s->type));
+    }
+    Value *out = NULL;
+    ok = ok && run_computation(it, comp, vals, n_args, &out, err);
+    for (int i = 0; i < made; i++)
+        value_release(vals[i]);
+    if (!ok)
+        return false;
+    for (int r = 0; r < n_results; r++) {
+        const Value *leaf = out->shape->type == IR_TYPE_TUPLE ? out->elements[r] : out;
+        memcpy(results[r], leaf->data, (size_t)ir_type_storage_bytes(leaf->shape->type));
+    }
+    value_release(out);
+    return true;
+}

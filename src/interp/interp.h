@@ -1,0 +1,128 @@
+/* interp.h: the reference interpreter's public API.
+ *
+ * A Value is a run-time array (row-major, dense, ir_type_storage_bytes per
+ * element, whatever the layout in its shape says) or a tuple of Values.
+ * Values are reference counted so that parameters, reshapes, bitcasts of
+ * contiguous buffers and get-tuple-element never copy. */
+#ifndef INTERP_H
+#define INTERP_H
+
+#include "ir.h"
+
+/* ------------------------------------------------------------------ */
+/* value.c                                                              */
+
+typedef struct Value Value;
+struct Value {
+    const IrShape *shape;   /* array or tuple; points into a module or the value's own arena copy */
+    int refs;
+    void *data;             /* arrays: row-major elements */
+    Value *owner;           /* non-NULL: data belongs to owner (an alias); else to this value */
+    int n_elements;         /* tuples */
+    Value **elements;       /* tuples: each element holds one reference */
+};
+
+/* A new array of shape s with uninitialised data; NULL (and ERR_NOMEM) when
+ * the allocation fails.  s must outlive the value. */
+Value *value_new_array(const IrShape *s, Error *err);
+/* Same, zero-filled. */
+Value *value_new_zeroed(const IrShape *s, Error *err);
+/* A tuple taking over one reference to each element. */
+Value *value_new_tuple(const IrShape *s, int n, Value **elements, Error *err);
+/* The bytes of base seen with another shape of the same byte size (reshape). */
+Value *value_alias(const IrShape *s, Value *base, Error *err);
+Value *value_retain(Value *v);
+void   value_release(Value *v);          /* NULL is fine */
+int64_t value_elements(const Value *v);  /* arrays */
+size_t  value_bytes(const Value *v);     /* arrays: elements x storage bytes */
+/* A deep copy (fresh buffers). */
+Value *value_copy(const Value *v, Error *err);
+/* Bitwise equality of two values of equal shape (tuples element-wise). */
+bool value_bits_equal(const Value *a, const Value *b);
+
+/* ------------------------------------------------------------------ */
+/* Collectives hook: src/collectives/ implements it over MPI; without one,
+ * the interpreter runs a single device (world size 1).                 */
+
+typedef struct Interp Interp;
+
+typedef struct InterpDevice {
+    int rank;               /* flattened device id r*P + p */
+    int world;              /* replica_count x num_partitions */
+    int replica_count;      /* R */
+    int num_partitions;     /* P */
+} InterpDevice;
+
+typedef struct InterpComm {
+    void *ctx;
+    /* Runs one collective instruction (all-gather, all-reduce, reduce-scatter,
+     * all-to-all, collective-permute, collective-broadcast and their -start
+     * forms) on this device's args; *out receives the result (for -start forms
+     * the value -done will return).  Reductions with a non-trivial to_apply
+     * call back interp_call(). */
+    bool (*run)(void *ctx, Interp *it, const IrInstr *instr, Value *const *args, int n_args,
+                Value **out, Error *err);
+} InterpComm;
+
+/* ------------------------------------------------------------------ */
+/* interp.c                                                             */
+
+typedef struct InterpOptions {
+    InterpDevice device;    /* rank 0 of 1 when comm is NULL */
+    const InterpComm *comm; /* NULL: single device */
+    bool time;              /* collect per-opcode timings */
+} InterpOptions;
+
+/* Prepares a verified module for running (schedules, last uses). */
+Interp *interp_new(const IrModule *m, const InterpOptions *opt, Error *err);
+void interp_free(Interp *it);
+/* Runs the entry computation.  params holds one reference per parameter
+ * (the interpreter takes them); *result receives one reference. */
+bool interp_run(Interp *it, Value **params, int n_params, Value **result, Error *err);
+/* Runs any computation of the module on args (borrowed references). */
+bool interp_call(Interp *it, const IrComputation *comp, Value *const *args, int n_args,
+                 Value **result, Error *err);
+const InterpDevice *interp_device(const Interp *it);
+const IrModule *interp_module(const Interp *it);
+
+/* Per-opcode timings gathered with opt.time: seconds and count per opcode. */
+typedef struct InterpTiming {
+    double seconds[IR_OP_COUNT];
+    long count[IR_OP_COUNT];
+} InterpTiming;
+const InterpTiming *interp_timing(const Interp *it);
+
+/* If comp is `ROOT op(param0, param1)` over two scalar parameters of one
+ * type with op one of add, multiply, maximum, minimum, and, or: returns op.
+ * Otherwise IR_OP_COUNT.  The fast path for reductions. */
+IrOpcode interp_trivial_reducer(const IrComputation *comp);
+
+/* ------------------------------------------------------------------ */
+/* Element-wise kernels shared with the collectives (eval_elementwise.c) */
+
+/* dst[i] = a[i] op b[i] for n elements of type t, rounded to t after the
+ * op (narrow floats computed in f32), with HLO semantics for op (add,
+ * subtract, multiply, divide, remainder, maximum, minimum, power, and, or,
+ * xor, shifts, atan2).  dst may alias a or b. */
+bool interp_binary_kernel(IrOpcode op, IrElemType t, void *dst, const void *a, const void *b,
+                          int64_t n, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* npy.c: numpy .npy files (format version 1.0/2.0, little-endian, C order) */
+
+/* Reads path as a value of shape s (an array shape).  Accepted dtypes: the
+ * exact numpy dtype of s's element type; for bf16 and the f8 types f32 (rounded
+ * to nearest even; *rounded is set when some value changed) or their raw bits
+ * as uint16 / uint8; pred as numpy bool.  A dtype or shape that does not fit
+ * is ERR_MISMATCH naming the file. */
+Value *npy_read(const char *path, const IrShape *s, bool *rounded, Error *err);
+/* Writes an array value; bf16 and the f8 types are written as f32 (exact). */
+bool npy_write(const char *path, const Value *v, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* custom_call.c: known custom-call targets                             */
+
+/* True when target is a registered custom call (e.g. an identity marker). */
+bool interp_custom_call_known(const char *target);
+
+#endif /* INTERP_H */

@@ -1,0 +1,151 @@
+/* value.c: run-time values, reference counted so aliases never copy. */
+#include "interp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static Value *value_alloc(const IrShape *s, Error *err)
+{
+    Value *v = xmalloc_try(sizeof *v);
+    if (!v) {
+        error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "out of memory");
+        return NULL;
+    }
+    memset(v, 0, sizeof *v);
+    v->shape = s;
+    v->refs = 1;
+    return v;
+}
+
+int64_t value_elements(const Value *v)
+{
+    return ir_shape_elements(v->shape);
+}
+
+size_t value_bytes(const Value *v)
+{
+    return (size_t)value_elements(v) * (size_t)ir_type_storage_bytes(v->shape->type);
+}
+
+Value *value_new_array(const IrShape *s, Error *err)
+{
+    Value *v = value_alloc(s, err);
+    if (!v)
+        return NULL;
+    size_t bytes = value_bytes(v);
+    v->data = xmalloc_try(bytes ? bytes : 1);
+    if (!v->data) {
+        free(v);
+        error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "out of memory allocating %zu bytes for %s", bytes,
+                  ir_shape_str(s));
+        return NULL;
+    }
+    return v;
+}
+
+Value *value_new_zeroed(const IrShape *s, Error *err)
+{
+    Value *v = value_new_array(s, err);
+    if (v)
+        memset(v->data, 0, value_bytes(v));
+    return v;
+}
+
+Value *value_new_tuple(const IrShape *s, int n, Value **elements, Error *err)
+{
+    Value *v = value_alloc(s, err);
+    if (!v)
+        goto fail;
+    v->n_elements = n;
+    v->elements = xmalloc_try((size_t)(n ? n : 1) * sizeof *v->elements);
+    if (!v->elements) {
+        free(v);
+        error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "out of memory");
+        goto fail;
+    }
+    if (n)
+        memcpy(v->elements, elements, (size_t)n * sizeof *elements);
+    return v;
+fail:
+    for (int i = 0; i < n; i++)
+        value_release(elements[i]);
+    return NULL;
+}
+
+Value *value_alias(const IrShape *s, Value *base, Error *err)
+{
+    Value *v = value_alloc(s, err);
+    if (!v)
+        return NULL;
+    Value *root = base->owner ? base->owner : base;
+    v->data = base->data;
+    v->owner = value_retain(root);
+    return v;
+}
+
+Value *value_retain(Value *v)
+{
+    if (v)
+        v->refs++;
+    return v;
+}
+
+void value_release(Value *v)
+{
+    if (!v || --v->refs > 0)
+        return;
+    if (v->shape && v->shape->type == IR_TYPE_TUPLE) {
+        for (int i = 0; i < v->n_elements; i++)
+            value_release(v->elements[i]);
+        free(v->elements);
+    } else if (v->owner) {
+        value_release(v->owner);
+    } else {
+        free(v->data);
+    }
+    free(v);
+}
+
+Value *value_copy(const Value *v, Error *err)
+{
+    if (v->shape->type == IR_TYPE_TUPLE) {
+        Value **el = xmalloc_try((size_t)(v->n_elements ? v->n_elements : 1) * sizeof *el);
+        if (!el) {
+            error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "out of memory");
+            return NULL;
+        }
+        for (int i = 0; i < v->n_elements; i++) {
+            el[i] = value_copy(v->elements[i], err);
+            if (!el[i]) {
+                for (int k = 0; k < i; k++)
+                    value_release(el[k]);
+                free(el);
+                return NULL;
+            }
+        }
+        Value *t = value_new_tuple(v->shape, v->n_elements, el, err);
+        free(el);
+        return t;
+    }
+    Value *c = value_new_array(v->shape, err);
+    if (c)
+        memcpy(c->data, v->data, value_bytes(v));
+    return c;
+}
+
+bool value_bits_equal(const Value *a, const Value *b)
+{
+    if ((a->shape->type == IR_TYPE_TUPLE) != (b->shape->type == IR_TYPE_TUPLE))
+        return false;
+    if (a->shape->type == IR_TYPE_TUPLE) {
+        if (a->n_elements != b->n_elements)
+            return false;
+        for (int i = 0; i < a->n_elements; i++)
+            if (!value_bits_equal(a->elements[i], b->elements[i]))
+                return false;
+        return true;
+    }
+    if (a->shape->type != b->shape->type || value_bytes(a) != value_bytes(b))
+        return false;
+    return memcmp(a->data, b->data, value_bytes(a)) == 0;
+}
