@@ -398,6 +398,7 @@ typedef struct IrModule {
     int n_header_attrs;
     const char *stack_frames;   /* FileNames ... StackFrames section, verbatim, or NULL */
     int next_instr_id;
+    int next_computation_id;
     int64_t max_channel_id;     /* largest channel_id seen; kept by ir_set_channel_id */
 } IrModule;
 
@@ -417,7 +418,8 @@ IrInstr *ir_instr_new(IrModule *m, IrOpcode op, const char *name, IrShape *shape
                       int n_operands, IrInstr *const *operands);
 /* Copies every attribute (typed and raw) of src onto dst; operands untouched. */
 void ir_instr_copy_attrs(IrModule *m, IrInstr *dst, const IrInstr *src);
-/* Appends instr at the end / inserts it before `before` in comp. */
+/* Appends instr at the end / inserts it before `before` in comp.  A
+ * parameter also takes its slot in comp->params. */
 void ir_computation_append(IrComputation *comp, IrInstr *instr);
 void ir_computation_insert_before(IrComputation *comp, IrInstr *before, IrInstr *instr);
 /* Redirects every use of from (operands, control predecessors, root) to to. */

@@ -188,7 +188,7 @@ IrComputation *ir_computation_new(IrModule *m, const char *name)
         return NULL;
     c->name = arena_strdup(m->arena, name);
     c->module = m;
-    c->id = m->n_computations;
+    c->id = m->next_computation_id++;
     return c->name ? c : NULL;
 }
 
@@ -308,6 +308,15 @@ static void note_name(IrComputation *comp, IrInstr *instr)
 {
     if (comp->names)
         ir_namemap_put(comp->names, instr->name, instr);
+    if (instr->op != IR_OP_PARAMETER)
+        return;
+    int k = (int)instr->parameter_number;
+    if (k >= comp->n_params) {
+        comp->params = must(ir_grow_array(comp->module->arena, comp->params, (size_t)comp->n_params,
+                                          (size_t)k + 1, sizeof *comp->params));
+        comp->n_params = k + 1;
+    }
+    comp->params[k] = instr;
 }
 
 void ir_computation_append(IrComputation *comp, IrInstr *instr)

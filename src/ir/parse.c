@@ -1808,7 +1808,6 @@ static void add_computation(Parser *p, IrComputation *comp)
         m->computations = g;
         m->cap_computations = cap;
     }
-    comp->id = m->n_computations;
     m->computations[m->n_computations++] = comp;
 }
 

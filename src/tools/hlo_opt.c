@@ -3,6 +3,7 @@
  * standard output or atomically to -o FILE.
  * Exit status: 0 done, 2 bad usage or bad input, 3 internal error. */
 #include "ir.h"
+#include "pass.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -71,10 +72,6 @@ static const Flag flags[] = {
      "write the module to FILE (a temporary file, then rename; FILE may be the input)"},
     {"--help", FLAG_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
-
-/* The pass registry.  src/passes/ will own it (passes.def); until the first
- * pass lands it is empty, every name is unknown and "default" runs nothing. */
-static const char *const registered_passes[] = {NULL};
 
 static void set_defaults(Options *opt)
 {
@@ -186,14 +183,6 @@ static bool parse_flag(int argc, char **argv, int *i, Options *opt)
     return set_flag(f, argv[*i], opt);
 }
 
-static bool pass_is_registered(const char *name, size_t len)
-{
-    for (int i = 0; registered_passes[i]; i++)
-        if (strlen(registered_passes[i]) == len && strncmp(registered_passes[i], name, len) == 0)
-            return true;
-    return false;
-}
-
 /* --passes: "default", "none", or registered names separated by commas. */
 static bool check_pass_list(const char *list)
 {
@@ -207,7 +196,9 @@ static bool check_pass_list(const char *list)
         if ((len == 4 && strncmp(p, "none", 4) == 0) || (len == 7 && strncmp(p, "default", 7) == 0))
             return usage_error("--passes=%s: '%.*s' cannot be combined with other passes", list,
                                (int)len, p);
-        if (!pass_is_registered(p, len))
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 127 ? len : 127), p);
+        if (!pass_find(name))
             return usage_error("unknown pass '%.*s'; see --list-passes", (int)len, p);
         if (!comma)
             return true;
@@ -260,32 +251,50 @@ static void print_help(FILE *out)
 
 static void list_passes(FILE *out)
 {
-    if (!registered_passes[0]) {
-        fputs("(no passes registered yet)\n", out);
-        return;
-    }
-    for (int i = 0; registered_passes[i]; i++)
-        fprintf(out, "%s\n", registered_passes[i]);
+    const Pass *passes;
+    int n = pass_registry(&passes);
+    fputs("The registry, in default-pipeline order (--passes=default):\n", out);
+    for (int i = 0; i < n; i++)
+        fprintf(out, "  #%-3d %-42s alias %-24s%s\n", passes[i].number, passes[i].name, passes[i].alias,
+                passes[i].precision_changing ? " (may change rounding)" : "");
 }
 
-/* Runs the pass list.  Every list check_pass_list accepts is empty until the
- * first pass is registered, so there is nothing to do yet. */
-static bool run_passes(IrModule *m, const Options *opt, Error *err)
+static void to_pass_options(const Options *opt, PassOptions *po)
 {
-    (void)m;
-    (void)opt;
-    (void)err;
+    pass_options_default(po);
+    po->mode = strcmp(opt->pass_mode, "sound") == 0 ? PASS_MODE_SOUND : PASS_MODE_FAITHFUL;
+    po->combine_threshold_bytes = opt->combine_threshold_bytes;
+    po->combine_threshold_count = opt->combine_threshold_count;
+    po->combine_by_dim = opt->combine_by_dim;
+    po->neuron_fsdp = opt->neuron_fsdp;
+    po->iterate = opt->iterate;
+}
+
+/* Runs the pass list, then verifies the result: a pass that breaks the
+ * module is a bug (exit 3), not the user's input. */
+static bool run_passes(IrModule *m, const Options *opt, PipelineStats *stats, Error *err)
+{
+    const Pass *list[64];
+    int n = 0;
+    PassOptions po;
+    bool changed = false;
+    to_pass_options(opt, &po);
+    if (!pass_parse_list(opt->passes, list, &n, err) ||
+        !pass_run_pipeline(m, list, n, &po, stats, &changed, err))
+        return false;
+    Error verr = {.code = ERR_OK};
+    if (n > 0 && !ir_verify_module(m, &verr))
+        return error_set(err, ERR_INTERNAL, verr.loc, "the passes left an invalid module: %s", verr.msg);
     return true;
 }
 
-static void print_stats(const IrModule *m, const Options *opt, FILE *out)
+static void print_stats(const IrModule *m, const PipelineStats *stats, FILE *out)
 {
     long n_instrs = 0;
     for (int c = 0; c < m->n_computations; c++)
         n_instrs += m->computations[c]->n_instrs;
-    fprintf(out, "hlo-opt: no passes run (--passes=%s; no passes are registered yet)\n",
-            opt->passes);
-    fprintf(out, "hlo-opt: module %s: %d computations, %ld instructions\n",
+    pass_print_stats(out, stats);
+    fprintf(out, "hlo-opt: module %s: %d computations, %ld instructions after the passes\n",
             m->name ? m->name : "(unnamed)", m->n_computations, n_instrs);
 }
 
@@ -307,11 +316,13 @@ static int run(const Options *opt)
     if (!m)
         return report(&err);
     int status = 0;
-    if (!ir_verify_module(m, &err) || !run_passes(m, opt, &err) ||
+    PipelineStats *stats = xcalloc(1, sizeof *stats);
+    if (!ir_verify_module(m, &err) || !run_passes(m, opt, stats, &err) ||
         !ir_write_module_file(m, opt->out_path, &err))
         status = report(&err);
     else if (opt->stats)
-        print_stats(m, opt, stderr);
+        print_stats(m, stats, stderr);
+    free(stats);
     ir_module_free(m);
     if (status == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
         fputs("hlo-opt: error: could not write standard output\n", stderr);

@@ -1,0 +1,2101 @@
+/* verify.c: checks that a module is well formed before anything runs on it.
+ *
+ * Structure: an entry computation, unique names, operands and control
+ * predecessors defined earlier in the same computation, parameters numbered
+ * 0..n-1 once each, a root, called computations that take what the caller
+ * passes, no call cycles, entry parameters that agree with the header's
+ * entry_computation_layout.
+ * Shapes: every instruction's result against its operands and attributes, by
+ * the rules of hlo-reference.md sections 3, 5 and 6, and replica groups that
+ * partition the participants.
+ *
+ * Collective shape rules need the group size (section 6.3).  Real dumps often
+ * leave replica_count / num_partitions out of the header, so when the size
+ * cannot be known the check falls back to what is certain (a divisor of the
+ * size) instead of rejecting a valid module.  Like XLA's verifier, a group
+ * size of 1 is treated as "nothing to check". */
+#include "ir.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef bool CheckFn(const IrInstr *in, const IrShape *out, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* Messages                                                             */
+
+#define TEXT_BYTES 200
+
+/* Shape text for messages.  Four rotating buffers, so one message can show
+ * several shapes (ir_shape_str itself has only one). */
+static const char *sh(const IrShape *s)
+{
+    static char bufs[4][TEXT_BYTES];
+    static int next;
+    char *b = bufs[next];
+    next = (next + 1) % 4;
+    snprintf(b, TEXT_BYTES, "%s", s ? ir_shape_str(s) : "<no shape>");
+    return b;
+}
+
+/* "{1,0}" for a list attribute; two rotating buffers. */
+static const char *list_text(const IrIntList *l)
+{
+    static char bufs[2][TEXT_BYTES];
+    static int next;
+    char *b = bufs[next];
+    next = (next + 1) % 2;
+    size_t n = (size_t)snprintf(b, TEXT_BYTES, "{");
+    for (int i = 0; i < l->n && n < TEXT_BYTES; i++)
+        n += (size_t)snprintf(b + n, TEXT_BYTES - n, "%s%lld", i ? "," : "", (long long)l->v[i]);
+    if (n < TEXT_BYTES)
+        snprintf(b + n, TEXT_BYTES - n, "}");
+    return b;
+}
+
+static bool is_async_op(IrOpcode op)
+{
+    return op == IR_OP_ASYNC_START || op == IR_OP_ASYNC_UPDATE || op == IR_OP_ASYNC_DONE;
+}
+
+/* reduce-scatter-start and friends: an async op that names the op it wraps
+ * instead of calling a computation. */
+static bool is_sugared_async(const IrInstr *in)
+{
+    return is_async_op(in->op) && in->async_wrapped < IR_OP_COUNT && !is_async_op(in->async_wrapped);
+}
+
+/* The opcode whose attributes the instruction carries: the wrapped op for a
+ * sugared -start, else the instruction's own. */
+static IrOpcode op_of(const IrInstr *in)
+{
+    return in->op == IR_OP_ASYNC_START && is_sugared_async(in) ? in->async_wrapped : in->op;
+}
+
+static const char *opname(const IrInstr *in)
+{
+    static char buf[96];
+    if (!is_sugared_async(in))
+        return ir_opcode_name(in->op);
+    const char *suffix = in->op == IR_OP_ASYNC_START ? "-start"
+                       : in->op == IR_OP_ASYNC_UPDATE ? "-update" : "-done";
+    snprintf(buf, sizeof buf, "%s%s", ir_opcode_name(in->async_wrapped), suffix);
+    return buf;
+}
+
+static bool fail(const IrInstr *in, Error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool comp_fail(const IrComputation *c, Error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "<opcode>: <message>" at the instruction's name. */
+static bool fail(const IrInstr *in, Error *err, const char *fmt, ...)
+{
+    char msg[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return error_set(err, ERR_SHAPE, in->loc, "%s: %.*s", opname(in), 440, msg);
+}
+
+/* "computation <name>: <message>" at the computation's name. */
+static bool comp_fail(const IrComputation *c, Error *err, const char *fmt, ...)
+{
+    char msg[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return error_set(err, ERR_SHAPE, c->loc, "computation %.*s: %.*s", 60, c->name, 400, msg);
+}
+
+static bool out_of_memory(IrLoc loc, Error *err)
+{
+    return error_set(err, ERR_NOMEM, loc, "out of memory in the verifier");
+}
+
+/* ------------------------------------------------------------------ */
+/* Shape helpers.  Unbounded dims (-1) match anything; layouts and the
+ * bounded/static distinction are ignored, as XLA's compatibility check does. */
+
+static bool dim_eq(int64_t a, int64_t b)
+{
+    return a < 0 || b < 0 || a == b;
+}
+
+static bool same_dims(const IrShape *a, const IrShape *b)
+{
+    if (a->rank != b->rank)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (!dim_eq(a->dims[i], b->dims[i]))
+            return false;
+    return true;
+}
+
+static const IrShape *unbuffer(const IrShape *s)
+{
+    while (s->is_buffer && s->n_elements > 0)
+        s = s->elements[0];
+    return s;
+}
+
+static bool same_shape(const IrShape *a, const IrShape *b)
+{
+    a = unbuffer(a);
+    b = unbuffer(b);
+    if (a->type != b->type)
+        return false;
+    if (a->type == IR_TYPE_TUPLE) {
+        if (a->n_elements != b->n_elements)
+            return false;
+        for (int i = 0; i < a->n_elements; i++)
+            if (!same_shape(a->elements[i], b->elements[i]))
+                return false;
+        return true;
+    }
+    return !ir_shape_is_array(a) || same_dims(a, b);
+}
+
+static bool is_scalar(const IrShape *s)
+{
+    return ir_shape_is_array(s) && s->rank == 0;
+}
+
+static bool has_dynamic_dim(const IrShape *s)
+{
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] < 0 || (s->dim_kind && s->dim_kind[i] != IR_DIM_STATIC))
+            return true;
+    return false;
+}
+
+static const IrShape *opshape(const IrInstr *in, int i)
+{
+    return in->operands[i]->shape;
+}
+
+static bool is_listed(const IrIntList *l, int64_t v)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == v)
+            return true;
+    return false;
+}
+
+static bool need_array(const IrInstr *in, const IrShape *s, const char *what, Error *err)
+{
+    if (ir_shape_is_array(s))
+        return true;
+    return fail(in, err, "%s %s must be an array", what, sh(s));
+}
+
+static bool need_same_type(const IrInstr *in, const IrShape *a, const IrShape *b, Error *err)
+{
+    if (a->type == b->type)
+        return true;
+    return fail(in, err, "element type of %s differs from %s", sh(a), sh(b));
+}
+
+/* Every entry of a list attribute names a dimension of s, none twice. */
+static bool check_dim_list(const IrInstr *in, IrListAttr which, const IrShape *s, Error *err)
+{
+    const IrIntList *l = &in->lists[which];
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i] < 0 || l->v[i] >= s->rank)
+            return fail(in, err, "%s=%s out of range for %s", ir_list_attr_name[which], list_text(l), sh(s));
+        for (int j = 0; j < i; j++)
+            if (l->v[j] == l->v[i])
+                return fail(in, err, "%s=%s names dimension %lld twice", ir_list_attr_name[which],
+                            list_text(l), (long long)l->v[i]);
+    }
+    return true;
+}
+
+/* dimensions={d}: exactly one entry, in range for s. */
+static bool single_dim(const IrInstr *in, const IrShape *s, int64_t *d, Error *err)
+{
+    const IrIntList *l = &in->lists[IR_LIST_DIMENSIONS];
+    *d = 0;
+    if (l->n != 1)
+        return fail(in, err, "dimensions=%s must name exactly one dimension", list_text(l));
+    *d = l->v[0];
+    return check_dim_list(in, IR_LIST_DIMENSIONS, s, err);
+}
+
+/* Result i of an op with n results: the shape itself when n == 1, else
+ * element i of a tuple of n.  NULL (after reporting) otherwise. */
+static const IrShape *result_part(const IrInstr *in, const IrShape *out, int n, int i, Error *err)
+{
+    if (n == 1 && !ir_shape_is_tuple(out))
+        return out;
+    if (ir_shape_is_tuple(out) && out->n_elements == n)
+        return out->elements[i];
+    fail(in, err, "result %s must be a tuple of %d shapes, one per operand", sh(out), n);
+    return NULL;
+}
+
+/* The shape matches the operands: the one operand's shape, or a tuple of
+ * all of them. */
+static bool operands_match(const IrInstr *in, const IrShape *s)
+{
+    int n = in->n_operands;
+    if (n == 1 && same_shape(s, opshape(in, 0)))
+        return true;
+    if (!ir_shape_is_tuple(s) || s->n_elements != n)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (!same_shape(s->elements[i], opshape(in, i)))
+            return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Called computations                                                  */
+
+/* c takes n_args parameters shaped like operands first.., and returns
+ * result (not checked when result is NULL). */
+static bool check_callee_comp(const IrInstr *in, const IrComputation *c, const char *attr, int first,
+                              int n_args, const IrShape *result, Error *err)
+{
+    if (c->n_params != n_args)
+        return fail(in, err, "%s=%s takes %d parameters, expected %d", attr, c->name, c->n_params, n_args);
+    for (int k = 0; k < n_args && first + k < in->n_operands; k++) {
+        const IrInstr *param = c->params ? c->params[k] : NULL;
+        const IrShape *arg = opshape(in, first + k);
+        if (param && !same_shape(param->shape, arg))
+            return fail(in, err, "parameter %d of %s is %s but operand %d is %s", k, c->name,
+                        sh(param->shape), first + k, sh(arg));
+    }
+    if (result && c->root && !same_shape(c->root->shape, result))
+        return fail(in, err, "%s=%s returns %s, expected %s", attr, c->name, sh(c->root->shape), sh(result));
+    return true;
+}
+
+static bool check_callee(const IrInstr *in, IrCompAttr which, int first, int n_args, const IrShape *result,
+                         Error *err)
+{
+    const IrComputation *c = in->comps[which];
+    if (!c)
+        return fail(in, err, "missing %s", ir_comp_attr_name[which]);
+    return check_callee_comp(in, c, ir_comp_attr_name[which], first, n_args, result, err);
+}
+
+/* A computation attribute that takes n parameters (shapes not compared). */
+static bool check_callee_arity(const IrInstr *in, IrCompAttr which, int n, bool scalars, Error *err)
+{
+    const IrComputation *c = in->comps[which];
+    const char *attr = ir_comp_attr_name[which];
+    if (!c)
+        return fail(in, err, "missing %s", attr);
+    if (c->n_params != n)
+        return fail(in, err, "%s=%s takes %d parameters, expected %d", attr, c->name, c->n_params, n);
+    for (int k = 0; scalars && c->params && k < n; k++)
+        if (c->params[k] && !is_scalar(c->params[k]->shape))
+            return fail(in, err, "%s=%s parameter %d is %s, expected a scalar", attr, c->name, k,
+                        sh(c->params[k]->shape));
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Element type classes of the elementwise ops (XLA's shape inference)  */
+
+typedef enum TypeClass {
+    TC_ANY, TC_FLOAT, TC_FLOAT_OR_COMPLEX, TC_INT, TC_PRED_OR_INT, TC_F32_OR_F64
+} TypeClass;
+
+static const char *const type_class_name[] = {
+    [TC_ANY] = "any", [TC_FLOAT] = "floating-point", [TC_FLOAT_OR_COMPLEX] = "floating-point or complex",
+    [TC_INT] = "integer", [TC_PRED_OR_INT] = "pred or integer", [TC_F32_OR_F64] = "f32 or f64",
+};
+
+static const unsigned char operand_class[IR_OP_COUNT] = {
+    [IR_OP_EXP] = TC_FLOAT_OR_COMPLEX,   [IR_OP_EXPM1] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_LOG] = TC_FLOAT_OR_COMPLEX,   [IR_OP_LOG1P] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_SQRT] = TC_FLOAT_OR_COMPLEX,  [IR_OP_RSQRT] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_CBRT] = TC_FLOAT_OR_COMPLEX,  [IR_OP_TANH] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_LOGISTIC] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_SIN] = TC_FLOAT_OR_COMPLEX,   [IR_OP_COS] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_TAN] = TC_FLOAT_OR_COMPLEX,   [IR_OP_ACOS] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_ACOSH] = TC_FLOAT_OR_COMPLEX, [IR_OP_ASIN] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_ASINH] = TC_FLOAT_OR_COMPLEX, [IR_OP_ATANH] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_COSH] = TC_FLOAT_OR_COMPLEX,  [IR_OP_SINH] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_ERF] = TC_FLOAT_OR_COMPLEX,   [IR_OP_ATAN2] = TC_FLOAT_OR_COMPLEX,
+    [IR_OP_FLOOR] = TC_FLOAT, [IR_OP_CEIL] = TC_FLOAT, [IR_OP_ROUND_AFZ] = TC_FLOAT,
+    [IR_OP_ROUND_EVEN] = TC_FLOAT, [IR_OP_IS_FINITE] = TC_FLOAT, [IR_OP_REDUCE_PRECISION] = TC_FLOAT,
+    [IR_OP_POPCNT] = TC_INT, [IR_OP_CLZ] = TC_INT,
+    [IR_OP_SHIFT_LEFT] = TC_INT, [IR_OP_SHIFT_RIGHT_ARITH] = TC_INT, [IR_OP_SHIFT_RIGHT_LOGICAL] = TC_INT,
+    [IR_OP_NOT] = TC_PRED_OR_INT, [IR_OP_AND] = TC_PRED_OR_INT, [IR_OP_OR] = TC_PRED_OR_INT,
+    [IR_OP_XOR] = TC_PRED_OR_INT,
+    [IR_OP_COMPLEX] = TC_F32_OR_F64,
+};
+
+static bool type_in_class(IrElemType t, TypeClass c)
+{
+    switch (c) {
+    case TC_ANY:
+        return true;
+    case TC_FLOAT:
+        return ir_type_is_float(t);
+    case TC_FLOAT_OR_COMPLEX:
+        return ir_type_is_float(t) || ir_type_is_complex(t);
+    case TC_INT:
+        return ir_type_is_int(t);
+    case TC_PRED_OR_INT:
+        return t == IR_TYPE_PRED || ir_type_is_int(t);
+    case TC_F32_OR_F64:
+        return t == IR_TYPE_F32 || t == IR_TYPE_F64;
+    }
+    return false;
+}
+
+/* Every operand of an elementwise op is an array of the op's type class. */
+static bool need_elementwise_operands(const IrInstr *in, Error *err)
+{
+    TypeClass c = (TypeClass)operand_class[in->op];
+    for (int i = 0; i < in->n_operands; i++) {
+        const IrShape *x = opshape(in, i);
+        if (!need_array(in, x, "operand", err))
+            return false;
+        if (!type_in_class(x->type, c))
+            return fail(in, err, "operand %s must have a %s element type", sh(x), type_class_name[c]);
+    }
+    return true;
+}
+
+/* out has x's dims and (unless want is INVALID) element type want. */
+static bool check_ew_result(const IrInstr *in, const IrShape *out, const IrShape *x, IrElemType want, Error *err)
+{
+    if (!ir_shape_is_array(out) || !same_dims(out, x))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    if (want != IR_TYPE_INVALID && out->type != want)
+        return fail(in, err, "result %s must have element type %s", sh(out), ir_type_name(want));
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Elementwise ops                                                      */
+
+static IrElemType complex_part_type(IrElemType t)
+{
+    return t == IR_TYPE_C128 ? IR_TYPE_F64 : IR_TYPE_F32;
+}
+
+static IrElemType unary_result_type(IrOpcode op, IrElemType t)
+{
+    if (op == IR_OP_IS_FINITE)
+        return IR_TYPE_PRED;
+    if ((op == IR_OP_ABS || op == IR_OP_REAL || op == IR_OP_IMAG) && ir_type_is_complex(t))
+        return complex_part_type(t);
+    if (op == IR_OP_CONVERT)
+        return IR_TYPE_INVALID;     /* any type */
+    return t;
+}
+
+static bool check_unary(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (!need_elementwise_operands(in, err))
+        return false;
+    const IrShape *x = opshape(in, 0);
+    return check_ew_result(in, out, x, unary_result_type(in->op, x->type), err);
+}
+
+static IrElemType binary_result_type(IrOpcode op, IrElemType t)
+{
+    if (op == IR_OP_COMPARE)
+        return IR_TYPE_PRED;
+    if (op == IR_OP_COMPLEX)
+        return t == IR_TYPE_F64 ? IR_TYPE_C128 : IR_TYPE_C64;
+    return t;
+}
+
+static bool check_binary(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (!need_elementwise_operands(in, err))
+        return false;
+    const IrShape *a = opshape(in, 0), *b = opshape(in, 1);
+    if (!same_dims(a, b))
+        return fail(in, err, "operands %s and %s have different dimensions", sh(a), sh(b));
+    if (a->type != b->type)
+        return fail(in, err, "operands %s and %s have different element types", sh(a), sh(b));
+    if (in->op == IR_OP_COMPARE && in->direction == IR_CMP_NONE)
+        return fail(in, err, "missing direction");
+    return check_ew_result(in, out, a, binary_result_type(in->op, a->type), err);
+}
+
+/* stochastic-convert(x, random): random has x's dims; result any type. */
+static bool check_stochastic_convert(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (!need_elementwise_operands(in, err))
+        return false;
+    const IrShape *x = opshape(in, 0), *r = opshape(in, 1);
+    if (!same_dims(x, r))
+        return fail(in, err, "random bits %s do not match operand %s", sh(r), sh(x));
+    return check_ew_result(in, out, x, IR_TYPE_INVALID, err);
+}
+
+/* select(pred, on_true, on_false): pred matches or is a scalar. */
+static bool check_select(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *p = opshape(in, 0), *t = opshape(in, 1), *f = opshape(in, 2);
+    if (!ir_shape_is_array(p) || p->type != IR_TYPE_PRED)
+        return fail(in, err, "predicate %s must be a pred array", sh(p));
+    if (!same_shape(t, f))
+        return fail(in, err, "on_true %s and on_false %s differ", sh(t), sh(f));
+    if (p->rank != 0 && (!ir_shape_is_array(t) || !same_dims(p, t)))
+        return fail(in, err, "predicate %s must be a scalar or match %s", sh(p), sh(t));
+    if (!same_shape(out, t))
+        return fail(in, err, "result %s does not match operands %s", sh(out), sh(t));
+    return true;
+}
+
+/* clamp(lo, x, hi): lo and hi are scalars or match x. */
+static bool check_clamp(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 1);
+    for (int i = 0; i < 3; i++) {
+        const IrShape *s = opshape(in, i);
+        if (!need_array(in, s, "operand", err) || !need_same_type(in, s, x, err))
+            return false;
+        if (i != 1 && s->rank != 0 && !same_dims(s, x))
+            return fail(in, err, "bound %s must be a scalar or match %s", sh(s), sh(x));
+    }
+    return check_ew_result(in, out, x, x->type, err);
+}
+
+/* Same bit width: same dims.  Narrower result: a new minor dim of size
+ * in_bits/out_bits.  Wider: the operand's minor dim of that size goes. */
+static bool check_bitcast_convert(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err))
+        return false;
+    int ib = ir_type_info[x->type].bits, ob = ir_type_info[out->type].bits;
+    if (ib <= 0 || ob <= 0)
+        return true;
+    if (ib == ob) {
+        if (!same_dims(x, out))
+            return fail(in, err, "result %s must have the dimensions of %s", sh(out), sh(x));
+        return true;
+    }
+    const IrShape *wide = ib > ob ? x : out, *narrow = ib > ob ? out : x;
+    int ratio = ib > ob ? ib / ob : ob / ib;
+    bool ok = narrow->rank == wide->rank + 1 && dim_eq(narrow->dims[wide->rank], ratio);
+    for (int i = 0; ok && i < wide->rank; i++)
+        ok = dim_eq(narrow->dims[i], wide->dims[i]);
+    if (!ok)
+        return fail(in, err, "%s and %s must differ only by a minor dimension of size %d", sh(x), sh(out),
+                    ratio);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Data movement                                                        */
+
+static bool check_reshape(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
+        !need_same_type(in, out, x, err))
+        return false;
+    if (has_dynamic_dim(x) || has_dynamic_dim(out))
+        return true;
+    if (ir_shape_elements(x) != ir_shape_elements(out))
+        return fail(in, err, "result %s has %lld elements, operand %s has %lld", sh(out),
+                    (long long)ir_shape_elements(out), sh(x), (long long)ir_shape_elements(x));
+    return true;
+}
+
+static int64_t bit_size(const IrShape *s)
+{
+    return ir_shape_elements(s) * ir_type_info[s->type].bits;
+}
+
+/* bitcast reinterprets the buffer: the byte sizes agree (by storage or by
+ * logical bits, so sub-byte types are not rejected either way). */
+static bool check_bitcast(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    if (!ir_shape_is_array(x) || !ir_shape_is_array(out) || has_dynamic_dim(x) || has_dynamic_dim(out))
+        return true;
+    if (ir_shape_byte_size(x) == ir_shape_byte_size(out) || bit_size(x) == bit_size(out))
+        return true;
+    return fail(in, err, "result %s has %lld bytes, operand %s has %lld", sh(out),
+                (long long)ir_shape_byte_size(out), sh(x), (long long)ir_shape_byte_size(x));
+}
+
+/* result dim i = operand dim p[i]. */
+static bool check_transpose(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    const IrIntList *p = &in->lists[IR_LIST_DIMENSIONS];
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err))
+        return false;
+    if (p->n != x->rank)
+        return fail(in, err, "dimensions=%s must be a permutation of the %d dimensions of %s", list_text(p),
+                    x->rank, sh(x));
+    if (!check_dim_list(in, IR_LIST_DIMENSIONS, x, err) || !need_same_type(in, out, x, err))
+        return false;
+    bool ok = out->rank == x->rank;
+    for (int i = 0; ok && i < x->rank; i++)
+        ok = dim_eq(out->dims[i], x->dims[p->v[i]]);
+    if (!ok)
+        return fail(in, err, "result %s is not %s permuted by dimensions=%s", sh(out), sh(x), list_text(p));
+    return true;
+}
+
+/* operand dim k becomes result dim d[k], with the same size. */
+static bool check_broadcast(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    const IrIntList *d = &in->lists[IR_LIST_DIMENSIONS];
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
+        !need_same_type(in, out, x, err))
+        return false;
+    if (d->n != x->rank)
+        return fail(in, err, "dimensions=%s must name one result dimension for each of the %d of %s",
+                    list_text(d), x->rank, sh(x));
+    if (!check_dim_list(in, IR_LIST_DIMENSIONS, out, err))
+        return false;
+    for (int k = 0; k < x->rank; k++)
+        if (!dim_eq(x->dims[k], out->dims[d->v[k]]))
+            return fail(in, err, "operand %s dimension %d has size %lld but result %s dimension %lld has %lld",
+                        sh(x), k, (long long)x->dims[k], sh(out), (long long)d->v[k],
+                        (long long)out->dims[d->v[k]]);
+    return true;
+}
+
+static bool check_slice_dim(const IrInstr *in, const IrShape *x, const IrShape *out, int d, Error *err)
+{
+    IrSliceDim s = in->slice[d];
+    if (s.stride < 1)
+        return fail(in, err, "slice stride %lld in dimension %d must be positive", (long long)s.stride, d);
+    if (s.start < 0 || s.start > s.limit || (x->dims[d] >= 0 && s.limit > x->dims[d]))
+        return fail(in, err, "slice [%lld:%lld] out of range for dimension %d of %s", (long long)s.start,
+                    (long long)s.limit, d, sh(x));
+    int64_t want = (s.limit - s.start + s.stride - 1) / s.stride;
+    if (!dim_eq(out->dims[d], want))
+        return fail(in, err, "result %s dimension %d must be %lld", sh(out), d, (long long)want);
+    return true;
+}
+
+static bool check_slice(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
+        !need_same_type(in, out, x, err))
+        return false;
+    if (in->n_slice < 0)
+        return fail(in, err, "missing slice");
+    if (in->n_slice != x->rank)
+        return fail(in, err, "slice has %d ranges, %s has %d dimensions", in->n_slice, sh(x), x->rank);
+    if (out->rank != x->rank)
+        return fail(in, err, "result %s must have the rank of %s", sh(out), sh(x));
+    for (int d = 0; d < x->rank; d++)
+        if (!check_slice_dim(in, x, out, d, err))
+            return false;
+    return true;
+}
+
+static bool is_int_array(const IrShape *s)
+{
+    return ir_shape_is_array(s) && ir_type_is_int(s->type);
+}
+
+/* Start indices from operand first on: one integer scalar per dimension of
+ * a rank-`rank` array, or (legacy) a single integer vector of that length. */
+static bool check_start_indices(const IrInstr *in, int first, int rank, Error *err)
+{
+    int n = in->n_operands - first;
+    if (n == 1 && rank != 1) {
+        const IrShape *v = opshape(in, first);
+        if (is_int_array(v) && v->rank == 1 && dim_eq(v->dims[0], rank))
+            return true;
+    }
+    if (n != rank)
+        return fail(in, err, "expects %d start indices for rank %d, got %d", rank, rank, n);
+    for (int i = first; i < in->n_operands; i++) {
+        const IrShape *s = opshape(in, i);
+        if (!is_int_array(s) || (s->rank != 0 && !(n == 1 && s->rank == 1)))
+            return fail(in, err, "start index %s must be an integer scalar", sh(s));
+    }
+    return true;
+}
+
+static bool check_dynamic_slice(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_operands < 1)
+        return fail(in, err, "expects an operand and start indices");
+    const IrShape *x = opshape(in, 0);
+    const IrIntList *sizes = &in->lists[IR_LIST_DYNAMIC_SLICE_SIZES];
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
+        !check_start_indices(in, 1, x->rank, err) || !need_same_type(in, out, x, err))
+        return false;
+    if (sizes->n != x->rank)
+        return fail(in, err, "dynamic_slice_sizes=%s must have %d entries for %s", list_text(sizes), x->rank,
+                    sh(x));
+    for (int d = 0; d < x->rank; d++)
+        if (sizes->v[d] < 0 || (x->dims[d] >= 0 && sizes->v[d] > x->dims[d]))
+            return fail(in, err, "dynamic_slice_sizes=%s exceeds %s in dimension %d", list_text(sizes), sh(x), d);
+    bool ok = out->rank == x->rank;
+    for (int d = 0; ok && d < x->rank; d++)
+        ok = dim_eq(out->dims[d], sizes->v[d]);
+    if (!ok)
+        return fail(in, err, "result %s does not match dynamic_slice_sizes=%s", sh(out), list_text(sizes));
+    return true;
+}
+
+static bool check_dynamic_update_slice(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_operands < 2)
+        return fail(in, err, "expects an operand, an update and start indices");
+    const IrShape *x = opshape(in, 0), *u = opshape(in, 1);
+    if (!need_array(in, x, "operand", err) || !need_array(in, u, "update", err) ||
+        !need_same_type(in, u, x, err) || !check_start_indices(in, 2, x->rank, err))
+        return false;
+    bool fits = u->rank == x->rank;
+    for (int d = 0; fits && d < x->rank; d++)
+        fits = u->dims[d] < 0 || x->dims[d] < 0 || u->dims[d] <= x->dims[d];
+    if (!fits)
+        return fail(in, err, "update %s does not fit in %s", sh(u), sh(x));
+    if (!same_shape(out, x))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    return true;
+}
+
+/* Operand i of a concatenate agrees with operand 0 outside dimension d. */
+static bool check_concat_operand(const IrInstr *in, const IrShape *x0, int i, int64_t d, Error *err)
+{
+    const IrShape *x = opshape(in, i);
+    if (!need_array(in, x, "operand", err) || !need_same_type(in, x, x0, err))
+        return false;
+    bool ok = x->rank == x0->rank;
+    for (int k = 0; ok && k < x->rank; k++)
+        ok = k == d || dim_eq(x->dims[k], x0->dims[k]);
+    if (!ok)
+        return fail(in, err, "operand %s does not match %s outside dimension %lld", sh(x), sh(x0), (long long)d);
+    return true;
+}
+
+static bool check_concatenate(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_operands < 1)
+        return fail(in, err, "expects at least one operand");
+    const IrShape *x0 = opshape(in, 0);
+    int64_t d = 0, sum = 0;
+    if (!need_array(in, x0, "operand", err) || !need_array(in, out, "result", err) ||
+        !single_dim(in, x0, &d, err))
+        return false;
+    for (int i = 0; i < in->n_operands; i++) {
+        if (!check_concat_operand(in, x0, i, d, err))
+            return false;
+        int64_t n = opshape(in, i)->dims[d];
+        sum = sum < 0 || n < 0 ? -1 : sum + n;
+    }
+    bool ok = out->rank == x0->rank && out->type == x0->type;
+    for (int k = 0; ok && k < out->rank; k++)
+        ok = dim_eq(out->dims[k], k == d ? sum : x0->dims[k]);
+    if (!ok)
+        return fail(in, err, "result %s must be %s with dimension %lld of size %lld", sh(out), sh(x0),
+                    (long long)d, (long long)sum);
+    return true;
+}
+
+/* Result dim = lo + hi + n + max(n-1, 0) * interior. */
+static bool check_pad(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0), *v = opshape(in, 1);
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
+        !need_same_type(in, out, x, err) || !need_same_type(in, v, x, err))
+        return false;
+    if (v->rank != 0)
+        return fail(in, err, "padding value %s must be a scalar", sh(v));
+    if (!in->has_padding || in->n_padding != x->rank)
+        return fail(in, err, "padding must have one entry for each of the %d dimensions of %s", x->rank, sh(x));
+    if (out->rank != x->rank)
+        return fail(in, err, "result %s must have the rank of %s", sh(out), sh(x));
+    for (int d = 0; d < x->rank; d++) {
+        IrPadDim p = in->padding[d];
+        int64_t n = x->dims[d];
+        if (p.interior < 0)
+            return fail(in, err, "interior padding %lld in dimension %d is negative", (long long)p.interior, d);
+        if (n < 0)
+            continue;
+        int64_t want = p.lo + p.hi + n + (n > 0 ? n - 1 : 0) * p.interior;
+        if (want < 0)
+            return fail(in, err, "padding makes dimension %d of %s negative", d, sh(x));
+        if (!dim_eq(out->dims[d], want))
+            return fail(in, err, "result %s dimension %d must be %lld", sh(out), d, (long long)want);
+    }
+    return true;
+}
+
+static bool check_iota(const IrInstr *in, const IrShape *out, Error *err)
+{
+    IrOptInt d = in->ints[IR_INT_IOTA_DIMENSION];
+    if (!need_array(in, out, "result", err))
+        return false;
+    if (!d.present)
+        return fail(in, err, "missing iota_dimension");
+    if (d.v < 0 || d.v >= out->rank)
+        return fail(in, err, "iota_dimension=%lld out of range for %s", (long long)d.v, sh(out));
+    return true;
+}
+
+static bool check_reverse(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "operand", err) || !check_dim_list(in, IR_LIST_DIMENSIONS, x, err))
+        return false;
+    if (!same_shape(out, x))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    return true;
+}
+
+/* index_vector_dim may equal the rank (an implicit trailing 1). */
+static bool check_index_vector_dim(const IrInstr *in, const IrShape *indices, Error *err)
+{
+    IrOptInt d = in->ints[IR_INT_INDEX_VECTOR_DIM];
+    if (d.present && (d.v < 0 || d.v > indices->rank))
+        return fail(in, err, "index_vector_dim=%lld out of range for %s", (long long)d.v, sh(indices));
+    return true;
+}
+
+/* gather: attribute dimensions in range; the full shape rule is not checked. */
+static bool check_gather(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0), *idx = opshape(in, 1);
+    if (!need_array(in, x, "operand", err) || !need_array(in, idx, "start indices", err) ||
+        !need_array(in, out, "result", err))
+        return false;
+    const IrIntList *sizes = &in->lists[IR_LIST_SLICE_SIZES];
+    if (sizes->present && sizes->n != x->rank)
+        return fail(in, err, "slice_sizes=%s must have %d entries for %s", list_text(sizes), x->rank, sh(x));
+    return check_dim_list(in, IR_LIST_OFFSET_DIMS, out, err) &&
+           check_dim_list(in, IR_LIST_COLLAPSED_SLICE_DIMS, x, err) &&
+           check_dim_list(in, IR_LIST_START_INDEX_MAP, x, err) &&
+           check_dim_list(in, IR_LIST_OPERAND_BATCHING_DIMS, x, err) &&
+           check_dim_list(in, IR_LIST_START_INDICES_BATCHING_DIMS, idx, err) &&
+           check_index_vector_dim(in, idx, err);
+}
+
+/* scatter(operands..., indices, updates...): dims in range, to_apply arity. */
+static bool check_scatter(const IrInstr *in, const IrShape *out, Error *err)
+{
+    int n = in->n_operands;
+    if (n < 3 || n % 2 == 0)
+        return fail(in, err, "expects operands, indices and as many updates, got %d operands", n);
+    int k = (n - 1) / 2;
+    const IrShape *x = opshape(in, 0), *idx = opshape(in, k), *upd = opshape(in, k + 1);
+    if (!need_array(in, x, "operand", err) || !need_array(in, idx, "scatter indices", err) ||
+        !need_array(in, upd, "updates", err))
+        return false;
+    if (k == 1 && !same_shape(out, x))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    return check_dim_list(in, IR_LIST_UPDATE_WINDOW_DIMS, upd, err) &&
+           check_dim_list(in, IR_LIST_INSERTED_WINDOW_DIMS, x, err) &&
+           check_dim_list(in, IR_LIST_SCATTER_DIMS_TO_OPERAND_DIMS, x, err) &&
+           check_dim_list(in, IR_LIST_INPUT_BATCHING_DIMS, x, err) &&
+           check_dim_list(in, IR_LIST_SCATTER_INDICES_BATCHING_DIMS, idx, err) &&
+           check_index_vector_dim(in, idx, err) && check_callee_arity(in, IR_COMP_TO_APPLY, 2 * k, false, err);
+}
+
+static bool check_get_dimension_size(const IrInstr *in, const IrShape *out, Error *err)
+{
+    int64_t d = 0;
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
+        return false;
+    if (!is_int_array(out) || out->rank != 0)
+        return fail(in, err, "result %s must be an integer scalar", sh(out));
+    return true;
+}
+
+static bool check_set_dimension_size(const IrInstr *in, const IrShape *out, Error *err)
+{
+    int64_t d = 0;
+    const IrShape *x = opshape(in, 0), *n = opshape(in, 1);
+    if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
+        return false;
+    if (!is_int_array(n) || n->rank != 0)
+        return fail(in, err, "size %s must be an integer scalar", sh(n));
+    if (!ir_shape_is_array(out) || out->type != x->type || !same_dims(out, x))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reductions, dot, sort                                                */
+
+/* Result i of reduce: input dims without the reduced ones, init's type. */
+static bool check_reduce_result(const IrInstr *in, const IrShape *res, const IrShape *x, const IrShape *init,
+                                Error *err)
+{
+    const IrIntList *red = &in->lists[IR_LIST_DIMENSIONS];
+    bool ok = ir_shape_is_array(res) && res->rank == x->rank - red->n && res->type == init->type;
+    for (int d = 0, j = 0; ok && d < x->rank; d++)
+        if (!is_listed(red, d))
+            ok = dim_eq(res->dims[j++], x->dims[d]);
+    if (!ok)
+        return fail(in, err, "result %s must be %s without dimensions=%s, of type %s", sh(res), sh(x),
+                    list_text(red), ir_type_name(init->type));
+    return true;
+}
+
+static bool check_reduce(const IrInstr *in, const IrShape *out, Error *err)
+{
+    int n = in->n_operands;
+    if (n < 2 || n % 2)
+        return fail(in, err, "expects inputs then as many init values, got %d operands", n);
+    int k = n / 2;
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "input", err) || !check_callee_arity(in, IR_COMP_TO_APPLY, 2 * k, false, err) ||
+        !check_dim_list(in, IR_LIST_DIMENSIONS, x, err))
+        return false;
+    for (int i = 0; i < k; i++) {
+        const IrShape *xi = opshape(in, i), *init = opshape(in, k + i);
+        if (!need_array(in, xi, "input", err))
+            return false;
+        if (!same_dims(xi, x))
+            return fail(in, err, "input %s does not match input %s", sh(xi), sh(x));
+        if (!is_scalar(init))
+            return fail(in, err, "init value %s must be a scalar", sh(init));
+        const IrShape *res = result_part(in, out, k, i, err);
+        if (!res || !check_reduce_result(in, res, xi, init, err))
+            return false;
+    }
+    return true;
+}
+
+static bool check_reduce_window(const IrInstr *in, const IrShape *out, Error *err)
+{
+    (void)out;
+    int n = in->n_operands;
+    if (n < 2 || n % 2)
+        return fail(in, err, "expects inputs then as many init values, got %d operands", n);
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "input", err))
+        return false;
+    if (in->has_window && in->n_window != x->rank)
+        return fail(in, err, "window has %d dimensions, %s has %d", in->n_window, sh(x), x->rank);
+    return check_callee_arity(in, IR_COMP_TO_APPLY, n, false, err);
+}
+
+static bool check_select_and_scatter(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    if (!same_shape(out, x))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    return check_callee_arity(in, IR_COMP_SELECT, 2, false, err) &&
+           check_callee_arity(in, IR_COMP_SCATTER, 2, false, err);
+}
+
+/* Checks lhs dim a against rhs dim b for one batch or contracting pair. */
+static bool check_dot_pair(const IrInstr *in, const IrShape *l, int64_t a, const IrShape *r, int64_t b,
+                           const char *what, Error *err)
+{
+    if (dim_eq(l->dims[a], r->dims[b]))
+        return true;
+    return fail(in, err, "%s dimension %lld of %s (%lld) and %lld of %s (%lld) differ", what, (long long)a, sh(l),
+                (long long)l->dims[a], (long long)b, sh(r), (long long)r->dims[b]);
+}
+
+static bool check_dot_dims(const IrInstr *in, const IrShape *l, const IrShape *r, Error *err)
+{
+    const IrIntList *lb = &in->lists[IR_LIST_LHS_BATCH_DIMS], *lc = &in->lists[IR_LIST_LHS_CONTRACTING_DIMS];
+    const IrIntList *rb = &in->lists[IR_LIST_RHS_BATCH_DIMS], *rc = &in->lists[IR_LIST_RHS_CONTRACTING_DIMS];
+    if (lb->n != rb->n)
+        return fail(in, err, "lhs_batch_dims=%s and rhs_batch_dims=%s differ in length", list_text(lb),
+                    list_text(rb));
+    if (lc->n != rc->n)
+        return fail(in, err, "lhs_contracting_dims=%s and rhs_contracting_dims=%s differ in length",
+                    list_text(lc), list_text(rc));
+    if (!check_dim_list(in, IR_LIST_LHS_BATCH_DIMS, l, err) || !check_dim_list(in, IR_LIST_LHS_CONTRACTING_DIMS, l, err) ||
+        !check_dim_list(in, IR_LIST_RHS_BATCH_DIMS, r, err) || !check_dim_list(in, IR_LIST_RHS_CONTRACTING_DIMS, r, err))
+        return false;
+    for (int i = 0; i < lb->n; i++)
+        if (is_listed(lc, lb->v[i]) || is_listed(rc, rb->v[i]))
+            return fail(in, err, "batch dimension %lld is also a contracting dimension", (long long)lb->v[i]);
+    for (int i = 0; i < lb->n; i++)
+        if (!check_dot_pair(in, l, lb->v[i], r, rb->v[i], "batch", err))
+            return false;
+    for (int i = 0; i < lc->n; i++)
+        if (!check_dot_pair(in, l, lc->v[i], r, rc->v[i], "contracting", err))
+            return false;
+    return true;
+}
+
+/* The next result dim must be want; *j counts result dims checked so far. */
+static bool dot_result_dim_ok(const IrShape *out, int *j, int64_t want)
+{
+    int k = (*j)++;
+    return k < out->rank && dim_eq(out->dims[k], want);
+}
+
+/* Result dims: batch (lhs order), lhs free (ascending), rhs free (ascending). */
+static bool check_dot(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *l = opshape(in, 0), *r = opshape(in, 1);
+    if (!need_array(in, l, "lhs", err) || !need_array(in, r, "rhs", err) || !need_array(in, out, "result", err) ||
+        !check_dot_dims(in, l, r, err))
+        return false;
+    const IrIntList *lb = &in->lists[IR_LIST_LHS_BATCH_DIMS], *lc = &in->lists[IR_LIST_LHS_CONTRACTING_DIMS];
+    const IrIntList *rb = &in->lists[IR_LIST_RHS_BATCH_DIMS], *rc = &in->lists[IR_LIST_RHS_CONTRACTING_DIMS];
+    int j = 0;
+    bool ok = true;
+    for (int i = 0; ok && i < lb->n; i++)
+        ok = dot_result_dim_ok(out, &j, l->dims[lb->v[i]]);
+    for (int d = 0; ok && d < l->rank; d++)
+        if (!is_listed(lb, d) && !is_listed(lc, d))
+            ok = dot_result_dim_ok(out, &j, l->dims[d]);
+    for (int d = 0; ok && d < r->rank; d++)
+        if (!is_listed(rb, d) && !is_listed(rc, d))
+            ok = dot_result_dim_ok(out, &j, r->dims[d]);
+    if (!ok || j != out->rank)
+        return fail(in, err, "result %s does not match %s x %s (batch, lhs free, rhs free dimensions)", sh(out),
+                    sh(l), sh(r));
+    return true;
+}
+
+static bool check_sort(const IrInstr *in, const IrShape *out, Error *err)
+{
+    int64_t d = 0;
+    int n = in->n_operands;
+    if (n < 1)
+        return fail(in, err, "expects at least one operand");
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
+        return false;
+    for (int i = 1; i < n; i++)
+        if (!ir_shape_is_array(opshape(in, i)) || !same_dims(opshape(in, i), x))
+            return fail(in, err, "operand %s does not match %s", sh(opshape(in, i)), sh(x));
+    if (!operands_match(in, out))
+        return fail(in, err, "result %s does not match the operands", sh(out));
+    return check_callee_arity(in, IR_COMP_TO_APPLY, 2 * n, true, err);
+}
+
+static bool check_map(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_operands < 1)
+        return fail(in, err, "expects at least one operand");
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err))
+        return false;
+    if (!same_dims(out, x))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    return check_callee_arity(in, IR_COMP_TO_APPLY, in->n_operands, true, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Values, tuples, control flow                                         */
+
+static bool check_nothing(const IrInstr *in, const IrShape *out, Error *err)
+{
+    (void)in;
+    (void)out;
+    (void)err;
+    return true;
+}
+
+static bool check_parameter(const IrInstr *in, const IrShape *out, Error *err)
+{
+    (void)out;
+    const IrComputation *c = in->parent;
+    int64_t k = in->parameter_number;
+    if (k < 0 || (c && k >= c->n_params))
+        return fail(in, err, "parameter(%lld) out of range: computation %s has %d parameters", (long long)k,
+                    c ? c->name : "?", c ? c->n_params : 0);
+    return true;
+}
+
+static bool check_same_as_operands(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_operands < 1)
+        return fail(in, err, "expects at least one operand");
+    if (operands_match(in, out))
+        return true;
+    if (in->n_operands == 1)
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(opshape(in, 0)));
+    return fail(in, err, "result %s must be the tuple of the %d operand shapes", sh(out), in->n_operands);
+}
+
+static bool check_tuple(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (!ir_shape_is_tuple(out) || out->n_elements != in->n_operands)
+        return fail(in, err, "result %s must be a tuple of %d elements", sh(out), in->n_operands);
+    for (int i = 0; i < in->n_operands; i++)
+        if (!same_shape(out->elements[i], opshape(in, i)))
+            return fail(in, err, "result element %d %s does not match operand %s", i, sh(out->elements[i]),
+                        sh(opshape(in, i)));
+    return true;
+}
+
+static bool check_get_tuple_element(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *t = unbuffer(opshape(in, 0));
+    IrOptInt index = in->ints[IR_INT_INDEX];
+    if (t->type != IR_TYPE_TUPLE)
+        return fail(in, err, "operand %s is not a tuple", sh(t));
+    if (!index.present)
+        return fail(in, err, "missing index");
+    if (index.v < 0 || index.v >= t->n_elements)
+        return fail(in, err, "index=%lld out of range for %s", (long long)index.v, sh(t));
+    if (!same_shape(out, t->elements[index.v]))
+        return fail(in, err, "result %s does not match element %lld of %s", sh(out), (long long)index.v, sh(t));
+    return true;
+}
+
+static bool check_call(const IrInstr *in, const IrShape *out, Error *err)
+{
+    return check_callee(in, IR_COMP_TO_APPLY, 0, in->n_operands, out, err);
+}
+
+static bool check_fusion(const IrInstr *in, const IrShape *out, Error *err)
+{
+    return check_callee(in, IR_COMP_CALLS, 0, in->n_operands, out, err);
+}
+
+static bool check_while(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *init = opshape(in, 0);
+    if (!same_shape(out, init))
+        return fail(in, err, "result %s does not match init %s", sh(out), sh(init));
+    if (!check_callee(in, IR_COMP_BODY, 0, 1, out, err) || !check_callee(in, IR_COMP_CONDITION, 0, 1, NULL, err))
+        return false;
+    const IrInstr *root = in->comps[IR_COMP_CONDITION]->root;
+    if (root && !(is_scalar(root->shape) && root->shape->type == IR_TYPE_PRED))
+        return fail(in, err, "condition=%s must return pred[], returns %s", in->comps[IR_COMP_CONDITION]->name,
+                    sh(root->shape));
+    return true;
+}
+
+static bool check_conditional_branches(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_branches < 1)
+        return fail(in, err, "missing branch_computations");
+    if (in->n_operands != 1 + in->n_branches)
+        return fail(in, err, "expects %d operands for %d branches, got %d", 1 + in->n_branches, in->n_branches,
+                    in->n_operands);
+    for (int b = 0; b < in->n_branches; b++)
+        if (!check_callee_comp(in, in->branches[b], "branch_computations", 1 + b, 1, out, err))
+            return false;
+    return true;
+}
+
+/* conditional(pred[] p, t, f) with true/false computations, or
+ * conditional(s32[] i, args...) with branch_computations. */
+static bool check_conditional(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_operands < 1)
+        return fail(in, err, "expects a branch index");
+    const IrShape *idx = opshape(in, 0);
+    if (is_scalar(idx) && idx->type == IR_TYPE_S32)
+        return check_conditional_branches(in, out, err);
+    if (!is_scalar(idx) || idx->type != IR_TYPE_PRED)
+        return fail(in, err, "branch index %s must be pred[] or s32[]", sh(idx));
+    if (in->n_operands != 3)
+        return fail(in, err, "expects 3 operands with a pred[] index, got %d", in->n_operands);
+    return check_callee(in, IR_COMP_TRUE_COMPUTATION, 1, 1, out, err) &&
+           check_callee(in, IR_COMP_FALSE_COMPUTATION, 2, 1, out, err);
+}
+
+static bool check_after_all(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (out->type != IR_TYPE_TOKEN)
+        return fail(in, err, "result %s must be token[]", sh(out));
+    for (int i = 0; i < in->n_operands; i++)
+        if (opshape(in, i)->type != IR_TYPE_TOKEN)
+            return fail(in, err, "operand %s must be token[]", sh(opshape(in, i)));
+    return true;
+}
+
+static bool check_add_dependency(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (opshape(in, 1)->type != IR_TYPE_TOKEN)
+        return fail(in, err, "operand %s must be token[]", sh(opshape(in, 1)));
+    if (!same_shape(out, opshape(in, 0)))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(opshape(in, 0)));
+    return true;
+}
+
+static bool check_device_id(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (!is_scalar(out) || out->type != IR_TYPE_U32)
+        return fail(in, err, "result %s must be u32[]", sh(out));
+    return true;
+}
+
+/* The start's tuple, checked to have at least two elements. */
+static const IrShape *start_tuple(const IrInstr *in, const IrShape *s, Error *err)
+{
+    s = unbuffer(s);
+    if (s->type == IR_TYPE_TUPLE && s->n_elements >= 2)
+        return s;
+    fail(in, err, "%s must be a tuple of at least 2 elements (operands, result, ...)", sh(s));
+    return NULL;
+}
+
+/* x-done(start): the result part, element 1 of the start's tuple. */
+static bool check_done(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *t = start_tuple(in, opshape(in, 0), err);
+    if (!t)
+        return false;
+    if (!same_shape(out, t->elements[1]))
+        return fail(in, err, "result %s does not match %s, element 1 of the start", sh(out), sh(t->elements[1]));
+    return true;
+}
+
+/* copy-start = (destination, source, context); copy-done yields element 0. */
+static bool check_copy_start(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *t = start_tuple(in, out, err), *x = opshape(in, 0);
+    if (!t)
+        return false;
+    if (!same_shape(t->elements[0], x) || !same_shape(t->elements[1], x))
+        return fail(in, err, "result %s must start with two copies of %s", sh(out), sh(x));
+    return true;
+}
+
+static bool check_copy_done(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *t = start_tuple(in, opshape(in, 0), err);
+    if (!t)
+        return false;
+    if (!same_shape(out, t->elements[0]))
+        return fail(in, err, "result %s does not match %s, element 0 of the copy-start", sh(out),
+                    sh(t->elements[0]));
+    return true;
+}
+
+/* Element 0 of an async-start is the tuple of its operand shapes. */
+static bool check_async_operands(const IrInstr *in, const IrShape *t, Error *err)
+{
+    const IrShape *ops = unbuffer(t->elements[0]);
+    bool ok = ops->type == IR_TYPE_TUPLE && ops->n_elements == in->n_operands;
+    for (int i = 0; ok && i < in->n_operands; i++)
+        ok = same_shape(ops->elements[i], opshape(in, i));
+    if (!ok)
+        return fail(in, err, "element 0 %s of the result must be the tuple of the operand shapes", sh(ops));
+    return true;
+}
+
+static CheckFn *checker_for(IrOpcode op);
+static bool check_arity(const IrInstr *in, IrOpcode op, Error *err);
+
+/* async-start: ((operands), result, context...).  The long form calls a
+ * computation; the sugared form (reduce-scatter-start) checks the result
+ * part by the wrapped op's own rule. */
+static bool check_async_start(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *t = start_tuple(in, out, err);
+    if (!t || !check_async_operands(in, t, err))
+        return false;
+    if (!is_sugared_async(in))
+        return check_callee(in, IR_COMP_CALLS, 0, in->n_operands, t->elements[1], err);
+    return check_arity(in, in->async_wrapped, err) && checker_for(in->async_wrapped)(in, t->elements[1], err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Collectives: group modes and sizes (hlo-reference.md section 6.3)    */
+
+typedef enum GroupMode {
+    MODE_CROSS_REPLICA, MODE_CROSS_PARTITION, MODE_CROSS_REPLICA_AND_PARTITION, MODE_FLATTENED_ID, MODE_INVALID
+} GroupMode;
+
+enum {
+    COLL_GROUPS = 1,        /* has replica_groups */
+    COLL_UNIFORM = 2,       /* all groups must have the same size */
+    COLL_PAIRS = 4,         /* has source_target_pairs */
+    COLL_GLOBAL_FLAG = 8,   /* has the use_global_device_ids flag */
+};
+
+static const unsigned char coll_traits[IR_OP_COUNT] = {
+    [IR_OP_ALL_GATHER] = COLL_GROUPS | COLL_UNIFORM | COLL_GLOBAL_FLAG,
+    [IR_OP_ALL_GATHER_START] = COLL_GROUPS | COLL_UNIFORM | COLL_GLOBAL_FLAG,
+    [IR_OP_REDUCE_SCATTER] = COLL_GROUPS | COLL_UNIFORM | COLL_GLOBAL_FLAG,
+    [IR_OP_ALL_REDUCE] = COLL_GROUPS | COLL_GLOBAL_FLAG,
+    [IR_OP_ALL_REDUCE_START] = COLL_GROUPS | COLL_GLOBAL_FLAG,
+    [IR_OP_ALL_TO_ALL] = COLL_GROUPS | COLL_UNIFORM,
+    [IR_OP_RAGGED_ALL_TO_ALL] = COLL_GROUPS,
+    [IR_OP_COLLECTIVE_BROADCAST] = COLL_GROUPS | COLL_UNIFORM,
+    [IR_OP_COLLECTIVE_PERMUTE] = COLL_PAIRS,
+    [IR_OP_COLLECTIVE_PERMUTE_START] = COLL_PAIRS,
+};
+
+static GroupMode group_mode(const IrInstr *in, IrOpcode op)
+{
+    bool channel = in->ints[IR_INT_CHANNEL_ID].present;
+    bool global = in->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS];
+    if (!(coll_traits[op] & COLL_GLOBAL_FLAG))
+        return channel ? MODE_CROSS_PARTITION : MODE_CROSS_REPLICA;
+    if (!channel)
+        return global ? MODE_INVALID : MODE_CROSS_REPLICA;
+    return global ? MODE_FLATTENED_ID : MODE_CROSS_REPLICA_AND_PARTITION;
+}
+
+static const IrModule *module_of(const IrInstr *in)
+{
+    return in->parent ? in->parent->module : NULL;
+}
+
+/* How many ids the groups must cover, from the header; -1 when the header
+ * does not say.  Like XLA, a count of 1 is "not set" and checks nothing. */
+static int64_t participant_count(const IrModule *m, GroupMode mode)
+{
+    if (!m)
+        return -1;
+    IrOptInt r = m->replica_count, p = m->num_partitions;
+    int64_t count = -1;
+    switch (mode) {
+    case MODE_CROSS_REPLICA:
+    case MODE_CROSS_REPLICA_AND_PARTITION:
+        count = r.present ? r.v : -1;
+        break;
+    case MODE_CROSS_PARTITION:
+        count = p.present ? p.v : -1;
+        break;
+    case MODE_FLATTENED_ID:
+        count = r.present || p.present ? (r.present ? r.v : 1) * (p.present ? p.v : 1) : -1;
+        break;
+    case MODE_INVALID:
+        break;
+    }
+    return count > 1 ? count : -1;
+}
+
+/* Size of every group, or -1 when there are none or they differ. */
+static int64_t uniform_group_size(const IrReplicaGroups *g)
+{
+    if (g->n_groups == 0)
+        return -1;
+    for (int i = 1; i < g->n_groups; i++)
+        if (g->group_sizes[i] != g->group_sizes[0])
+            return -1;
+    return g->group_sizes[0];
+}
+
+typedef struct GroupSize {
+    int64_t exact;      /* participants per group; -1 unknown */
+    int64_t factor;     /* a known divisor of the size (>= 1) */
+} GroupSize;
+
+static GroupSize group_size(const IrModule *m, const IrInstr *in, IrOpcode op)
+{
+    GroupSize gs = { -1, 1 };
+    IrOptInt r = m ? m->replica_count : (IrOptInt){ false, 0 };
+    IrOptInt p = m ? m->num_partitions : (IrOptInt){ false, 0 };
+    const IrReplicaGroups *g = &in->replica_groups;
+    int64_t size = uniform_group_size(g);
+    switch (group_mode(in, op)) {
+    case MODE_CROSS_REPLICA:
+        gs.exact = g->n_groups ? size : r.present ? r.v : -1;
+        break;
+    case MODE_CROSS_PARTITION:
+        gs.exact = g->n_groups ? size : p.present ? p.v : -1;
+        break;
+    case MODE_CROSS_REPLICA_AND_PARTITION: {
+        int64_t replicas = g->n_groups ? size : r.present ? r.v : -1;
+        if (replicas > 0 && p.present)
+            gs.exact = replicas * p.v;
+        else if (replicas > 0)
+            gs.factor = replicas;       /* times an unknown partition count */
+        break;
+    }
+    case MODE_FLATTENED_ID:
+        gs.exact = g->n_groups ? size : -1;
+        break;
+    case MODE_INVALID:
+        break;
+    }
+    if (gs.exact > 0)
+        gs.factor = gs.exact;
+    return gs;
+}
+
+int64_t ir_collective_group_size(const IrModule *m, const IrInstr *instr)
+{
+    IrOpcode op = op_of(instr);
+    if (!(coll_traits[op] & COLL_GROUPS))
+        return -1;
+    return group_size(m, instr, op).exact;
+}
+
+/* Ids are 0..total-1, each once, and cover count participants if known. */
+static bool check_group_ids(const IrInstr *in, const IrReplicaGroups *g, int64_t total, int64_t count,
+                            Error *err)
+{
+    bool *seen = xmalloc_try((size_t)total);
+    if (!seen)
+        return out_of_memory(in->loc, err);
+    memset(seen, 0, (size_t)total);
+    bool ok = true;
+    for (int i = 0; ok && i < g->n_groups; i++)
+        for (int j = 0; ok && j < g->group_sizes[i]; j++) {
+            long long id = (long long)g->groups[i][j];
+            if (id < 0 || (count > 0 && id >= count))
+                ok = fail(in, err, "replica_groups id %lld out of range for %lld participants", id,
+                          (long long)(count > 0 ? count : total));
+            else if (id >= total)
+                ok = fail(in, err, "replica_groups must name ids 0..%lld once each, found id %lld",
+                          (long long)total - 1, id);
+            else if (seen[id])
+                ok = fail(in, err, "replica_groups name id %lld twice", id);
+            else
+                seen[id] = true;
+        }
+    free(seen);
+    if (ok && count > 0 && total != count)
+        return fail(in, err, "replica_groups cover %lld ids but there are %lld participants", (long long)total,
+                    (long long)count);
+    return ok;
+}
+
+static bool check_replica_groups(const IrInstr *in, IrOpcode op, Error *err)
+{
+    GroupMode mode = group_mode(in, op);
+    const IrReplicaGroups *g = &in->replica_groups;
+    if (mode == MODE_INVALID)
+        return fail(in, err, "use_global_device_ids=true requires a channel_id");
+    if (g->n_groups == 0 && mode == MODE_FLATTENED_ID)
+        return fail(in, err, "replica_groups must not be empty with use_global_device_ids=true");
+    int64_t total = 0;
+    for (int i = 0; i < g->n_groups; i++) {
+        if (g->group_sizes[i] <= 0)
+            return fail(in, err, "replica group %d is empty", i);
+        if ((coll_traits[op] & COLL_UNIFORM) && g->group_sizes[i] != g->group_sizes[0])
+            return fail(in, err, "replica groups must have the same size: group %d has %d ids, group 0 has %d", i,
+                        g->group_sizes[i], g->group_sizes[0]);
+        total += g->group_sizes[i];
+    }
+    if (total == 0)
+        return true;
+    return check_group_ids(in, g, total, participant_count(module_of(in), mode), err);
+}
+
+/* Marks id in seen (n entries); false if it is out of range or repeated. */
+static bool mark_pair_id(const IrInstr *in, bool *seen, int64_t n, int64_t id, const char *what, Error *err)
+{
+    if (id < 0 || id >= n)
+        return fail(in, err, "source_target_pairs %s %lld out of range for %lld participants", what,
+                    (long long)id, (long long)n);
+    if (seen[id])
+        return fail(in, err, "source_target_pairs name %s %lld twice", what, (long long)id);
+    seen[id] = true;
+    return true;
+}
+
+/* Each device sends at most once and receives at most once. */
+static bool check_source_target_pairs(const IrInstr *in, IrOpcode op, Error *err)
+{
+    int64_t count = participant_count(module_of(in), group_mode(in, op));
+    int64_t n = count, limit = (int64_t)1 << 24;
+    for (int i = 0; count < 0 && i < in->n_source_target_pairs; i++)
+        for (int k = 0; k < 2; k++)
+            if (in->source_target_pairs[i][k] >= n)
+                n = in->source_target_pairs[i][k] + 1;
+    if (n > limit)
+        n = limit;
+    bool *seen = xmalloc_try(2 * (size_t)(n > 0 ? n : 1));
+    if (!seen)
+        return out_of_memory(in->loc, err);
+    memset(seen, 0, 2 * (size_t)(n > 0 ? n : 1));
+    bool ok = true;
+    for (int i = 0; ok && i < in->n_source_target_pairs; i++)
+        ok = mark_pair_id(in, seen, n, in->source_target_pairs[i][0], "source", err) &&
+             mark_pair_id(in, seen + n, n, in->source_target_pairs[i][1], "target", err);
+    free(seen);
+    return ok;
+}
+
+static bool check_collective_attrs(const IrInstr *in, Error *err)
+{
+    IrOpcode op = op_of(in);
+    if (coll_traits[op] & COLL_GROUPS)
+        return check_replica_groups(in, op, err);
+    if (coll_traits[op] & COLL_PAIRS)
+        return check_source_target_pairs(in, op, err);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Collectives: shapes                                                  */
+
+/* all-gather multiplies dimension d by the group size, reduce-scatter
+ * divides it: big = small x size.  With the size unknown, big must still be
+ * a multiple of small by a multiple of the known factor. */
+static bool check_shard_dim(const IrInstr *in, const IrShape *x, const IrShape *res, int64_t d, GroupSize gs,
+                            bool scatter, Error *err)
+{
+    int64_t big = scatter ? x->dims[d] : res->dims[d], small = scatter ? res->dims[d] : x->dims[d];
+    const char *verb = scatter ? "divided" : "multiplied";
+    if (big < 0 || small < 0)
+        return true;
+    if (gs.exact > 1 && big != small * gs.exact)
+        return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by the group size %lld",
+                    (long long)d, sh(res), sh(x), verb, (long long)gs.exact);
+    bool ok = small == 0 ? big == 0 : big % small == 0 && (big / small) % gs.factor == 0;
+    if (ok)
+        return true;
+    if (gs.factor == 1)
+        return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by a whole number",
+                    (long long)d, sh(res), sh(x), verb);
+    return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by a multiple of %lld",
+                (long long)d, sh(res), sh(x), verb, (long long)gs.factor);
+}
+
+/* One operand of all-gather / reduce-scatter against its result. */
+static bool check_shard(const IrInstr *in, const IrShape *x, const IrShape *res, int64_t d, GroupSize gs,
+                        bool scatter, Error *err)
+{
+    if (!need_array(in, x, "operand", err) || !need_array(in, res, "result", err) ||
+        !need_same_type(in, res, x, err))
+        return false;
+    if (x->rank == 0 && res->rank == 0)
+        return true;    /* a scalar riding along, as Neuron's dumps do */
+    if (d >= x->rank)
+        return fail(in, err, "dimensions={%lld} out of range for %s", (long long)d, sh(x));
+    bool ok = res->rank == x->rank;
+    for (int k = 0; ok && k < x->rank; k++)
+        ok = k == d || dim_eq(res->dims[k], x->dims[k]);
+    if (!ok)
+        return fail(in, err, "result %s does not match operand %s outside dimension %lld", sh(res), sh(x),
+                    (long long)d);
+    return check_shard_dim(in, x, res, d, gs, scatter, err);
+}
+
+static bool check_gather_like(const IrInstr *in, const IrShape *out, bool scatter, Error *err)
+{
+    const IrIntList *l = &in->lists[IR_LIST_DIMENSIONS];
+    int n = in->n_operands;
+    if (n < 1)
+        return fail(in, err, "expects at least one operand");
+    if (l->n != 1)
+        return fail(in, err, "dimensions=%s must name exactly one dimension", list_text(l));
+    if (l->v[0] < 0)
+        return fail(in, err, "dimensions=%s out of range", list_text(l));
+    GroupSize gs = group_size(module_of(in), in, op_of(in));
+    for (int i = 0; i < n; i++) {
+        const IrShape *res = result_part(in, out, n, i, err);
+        if (!res || !check_shard(in, opshape(in, i), res, l->v[0], gs, scatter, err))
+            return false;
+    }
+    return true;
+}
+
+static bool check_all_gather(const IrInstr *in, const IrShape *out, Error *err)
+{
+    return check_gather_like(in, out, false, err);
+}
+
+/* all-gather-start: (operands, results). */
+static bool check_all_gather_start(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *t = start_tuple(in, out, err);
+    if (!t)
+        return false;
+    if (!operands_match(in, t->elements[0]))
+        return fail(in, err, "element 0 %s of the result must match the operands", sh(t->elements[0]));
+    return check_gather_like(in, t->elements[1], false, err);
+}
+
+static bool check_reduce_scatter(const IrInstr *in, const IrShape *out, Error *err)
+{
+    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_gather_like(in, out, true, err);
+}
+
+static bool check_all_reduce(const IrInstr *in, const IrShape *out, Error *err)
+{
+    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_same_as_operands(in, out, err);
+}
+
+/* all-to-all: same shapes; a split dimension must divide by the group size. */
+static bool check_all_to_all(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (!check_same_as_operands(in, out, err))
+        return false;
+    const IrIntList *l = &in->lists[IR_LIST_DIMENSIONS];
+    if (!l->present || in->n_operands != 1 || !ir_shape_is_array(opshape(in, 0)))
+        return true;
+    int64_t d = 0;
+    const IrShape *x = opshape(in, 0);
+    if (!single_dim(in, x, &d, err))
+        return false;
+    int64_t size = group_size(module_of(in), in, op_of(in)).exact;
+    if (size > 1 && x->dims[d] >= 0 && x->dims[d] % size != 0)
+        return fail(in, err, "dimension %lld of %s is not divisible by the group size %lld", (long long)d, sh(x),
+                    (long long)size);
+    return true;
+}
+
+/* The one-operand form keeps the shape; the 4-operand in-place form is not
+ * checked. */
+static bool check_collective_permute(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_operands == 4)
+        return true;
+    return check_same_as_operands(in, out, err);
+}
+
+static bool check_collective_permute_start(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *t = start_tuple(in, out, err);
+    if (!t || in->n_operands != 1)
+        return t != NULL;
+    const IrShape *x = opshape(in, 0);
+    if (!same_shape(t->elements[0], x) || !same_shape(t->elements[1], x))
+        return fail(in, err, "result %s must start with two copies of %s", sh(out), sh(x));
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Dispatch                                                             */
+
+/* One checker per group of opcodes.  No default: -Wswitch-enum flags an
+ * opcode added to opcodes.def without a rule here. */
+static CheckFn *checker_for(IrOpcode op)
+{
+    switch (op) {
+    case IR_OP_ABS: case IR_OP_NEGATE: case IR_OP_SIGN: case IR_OP_NOT: case IR_OP_EXP:
+    case IR_OP_EXPM1: case IR_OP_LOG: case IR_OP_LOG1P: case IR_OP_SQRT: case IR_OP_RSQRT:
+    case IR_OP_CBRT: case IR_OP_TANH: case IR_OP_LOGISTIC: case IR_OP_SIN: case IR_OP_COS:
+    case IR_OP_TAN: case IR_OP_ACOS: case IR_OP_ACOSH: case IR_OP_ASIN: case IR_OP_ASINH:
+    case IR_OP_ATANH: case IR_OP_COSH: case IR_OP_SINH: case IR_OP_FLOOR: case IR_OP_CEIL:
+    case IR_OP_ROUND_AFZ: case IR_OP_ROUND_EVEN: case IR_OP_IS_FINITE: case IR_OP_POPCNT:
+    case IR_OP_CLZ: case IR_OP_REAL: case IR_OP_IMAG: case IR_OP_ERF: case IR_OP_CONVERT:
+    case IR_OP_REDUCE_PRECISION:
+        return check_unary;
+    case IR_OP_ADD: case IR_OP_SUBTRACT: case IR_OP_MULTIPLY: case IR_OP_DIVIDE: case IR_OP_REMAINDER:
+    case IR_OP_MAXIMUM: case IR_OP_MINIMUM: case IR_OP_POWER: case IR_OP_AND: case IR_OP_OR:
+    case IR_OP_XOR: case IR_OP_SHIFT_LEFT: case IR_OP_SHIFT_RIGHT_ARITH: case IR_OP_SHIFT_RIGHT_LOGICAL:
+    case IR_OP_ATAN2: case IR_OP_COMPLEX: case IR_OP_COMPARE:
+        return check_binary;
+    case IR_OP_STOCHASTIC_CONVERT: return check_stochastic_convert;
+    case IR_OP_BITCAST_CONVERT: return check_bitcast_convert;
+    case IR_OP_SELECT: return check_select;
+    case IR_OP_CLAMP: return check_clamp;
+    case IR_OP_COPY: case IR_OP_OPT_BARRIER: case IR_OP_DOMAIN: case IR_OP_ALL_REDUCE_DONE:
+    case IR_OP_COLLECTIVE_BROADCAST: case IR_OP_ASYNC_UPDATE:
+        return check_same_as_operands;
+    case IR_OP_RESHAPE: return check_reshape;
+    case IR_OP_BITCAST: return check_bitcast;
+    case IR_OP_TRANSPOSE: return check_transpose;
+    case IR_OP_BROADCAST: return check_broadcast;
+    case IR_OP_SLICE: return check_slice;
+    case IR_OP_DYNAMIC_SLICE: return check_dynamic_slice;
+    case IR_OP_DYNAMIC_UPDATE_SLICE: return check_dynamic_update_slice;
+    case IR_OP_CONCATENATE: return check_concatenate;
+    case IR_OP_PAD: return check_pad;
+    case IR_OP_IOTA: return check_iota;
+    case IR_OP_REVERSE: return check_reverse;
+    case IR_OP_GATHER: return check_gather;
+    case IR_OP_SCATTER: return check_scatter;
+    case IR_OP_GET_DIMENSION_SIZE: return check_get_dimension_size;
+    case IR_OP_SET_DIMENSION_SIZE: return check_set_dimension_size;
+    case IR_OP_REDUCE: return check_reduce;
+    case IR_OP_REDUCE_WINDOW: return check_reduce_window;
+    case IR_OP_SELECT_AND_SCATTER: return check_select_and_scatter;
+    case IR_OP_DOT: return check_dot;
+    case IR_OP_SORT: return check_sort;
+    case IR_OP_MAP: return check_map;
+    case IR_OP_PARAMETER: return check_parameter;
+    case IR_OP_TUPLE: return check_tuple;
+    case IR_OP_GET_TUPLE_ELEMENT: return check_get_tuple_element;
+    case IR_OP_CALL: return check_call;
+    case IR_OP_FUSION: return check_fusion;
+    case IR_OP_WHILE: return check_while;
+    case IR_OP_CONDITIONAL: return check_conditional;
+    case IR_OP_AFTER_ALL: return check_after_all;
+    case IR_OP_ADD_DEPENDENCY: return check_add_dependency;
+    case IR_OP_COPY_START: return check_copy_start;
+    case IR_OP_COPY_DONE: return check_copy_done;
+    case IR_OP_ASYNC_START: return check_async_start;
+    case IR_OP_ASYNC_DONE: case IR_OP_ALL_GATHER_DONE: case IR_OP_COLLECTIVE_PERMUTE_DONE:
+        return check_done;
+    case IR_OP_REPLICA_ID: case IR_OP_PARTITION_ID: return check_device_id;
+    case IR_OP_ALL_GATHER: return check_all_gather;
+    case IR_OP_ALL_GATHER_START: return check_all_gather_start;
+    case IR_OP_ALL_REDUCE: case IR_OP_ALL_REDUCE_START: return check_all_reduce;
+    case IR_OP_REDUCE_SCATTER: return check_reduce_scatter;
+    case IR_OP_ALL_TO_ALL: return check_all_to_all;
+    case IR_OP_COLLECTIVE_PERMUTE: return check_collective_permute;
+    case IR_OP_COLLECTIVE_PERMUTE_START: return check_collective_permute_start;
+    /* Operand counts only. */
+    case IR_OP_DYNAMIC_RESHAPE: case IR_OP_CONVOLUTION: case IR_OP_FFT: case IR_OP_TRIANGULAR_SOLVE:
+    case IR_OP_CHOLESKY: case IR_OP_TOPK: case IR_OP_BATCH_NORM_TRAINING: case IR_OP_BATCH_NORM_INFERENCE:
+    case IR_OP_BATCH_NORM_GRAD: case IR_OP_CONSTANT: case IR_OP_CUSTOM_CALL: case IR_OP_RNG:
+    case IR_OP_RNG_BIT_GENERATOR: case IR_OP_RNG_GET_AND_UPDATE_STATE: case IR_OP_INFEED: case IR_OP_OUTFEED:
+    case IR_OP_RAGGED_ALL_TO_ALL: case IR_OP_SEND: case IR_OP_SEND_DONE: case IR_OP_RECV: case IR_OP_RECV_DONE:
+    case IR_OP_COUNT:
+        return check_nothing;
+    }
+    return check_nothing;
+}
+
+static bool check_arity(const IrInstr *in, IrOpcode op, Error *err)
+{
+    int want = ir_op_info[op].arity;
+    if (want < 0 || in->n_operands == want)
+        return true;
+    return fail(in, err, "expects %d operand%s, got %d", want, want == 1 ? "" : "s", in->n_operands);
+}
+
+bool ir_verify_instr(const IrInstr *instr, Error *err)
+{
+    if (instr->op >= IR_OP_COUNT)
+        return error_set(err, ERR_SHAPE, instr->loc, "%s: unknown opcode %d", instr->name, (int)instr->op);
+    if (!instr->shape)
+        return fail(instr, err, "%s has no shape", instr->name);
+    for (int i = 0; i < instr->n_operands; i++)
+        if (!instr->operands[i] || !instr->operands[i]->shape)
+            return fail(instr, err, "operand %d is missing", i);
+    return check_arity(instr, instr->op, err) && checker_for(instr->op)(instr, instr->shape, err) &&
+           check_collective_attrs(instr, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Structure: names, definitions before uses, parameters, root          */
+
+/* A set of strings (open addressing); memory from xmalloc_try. */
+typedef struct NameSet {
+    const char **slots;
+    size_t mask;
+} NameSet;
+
+static bool nameset_init(NameSet *s, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n + 1)
+        cap *= 2;
+    s->slots = xmalloc_try(cap * sizeof *s->slots);
+    s->mask = cap - 1;
+    if (s->slots)
+        memset(s->slots, 0, cap * sizeof *s->slots);
+    return s->slots != NULL;
+}
+
+/* false if name was already in the set. */
+static bool nameset_add(NameSet *s, const char *name)
+{
+    size_t h = 14695981039346656037u;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    size_t i = h & s->mask;
+    for (; s->slots[i]; i = (i + 1) & s->mask)
+        if (strcmp(s->slots[i], name) == 0)
+            return false;
+    s->slots[i] = name;
+    return true;
+}
+
+/* Which instruction has been seen, in which computation, by id: an operand
+ * is defined before use when its slot already names it and this computation. */
+typedef struct Slot {
+    const IrInstr *instr;
+    const IrComputation *comp;
+} Slot;
+
+typedef struct Walk {
+    Slot *slots;
+    int64_t n;
+} Walk;
+
+static bool walk_init(Walk *w, const IrModule *m, Error *err)
+{
+    int64_t n = m->next_instr_id;
+    for (int c = 0; c < m->n_computations; c++)
+        for (int i = 0; i < m->computations[c]->n_instrs; i++)
+            if (m->computations[c]->instrs[i]->id >= n)
+                n = m->computations[c]->instrs[i]->id + 1;
+    w->n = n;
+    w->slots = xmalloc_try((size_t)(n > 0 ? n : 1) * sizeof *w->slots);
+    if (!w->slots)
+        return out_of_memory((IrLoc){ m->file, 0, 0 }, err);
+    memset(w->slots, 0, (size_t)(n > 0 ? n : 1) * sizeof *w->slots);
+    return true;
+}
+
+static bool walk_defined(const Walk *w, const IrComputation *c, const IrInstr *x)
+{
+    return x && x->id >= 0 && x->id < w->n && w->slots[x->id].instr == x && w->slots[x->id].comp == c;
+}
+
+static bool check_instr_names(const IrComputation *c, Error *err)
+{
+    NameSet set;
+    if (!nameset_init(&set, (size_t)c->n_instrs))
+        return out_of_memory(c->loc, err);
+    bool ok = true;
+    for (int i = 0; ok && i < c->n_instrs; i++) {
+        const IrInstr *in = c->instrs[i];
+        if (!in->dead && !nameset_add(&set, in->name))
+            ok = fail(in, err, "instruction name %s is used twice in computation %s", in->name, c->name);
+    }
+    free(set.slots);
+    return ok;
+}
+
+/* x (an operand or control predecessor of in) is defined earlier in c. */
+static bool check_defined(const Walk *w, const IrComputation *c, const IrInstr *in, const IrInstr *x,
+                          const char *what, Error *err)
+{
+    if (walk_defined(w, c, x))
+        return true;
+    if (!x)
+        return fail(in, err, "%s is missing", what);
+    if (x->parent && x->parent != c)
+        return fail(in, err, "%s %s belongs to computation %s, not %s", what, x->name, x->parent->name, c->name);
+    if (x->dead)
+        return fail(in, err, "%s %s was removed", what, x->name);
+    return fail(in, err, "%s %s is used before its definition", what, x->name);
+}
+
+/* Records in as seen in c; its id must be its own. */
+static bool walk_mark(Walk *w, const IrComputation *c, const IrInstr *in, Error *err)
+{
+    if (in->id < 0 || in->id >= w->n)
+        return error_set(err, ERR_INTERNAL, in->loc, "%s: instruction %s has a bad id %d", opname(in), in->name,
+                         in->id);
+    Slot *s = &w->slots[in->id];
+    if (s->instr == in)
+        return fail(in, err, "instruction %s is listed twice", in->name);
+    if (s->instr)
+        return error_set(err, ERR_INTERNAL, in->loc, "%s: instructions %s and %s share id %d", opname(in),
+                         in->name, s->instr->name, in->id);
+    s->instr = in;
+    s->comp = c;
+    return true;
+}
+
+static bool check_uses(Walk *w, const IrComputation *c, Error *err)
+{
+    for (int i = 0; i < c->n_instrs; i++) {
+        const IrInstr *in = c->instrs[i];
+        if (in->dead)
+            continue;
+        if (in->parent != c)
+            return fail(in, err, "instruction %s is listed in computation %s but belongs to %s", in->name, c->name,
+                        in->parent ? in->parent->name : "none");
+        for (int k = 0; k < in->n_operands; k++)
+            if (!check_defined(w, c, in, in->operands[k], "operand", err))
+                return false;
+        for (int k = 0; k < in->n_control_predecessors; k++)
+            if (!check_defined(w, c, in, in->control_predecessors[k], "control predecessor", err))
+                return false;
+        if (!walk_mark(w, c, in, err))
+            return false;
+    }
+    return true;
+}
+
+/* parameter(k) for k in 0..n_params-1, each exactly once, at params[k]. */
+static bool check_params(const IrComputation *c, Error *err)
+{
+    int count = 0;
+    if (c->n_params > 0 && !c->params)
+        return comp_fail(c, err, "has %d parameters but no parameter table", c->n_params);
+    for (int i = 0; i < c->n_instrs; i++) {
+        const IrInstr *in = c->instrs[i];
+        if (in->dead || in->op != IR_OP_PARAMETER)
+            continue;
+        int64_t k = in->parameter_number;
+        if (k < 0 || k >= c->n_params)
+            return fail(in, err, "parameter(%lld) out of range: computation %s has %d parameters", (long long)k,
+                        c->name, c->n_params);
+        if (c->params[k] != in)
+            return fail(in, err, "parameter(%lld) appears more than once in computation %s", (long long)k, c->name);
+        count++;
+    }
+    for (int k = 0; count != c->n_params && k < c->n_params; k++) {
+        const IrInstr *p = c->params[k];
+        if (!p || p->dead || p->op != IR_OP_PARAMETER || p->parameter_number != k || p->parent != c)
+            return comp_fail(c, err, "parameter(%d) is missing", k);
+    }
+    if (count != c->n_params)
+        return comp_fail(c, err, "has %d parameter instructions but %d parameters", count, c->n_params);
+    return true;
+}
+
+static bool check_structure(Walk *w, const IrComputation *c, Error *err)
+{
+    if (c->n_instrs == 0)
+        return comp_fail(c, err, "has no instructions");
+    if (!check_uses(w, c, err) || !check_instr_names(c, err) || !check_params(c, err))
+        return false;
+    if (!c->root)
+        return comp_fail(c, err, "has no root");
+    if (!walk_defined(w, c, c->root))
+        return comp_fail(c, err, "root %s is not one of its instructions", c->root->name);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Module: entry, computation names, call graph, entry layout           */
+
+static bool check_computation_names(const IrModule *m, Error *err)
+{
+    NameSet set;
+    if (!nameset_init(&set, (size_t)m->n_computations))
+        return out_of_memory((IrLoc){ m->file, 0, 0 }, err);
+    bool ok = true;
+    for (int i = 0; ok && i < m->n_computations; i++)
+        if (!nameset_add(&set, m->computations[i]->name))
+            ok = comp_fail(m->computations[i], err, "the name is used by another computation");
+    free(set.slots);
+    return ok;
+}
+
+/* The module's computations sorted by address, to find a callee's position
+ * without trusting IrComputation.id; and a DFS color per position. */
+typedef struct CompRef {
+    const IrComputation *comp;
+    int pos;                    /* index in module->computations */
+} CompRef;
+
+typedef struct CallGraph {
+    const IrModule *m;
+    CompRef *sorted;
+    unsigned char *color;       /* WHITE, GRAY (on the DFS stack), BLACK */
+} CallGraph;
+
+enum { WHITE, GRAY, BLACK };
+
+static int compare_comp_refs(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const CompRef *)a)->comp, y = (uintptr_t)((const CompRef *)b)->comp;
+    return (x > y) - (x < y);
+}
+
+/* Position of c in the module, or -1. */
+static int comp_position(const CallGraph *g, const IrComputation *c)
+{
+    CompRef key = { c, -1 };
+    const CompRef *r = bsearch(&key, g->sorted, (size_t)g->m->n_computations, sizeof key, compare_comp_refs);
+    return r ? r->pos : -1;
+}
+
+static bool visit_calls(CallGraph *g, int pos, Error *err);
+
+/* Callee c of in: in the module, and not already on the DFS stack. */
+static bool visit_callee(CallGraph *g, const IrInstr *in, const IrComputation *c, Error *err)
+{
+    int j = c ? comp_position(g, c) : -1;
+    if (j < 0)
+        return fail(in, err, "calls computation %s, which is not in the module", c ? c->name : "(null)");
+    if (g->color[j] == GRAY)
+        return fail(in, err, "calls computation %s, which is already being called (a call cycle)", c->name);
+    return g->color[j] == BLACK || visit_calls(g, j, err);
+}
+
+static bool visit_calls(CallGraph *g, int pos, Error *err)
+{
+    const IrComputation *c = g->m->computations[pos];
+    g->color[pos] = GRAY;
+    for (int i = 0; i < c->n_instrs; i++) {
+        const IrInstr *in = c->instrs[i];
+        if (in->dead)
+            continue;
+        for (int k = 0; k < IR_COMP_COUNT; k++)
+            if (in->comps[k] && !visit_callee(g, in, in->comps[k], err))
+                return false;
+        for (int k = 0; k < in->n_branches; k++)
+            if (!visit_callee(g, in, in->branches[k], err))
+                return false;
+    }
+    g->color[pos] = BLACK;
+    return true;
+}
+
+/* Every callee is in the module and no computation calls itself. */
+static bool check_call_graph(const IrModule *m, Error *err)
+{
+    size_t n = (size_t)m->n_computations;
+    CallGraph g = { m, xmalloc_try((n + 1) * sizeof(CompRef)), xmalloc_try(n + 1) };
+    bool ok = g.sorted && g.color;
+    if (!ok)
+        out_of_memory((IrLoc){ m->file, 0, 0 }, err);
+    for (size_t i = 0; ok && i < n; i++) {
+        g.sorted[i] = (CompRef){ m->computations[i], (int)i };
+        g.color[i] = WHITE;
+    }
+    if (ok)
+        qsort(g.sorted, n, sizeof *g.sorted, compare_comp_refs);
+    for (size_t i = 0; ok && i < n; i++)
+        if (g.color[i] == WHITE)
+            ok = visit_calls(&g, (int)i, err);
+    free(g.sorted);
+    free(g.color);
+    return ok;
+}
+
+/* Appends s[0..n) without whitespace, comments and {...} groups (layouts). */
+static void put_bare(StrBuf *b, const char *s, size_t n)
+{
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
+            const char *end = strstr(s + i + 2, "*/");
+            i = end && (size_t)(end - s) + 1 < n ? (size_t)(end - s) + 1 : n;
+        } else if (s[i] == '{')
+            depth++;
+        else if (s[i] == '}')
+            depth -= depth > 0;
+        else if (depth == 0 && !isspace((unsigned char)s[i]))
+            strbuf_putc(b, s[i]);
+    }
+}
+
+static void put_bare_shape(StrBuf *b, const IrShape *s)
+{
+    StrBuf t;
+    strbuf_init(&t);
+    ir_shape_print(&t, s, false);
+    put_bare(b, t.s ? t.s : "", t.len);
+    strbuf_free(&t);
+}
+
+static const char *header_attr(const IrModule *m, const char *name)
+{
+    for (int i = 0; i < m->n_header_attrs; i++)
+        if (strcmp(m->header_attrs[i].name, name) == 0)
+            return m->header_attrs[i].value;
+    return NULL;
+}
+
+/* Splits bare "(a,b)->r" text at depth-1 commas.  Returns the number of
+ * parameters (-1 if malformed); the offsets of the first max pieces, with
+ * the result after the parameters, go to starts / ends. */
+static int split_layout(const char *s, size_t *starts, size_t *ends, int max)
+{
+    int depth = 0, n = 0;
+    size_t i, len = strlen(s), start = 1;
+    if (len == 0 || s[0] != '(')
+        return -1;
+    for (i = 0; i < len; i++) {
+        char ch = s[i];
+        depth += (ch == '(' || ch == '[') - (ch == ')' || ch == ']');
+        bool cut = (depth == 1 && ch == ',') || (depth == 0 && ch == ')');
+        if (cut && i > start && n++ < max) {
+            starts[n - 1] = start;
+            ends[n - 1] = i;
+        }
+        if (cut)
+            start = i + 1;
+        if (depth == 0 && ch == ')')
+            break;
+    }
+    if (i + 2 >= len || s[i + 1] != '-' || s[i + 2] != '>')
+        return -1;
+    if (n < max) {
+        starts[n] = i + 3;
+        ends[n] = len;
+    }
+    return n;
+}
+
+static bool piece_is(const char *text, size_t start, size_t end, const IrShape *s)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    put_bare_shape(&b, s);
+    bool same = b.len == end - start && memcmp(b.s ? b.s : "", text + start, b.len) == 0;
+    strbuf_free(&b);
+    return same;
+}
+
+/* The entry's parameter and result shapes against the pieces of the
+ * header's entry_computation_layout (starts/ends from split_layout). */
+static bool check_layout_pieces(const IrComputation *e, const char *bare, const size_t *starts,
+                                const size_t *ends, int n, Error *err)
+{
+    if (n != e->n_params)
+        return comp_fail(e, err, "entry_computation_layout has %d parameters, the entry computation %d", n,
+                         e->n_params);
+    for (int k = 0; k < n; k++) {
+        const IrInstr *p = e->params ? e->params[k] : NULL;
+        if (p && !piece_is(bare, starts[k], ends[k], p->shape))
+            return fail(p, err, "shape %s differs from entry_computation_layout parameter %d (%.*s)", sh(p->shape),
+                        k, (int)(ends[k] - starts[k]), bare + starts[k]);
+    }
+    if (e->root && !piece_is(bare, starts[n], ends[n], e->root->shape))
+        return fail(e->root, err, "root shape %s differs from the entry_computation_layout result %.*s",
+                    sh(e->root->shape), (int)(ends[n] - starts[n]), bare + starts[n]);
+    return true;
+}
+
+/* The header's entry_computation_layout names the entry's parameter and
+ * result shapes (layouts aside).  A form we cannot split is left alone: the
+ * parser accepted it. */
+static bool check_layout_text(const IrModule *m, const char *bare, Error *err)
+{
+    size_t max = (size_t)m->entry->n_params + 1;    /* the parameters and the result */
+    size_t *starts = xmalloc_try(max * sizeof *starts), *ends = xmalloc_try(max * sizeof *ends);
+    bool ok = starts && ends;
+    if (!ok)
+        out_of_memory(m->entry->loc, err);
+    int n = ok ? split_layout(bare, starts, ends, (int)max) : -1;
+    if (n >= 0)
+        ok = check_layout_pieces(m->entry, bare, starts, ends, n, err);
+    free(starts);
+    free(ends);
+    return ok;
+}
+
+static bool check_entry_layout(const IrModule *m, Error *err)
+{
+    const char *v = header_attr(m, "entry_computation_layout");
+    if (!v)
+        return true;
+    size_t len = strlen(v);
+    while (len > 0 && isspace((unsigned char)v[len - 1]))
+        len--;
+    while (len > 0 && isspace((unsigned char)*v))
+        v++, len--;
+    if (len >= 2 && v[0] == '{' && v[len - 1] == '}')
+        v++, len -= 2;
+    StrBuf bare;
+    strbuf_init(&bare);
+    put_bare(&bare, v, len);
+    bool ok = check_layout_text(m, bare.s ? bare.s : "", err);
+    strbuf_free(&bare);
+    return ok;
+}
+
+static bool check_module_shape(const IrModule *m, Error *err)
+{
+    IrLoc at = { m->file, 0, 0 };
+    if (!m->entry)
+        return error_set(err, ERR_SHAPE, at, "module %s has no entry computation", m->name ? m->name : "");
+    bool listed = false;
+    for (int i = 0; i < m->n_computations; i++)
+        listed |= m->computations[i] == m->entry;
+    if (!listed)
+        return error_set(err, ERR_SHAPE, at, "the entry computation %s is not in module %s", m->entry->name,
+                         m->name ? m->name : "");
+    return check_computation_names(m, err);
+}
+
+static bool check_all_instrs(const IrComputation *c, Error *err)
+{
+    for (int i = 0; i < c->n_instrs; i++)
+        if (!c->instrs[i]->dead && !ir_verify_instr(c->instrs[i], err))
+            return false;
+    return true;
+}
+
+bool ir_verify_module(const IrModule *m, Error *err)
+{
+    Walk w;
+    if (!check_module_shape(m, err) || !walk_init(&w, m, err))
+        return false;
+    bool ok = true;
+    for (int i = 0; ok && i < m->n_computations; i++)
+        ok = check_structure(&w, m->computations[i], err);
+    free(w.slots);
+    ok = ok && check_call_graph(m, err);
+    for (int i = 0; ok && i < m->n_computations; i++)
+        ok = check_all_instrs(m->computations[i], err);
+    return ok && check_entry_layout(m, err);
+}

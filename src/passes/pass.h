@@ -1,0 +1,93 @@
+/* pass.h: the rewrite passes (spec/passes.md): the registry, the pipeline,
+ * the options with the seeds' flag spellings, and the statistics behind
+ * hlo-opt --stats. */
+#ifndef PASS_H
+#define PASS_H
+
+#include "ir.h"
+
+typedef enum PassMode { PASS_MODE_FAITHFUL, PASS_MODE_SOUND } PassMode;
+
+typedef struct PassOptions {
+    PassMode mode;                      /* --pass-mode, default faithful */
+    int64_t combine_threshold_bytes;    /* --collective-combine-threshold-in-bytes, 1073741824 */
+    int64_t combine_threshold_count;    /* --collective-combine-threshold-count, 256 */
+    bool combine_by_dim;                /* --collective-combine-by-dim, true */
+    bool neuron_fsdp;                   /* --neuron-fsdp, false: AG/RS combiners skip while bodies */
+    bool iterate;                       /* --iterate: repeat the pipeline until nothing changes (<= 16) */
+} PassOptions;
+
+void pass_options_default(PassOptions *opt);
+
+typedef enum PassResult { PASS_UNCHANGED, PASS_CHANGED, PASS_FAILED } PassResult;
+
+/* Why a combiner closed a group (spec 2: reachability, count, bytes, end). */
+typedef enum CombineClose {
+    CLOSE_REACHABILITY, CLOSE_COUNT, CLOSE_BYTES, CLOSE_END, CLOSE_COUNT_OF
+} CombineClose;
+
+#define PASS_MAX_REASONS 8
+typedef struct PassStats {
+    long fired;                         /* rewrites made (flips) / groups combined (combiners) */
+    long groups_formed;                 /* combiners: groups of >= 2 rewritten */
+    long singletons;                    /* combiners: groups of one left alone */
+    long closed[CLOSE_COUNT_OF];        /* combiners: why each group closed */
+    long skipped;                       /* combiners: gate said no (threshold <= 0, constrain_layout) */
+    int n_reasons;                      /* flips: matches declined by a sound-mode guard */
+    const char *reason[PASS_MAX_REASONS];
+    long declined[PASS_MAX_REASONS];
+} PassStats;
+
+/* Counts one sound-mode decline under reason (a static string). */
+void pass_stats_decline(PassStats *stats, const char *reason);
+
+typedef PassResult (*PassFn)(IrModule *m, const PassOptions *opt, PassStats *stats, Error *err);
+
+typedef struct Pass {
+    int number;                         /* the seeds' number: 77 ... 104 */
+    const char *name;                   /* registry name, for --passes= */
+    const char *alias;
+    PassFn run;
+    bool precision_changing;
+} Pass;
+
+/* Every pass, declared from passes.def. */
+#define PASS(num, c, name, alias, prec) \
+    PassResult pass_##c(IrModule *m, const PassOptions *opt, PassStats *stats, Error *err);
+#include "passes.def"
+#undef PASS
+
+/* pipeline.c */
+int pass_registry(const Pass **passes);                  /* the registry, default order */
+const Pass *pass_find(const char *name);                 /* by name or alias; NULL if none */
+/* "default", "none" (or ""), or a comma list of names/aliases.  out holds at
+ * most 64 passes.  Unknown names are ERR_MISMATCH naming the pass. */
+bool pass_parse_list(const char *spec, const Pass **out, int *n, Error *err);
+
+typedef struct PipelineStats {
+    int n;
+    const Pass *pass[64];
+    PassStats stats[64];
+    int rounds;                         /* pipeline repetitions (--iterate) */
+} PipelineStats;
+
+/* Runs the passes in order (repeating with opt->iterate), removing dead code
+ * after each pass that changed something.  Returns true if any pass changed
+ * the module (in *changed) and false on error. */
+bool pass_run_pipeline(IrModule *m, const Pass *const *passes, int n, const PassOptions *opt,
+                       PipelineStats *stats, bool *changed, Error *err);
+void pass_print_stats(FILE *out, const PipelineStats *stats);
+
+/* The instructions of comp in XLA's post order (hlo-reference.md 7.3):
+ * for each instruction with no users, in order, a DFS that visits control
+ * predecessors, then operands in order; the schedule order if the module is
+ * scheduled.  out has comp->n_instrs slots; returns the count. */
+int pass_post_order(const IrComputation *comp, IrInstr **out);
+/* Non-fusion computations, callees first: what the passes walk. */
+int pass_computations(const IrModule *m, IrComputation **out, int max);
+/* True if comp is the body or condition of some while loop of m. */
+bool pass_is_while_computation(const IrModule *m, const IrComputation *comp);
+/* Removes dead instructions from every computation; returns how many. */
+int pass_remove_dead_code(IrModule *m);
+
+#endif /* PASS_H */

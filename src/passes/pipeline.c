@@ -1,0 +1,262 @@
+/* pipeline.c: the pass registry (from passes.def), --passes= parsing, the
+ * pipeline with dead-code removal and --iterate, the orders the passes walk,
+ * and the statistics behind hlo-opt --stats. */
+#include "pass.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const Pass registry[] = {
+#define PASS(num, c, name, alias, prec) { num, name, alias, pass_##c, prec },
+#include "passes.def"
+#undef PASS
+};
+#define N_PASSES ((int)(sizeof registry / sizeof registry[0]))
+
+void pass_options_default(PassOptions *opt)
+{
+    *opt = (PassOptions){
+        .mode = PASS_MODE_FAITHFUL,
+        .combine_threshold_bytes = 1073741824,
+        .combine_threshold_count = 256,
+        .combine_by_dim = true,
+        .neuron_fsdp = false,
+        .iterate = false,
+    };
+}
+
+void pass_stats_decline(PassStats *stats, const char *reason)
+{
+    if (!stats)
+        return;
+    for (int i = 0; i < stats->n_reasons; i++)
+        if (strcmp(stats->reason[i], reason) == 0) {
+            stats->declined[i]++;
+            return;
+        }
+    if (stats->n_reasons < PASS_MAX_REASONS) {
+        stats->reason[stats->n_reasons] = reason;
+        stats->declined[stats->n_reasons++] = 1;
+    }
+}
+
+int pass_registry(const Pass **passes)
+{
+    *passes = registry;
+    return N_PASSES;
+}
+
+const Pass *pass_find(const char *name)
+{
+    for (int i = 0; i < N_PASSES; i++)
+        if (strcmp(registry[i].name, name) == 0 || strcmp(registry[i].alias, name) == 0)
+            return &registry[i];
+    return NULL;
+}
+
+bool pass_parse_list(const char *spec, const Pass **out, int *n, Error *err)
+{
+    *n = 0;
+    if (!spec || !*spec || strcmp(spec, "none") == 0)
+        return true;
+    if (strcmp(spec, "default") == 0) {
+        for (int i = 0; i < N_PASSES; i++)
+            out[(*n)++] = &registry[i];
+        return true;
+    }
+    char *copy = xstrdup(spec), *save = NULL;
+    bool ok = true;
+    for (char *tok = strtok_r(copy, ",", &save); tok && ok; tok = strtok_r(NULL, ",", &save)) {
+        const Pass *p = pass_find(tok);
+        if (!p)
+            ok = error_set(err, ERR_MISMATCH, (IrLoc){ 0 }, "unknown pass '%s'; see --list-passes", tok);
+        else if (*n == 64)
+            ok = error_set(err, ERR_MISMATCH, (IrLoc){ 0 }, "more than 64 passes in --passes");
+        else
+            out[(*n)++] = p;
+    }
+    free(copy);
+    return ok;
+}
+
+/* ---- Orders */
+
+typedef struct Walk {
+    IrInstr **out;
+    int n;
+    char *state;            /* by position: 0 new, 1 on the stack, 2 emitted */
+    int *pos;               /* instruction id -> position */
+} Walk;
+
+/* Iterative DFS: control predecessors first, then operands in order. */
+static void visit(Walk *w, const IrComputation *comp, IrInstr *start)
+{
+    int cap = 64, top = 0;
+    IrInstr **stack = xmalloc((size_t)cap * sizeof *stack);
+    stack[top++] = start;
+    while (top > 0) {
+        IrInstr *instr = stack[top - 1];
+        int p = w->pos[instr->id];
+        if (w->state[p] == 2) {
+            top--;
+            continue;
+        }
+        w->state[p] = 1;
+        bool pushed = false;
+        int n_deps = instr->n_control_predecessors + instr->n_operands;
+        /* Push in reverse so the first dependency is visited first. */
+        for (int k = n_deps - 1; k >= 0; k--) {
+            IrInstr *dep = k < instr->n_control_predecessors ? instr->control_predecessors[k]
+                                                              : instr->operands[k - instr->n_control_predecessors];
+            if (dep->parent != comp || dep->dead || w->state[w->pos[dep->id]] != 0)
+                continue;
+            if (top == cap)
+                stack = xrealloc(stack, (size_t)(cap *= 2) * sizeof *stack);
+            stack[top++] = dep;
+            pushed = true;
+        }
+        if (!pushed) {
+            w->state[p] = 2;
+            w->out[w->n++] = instr;
+            top--;
+        }
+    }
+    free(stack);
+}
+
+int pass_post_order(const IrComputation *comp, IrInstr **out)
+{
+    if (comp->module->is_scheduled) {
+        memcpy(out, comp->instrs, (size_t)comp->n_instrs * sizeof *out);
+        return comp->n_instrs;
+    }
+    Walk w = { out, 0, xcalloc((size_t)comp->n_instrs + 1, 1),
+               xcalloc((size_t)comp->module->next_instr_id + 1, sizeof(int)) };
+    int *users = xcalloc((size_t)comp->n_instrs + 1, sizeof *users);
+    for (int i = 0; i < comp->n_instrs; i++)
+        w.pos[comp->instrs[i]->id] = i;
+    for (int i = 0; i < comp->n_instrs; i++) {
+        IrInstr *instr = comp->instrs[i];
+        for (int k = 0; k < instr->n_operands; k++)
+            users[w.pos[instr->operands[k]->id]]++;
+        for (int k = 0; k < instr->n_control_predecessors; k++)
+            users[w.pos[instr->control_predecessors[k]->id]]++;
+    }
+    for (int i = 0; i < comp->n_instrs; i++)
+        if (users[i] == 0)
+            visit(&w, comp, comp->instrs[i]);
+    /* Anything left (cannot happen in a verified module) keeps text order. */
+    for (int i = 0; i < comp->n_instrs; i++)
+        if (w.state[i] != 2)
+            w.out[w.n++] = comp->instrs[i];
+    free(users);
+    free(w.state);
+    free(w.pos);
+    return w.n;
+}
+
+static bool is_fusion_computation(const IrModule *m, const IrComputation *comp)
+{
+    for (int i = 0; i < m->n_computations; i++) {
+        const IrComputation *c = m->computations[i];
+        for (int k = 0; k < c->n_instrs; k++)
+            if (c->instrs[k]->op == IR_OP_FUSION && c->instrs[k]->comps[IR_COMP_CALLS] == comp)
+                return true;
+    }
+    return false;
+}
+
+int pass_computations(const IrModule *m, IrComputation **out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < m->n_computations && n < max; i++)
+        if (!is_fusion_computation(m, m->computations[i]))
+            out[n++] = m->computations[i];
+    return n;
+}
+
+bool pass_is_while_computation(const IrModule *m, const IrComputation *comp)
+{
+    for (int i = 0; i < m->n_computations; i++) {
+        const IrComputation *c = m->computations[i];
+        for (int k = 0; k < c->n_instrs; k++) {
+            const IrInstr *instr = c->instrs[k];
+            if (instr->op == IR_OP_WHILE &&
+                (instr->comps[IR_COMP_BODY] == comp || instr->comps[IR_COMP_CONDITION] == comp))
+                return true;
+        }
+    }
+    return false;
+}
+
+int pass_remove_dead_code(IrModule *m)
+{
+    int removed = 0;
+    for (int i = 0; i < m->n_computations; i++)
+        removed += ir_remove_dead(m->computations[i]);
+    return removed;
+}
+
+/* ---- The pipeline */
+
+static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOptions *opt,
+                     PipelineStats *stats, bool *changed, Error *err)
+{
+    for (int i = 0; i < n; i++) {
+        PassStats *st = stats ? &stats->stats[i] : NULL;
+        PassStats scratch = { 0 };
+        PassResult r = passes[i]->run(m, opt, st ? st : &scratch, err);
+        if (r == PASS_FAILED)
+            return false;
+        if (r == PASS_CHANGED) {
+            *changed = true;
+            pass_remove_dead_code(m);
+        }
+    }
+    return true;
+}
+
+bool pass_run_pipeline(IrModule *m, const Pass *const *passes, int n, const PassOptions *opt,
+                       PipelineStats *stats, bool *changed, Error *err)
+{
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->n = n;
+        for (int i = 0; i < n; i++)
+            stats->pass[i] = passes[i];
+    }
+    *changed = false;
+    int rounds = 0;
+    for (bool again = true; again && rounds < 16; rounds++) {
+        bool round_changed = false;
+        if (!run_once(m, passes, n, opt, stats, &round_changed, err))
+            return false;
+        *changed |= round_changed;
+        again = opt->iterate && round_changed;
+    }
+    if (stats)
+        stats->rounds = rounds;
+    return true;
+}
+
+static const char *const close_names[CLOSE_COUNT_OF] = { "reachability", "count", "bytes", "end" };
+
+void pass_print_stats(FILE *out, const PipelineStats *stats)
+{
+    fprintf(out, "passes: %d, rounds: %d\n", stats->n, stats->rounds);
+    for (int i = 0; i < stats->n; i++) {
+        const PassStats *s = &stats->stats[i];
+        const Pass *p = stats->pass[i];
+        fprintf(out, "  #%-3d %-42s fired %ld", p->number, p->name, s->fired);
+        if (strstr(p->name, "combiner")) {
+            fprintf(out, ", groups %ld, left alone %ld, closed by:", s->groups_formed, s->singletons);
+            for (int k = 0; k < CLOSE_COUNT_OF; k++)
+                fprintf(out, " %s %ld", close_names[k], s->closed[k]);
+            if (s->skipped)
+                fprintf(out, ", gated off");
+        }
+        for (int k = 0; k < s->n_reasons; k++)
+            fprintf(out, "%s%s %ld", k ? ", " : ", declined (sound mode): ", s->reason[k], s->declined[k]);
+        fputc('\n', out);
+    }
+}
