@@ -29,4 +29,140 @@ Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed,
 bool check_random_inputs(const IrModule *m, int rank, uint64_t seed, CheckDist dist, Value **out,
                          Error *err);
 
+/* ------------------------------------------------------------------ */
+/* compare.c: element comparisons and accuracy against an oracle        */
+
+typedef enum CheckCompare { CHECK_EXACT, CHECK_TOL, CHECK_ULP, CHECK_AUTO } CheckCompare;
+
+typedef struct CheckTolerance {
+    CheckCompare mode;      /* EXACT, TOL or ULP (AUTO is resolved before comparing) */
+    double atol, rtol;      /* TOL: |a - b| <= atol + rtol * |b| */
+    double ulp;             /* ULP: at most this many units in the last place apart */
+} CheckTolerance;
+
+/* Units in the last place between two elements of float type t, counting
+ * representable values between them (+0 and -0 are the same point); 0 when
+ * both are NaN, infinity when only one is. */
+double check_ulp_distance(IrElemType t, const void *a, const void *b);
+/* The spacing of type t's values at magnitude |x| (its ulp there). */
+double check_ulp_of(IrElemType t, double x);
+/* Do two elements of type t agree under tol?  Exact is bitwise, except that
+ * two NaNs are equal. */
+bool check_elements_agree(IrElemType t, const void *a, const void *b, const CheckTolerance *tol);
+/* Index of the first element where arrays a and b (same shape) disagree; -1
+ * when they agree everywhere. */
+int64_t check_first_difference(const Value *a, const Value *b, const CheckTolerance *tol);
+
+/* Error of values of type t against an f64 oracle, accumulated. */
+typedef struct CheckAccuracy {
+    int64_t n;
+    double max_abs, sum_abs;
+    double max_rel;
+    double max_ulp, sum_ulp;    /* in ulps of the value's own type at the oracle's magnitude */
+    int64_t nonfinite;          /* value non-finite where the oracle is not, or the reverse */
+} CheckAccuracy;
+
+/* Adds the error of v (array of a float or integer type) against oracle (the
+ * same dims, f64). */
+void check_accuracy_add(CheckAccuracy *acc, const Value *v, const Value *oracle);
+/* before and after against the oracle, element by element: which is closer. */
+typedef struct CheckDuel { int64_t better, equal, worse; } CheckDuel;
+void check_duel_add(CheckDuel *duel, const Value *before, const Value *after, const Value *oracle);
+/* Merges b into a (sums and maxima). */
+void check_accuracy_merge(CheckAccuracy *a, const CheckAccuracy *b);
+
+/* ------------------------------------------------------------------ */
+/* oracle.c: the same function with every floating type widened to f64   */
+
+/* A copy of m in which every float element type (shapes, literals, called
+ * computations) is f64: converts between float types become identities,
+ * integer and pred semantics are unchanged, collectives fold in f64.
+ * bitcast-convert and reduce-precision of floats have no f64 meaning:
+ * ERR_UNSUPPORTED naming the instruction. */
+IrModule *check_widen_module(const IrModule *m, Error *err);
+/* v converted to f64 where its type is a float (exactly), as shape s. */
+Value *check_widen_value(const Value *v, const IrShape *s, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* check.c: both modules on the same inputs, every rank, every output    */
+
+typedef struct Coll Coll;   /* src/collectives/coll.h */
+
+typedef struct CheckOptions {
+    int trials;                 /* --trials, default 8 */
+    uint64_t seed;              /* --seed, default 0: trial t draws with check_trial_seed(seed, t) */
+    CheckDist dist;             /* --dist, default uniform */
+    CheckTolerance tol;         /* --compare (default auto), --atol, --rtol, --ulp */
+    int oracle;                 /* -1: auto (on when precision changes), 0 off, 1 on */
+    int replicas, partitions;   /* overrides; 0: from the module header */
+    const char *save_dir;       /* --save-counterexample DIR, or NULL */
+    bool progress;              /* trials done / total on stderr */
+} CheckOptions;
+
+void check_options_default(CheckOptions *opt);
+uint64_t check_trial_seed(uint64_t seed, int trial);
+
+typedef struct CheckDifference {
+    bool found;
+    int trial, rank, output;
+    uint64_t seed;              /* the trial's input seed */
+    int64_t index;              /* row-major element index */
+    char where[96];             /* the index as [i,j,...] */
+    char before[48], after[48]; /* the two values as HLO literals */
+} CheckDifference;
+
+typedef struct CheckOutput {
+    char shape[160];
+    CheckAccuracy before, after;    /* against the oracle, over all trials and ranks */
+    CheckDuel duel;
+} CheckOutput;
+
+/* A reduction whose accumulation type the rewrite changed (#102, #104 with a
+ * convert), found by reading both modules. */
+typedef struct CheckSite {
+    char before_name[96], after_name[96];
+    IrOpcode op;
+    IrElemType before_type, after_type;
+    int group_size;
+    bool measured;              /* its value was probed (entry computation only) */
+    IrElemType value_type;      /* the wide type both values are compared in */
+    CheckAccuracy before, after;
+} CheckSite;
+
+typedef struct CheckReport {
+    int world, replicas, partitions, trials_run;
+    bool precision_changing;    /* some reduction's accumulation type changed */
+    bool by_accuracy;           /* judged against the oracle instead of bitwise */
+    bool oracle;
+    CheckCompare mode;          /* as resolved */
+    CheckDifference diff;       /* the first difference (lowest trial, then rank) */
+    int n_outputs;
+    CheckOutput *outputs;
+    int n_sites;
+    CheckSite *sites;
+    bool accuracy_ok;
+    bool equivalent;            /* the verdict: exit 0 when true, 1 when false */
+} CheckReport;
+
+/* Runs before and after on the same seeded inputs on this rank for
+ * opt->trials trials and fills rep on every rank (agreed across ranks).
+ * Input errors (signatures differ, world size) are ERR_MISMATCH. */
+bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
+                   CheckReport *rep, Error *err);
+void check_report_free(CheckReport *rep);
+
+/* sites.c */
+int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **sites);
+/* m with its root replaced by tuple(root, probes...): the values of the named
+ * entry instructions become extra outputs.  NULL with err when a name is not
+ * in the entry computation. */
+IrModule *check_probe_module(const IrModule *m, const char *const *names, int n, Error *err);
+
+/* report.c */
+void check_print_report(FILE *out, const CheckReport *rep, const char *before_name, const char *after_name);
+bool check_write_json(const char *path, const CheckReport *rep, const char *before_name,
+                      const char *after_name, Error *err);
+bool check_write_junit(const char *path, const CheckReport *rep, const char *before_name,
+                       const char *after_name, Error *err);
+
 #endif /* CHECK_H */

@@ -307,3 +307,31 @@ void coll_abort(Coll *c, int code)
     MPI_Abort(MPI_COMM_WORLD, code);
     exit(code);
 }
+
+static MPI_Op mpi_op(CollOp op)
+{
+    switch (op) {
+    case COLL_SUM: return MPI_SUM;
+    case COLL_MAX: return MPI_MAX;
+    case COLL_MIN: return MPI_MIN;
+    }
+    return MPI_SUM;
+}
+
+void coll_allreduce_f64(Coll *c, double *v, int n, CollOp op)
+{
+    (void)c;
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, mpi_op(op), MPI_COMM_WORLD);
+}
+
+void coll_allreduce_i64(Coll *c, int64_t *v, int n, CollOp op)
+{
+    (void)c;
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, mpi_op(op), MPI_COMM_WORLD);
+}
+
+void coll_bcast(Coll *c, void *buf, size_t n, int root)
+{
+    (void)c;
+    MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
+}

@@ -49,4 +49,11 @@ void coll_finish(Coll *c, int code) __attribute__((noreturn));
 void coll_abort(Coll *c, int code) __attribute__((noreturn));
 void coll_barrier(Coll *c);
 
+/* Small reductions and broadcasts across all ranks (collectives: every rank
+ * calls them at the same point). */
+typedef enum CollOp { COLL_SUM, COLL_MAX, COLL_MIN } CollOp;
+void coll_allreduce_f64(Coll *c, double *v, int n, CollOp op);
+void coll_allreduce_i64(Coll *c, int64_t *v, int n, CollOp op);
+void coll_bcast(Coll *c, void *buf, size_t n, int root);
+
 #endif /* COLL_H */

@@ -1,0 +1,447 @@
+/* check.c: are two modules the same function?  Runs both on the same seeded
+ * inputs on every rank for every trial and compares every output element;
+ * when the rewrite changed a reduction's accumulation type it judges them by
+ * accuracy against the f64 oracle instead, and measures each such site. */
+#include "check.h"
+#include "coll.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void check_options_default(CheckOptions *opt)
+{
+    *opt = (CheckOptions){ .trials = 8, .seed = 0, .dist = CHECK_DIST_UNIFORM,
+                           .tol = { CHECK_AUTO, 0, 0, 0 }, .oracle = -1 };
+}
+
+/* Trial t's seed: one splitmix64 step of seed + t, so trials are unrelated
+ * streams and trial 0 of seed s is reproducible with hlo-run --seed. */
+uint64_t check_trial_seed(uint64_t seed, int trial)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(trial + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* ---- One side of the check: a module, its probes, its interpreter */
+
+typedef struct Side {
+    IrModule *m;            /* owned: the probed copy */
+    Interp *it;
+} Side;
+
+static bool side_new(Side *s, const IrModule *m, const char *const *probes, int n_probes,
+                     const InterpOptions *io, Error *err)
+{
+    s->m = check_probe_module(m, probes, n_probes, err);
+    s->it = s->m ? interp_new(s->m, io, err) : NULL;
+    return s->it != NULL;
+}
+
+static void side_free(Side *s)
+{
+    interp_free(s->it);
+    ir_module_free(s->m);
+}
+
+/* Flattened leaves of a result value. */
+static int leaves_of(Value *v, Value **out, int max)
+{
+    if (v->shape->type != IR_TYPE_TUPLE) {
+        if (max > 0)
+            out[0] = v;
+        return 1;
+    }
+    int n = 0;
+    for (int i = 0; i < v->n_elements; i++)
+        n += leaves_of(v->elements[i], out + n, max - n);
+    return n;
+}
+
+static void name_leaves(const IrShape *s, CheckOutput *out, int *k)
+{
+    if (s->type != IR_TYPE_TUPLE) {
+        snprintf(out[(*k)++].shape, sizeof out->shape, "%s", ir_shape_str(s));
+        return;
+    }
+    for (int i = 0; i < s->n_elements; i++)
+        name_leaves(s->elements[i], out, k);
+}
+
+static int shape_leaves(const IrShape *s)
+{
+    if (s->type != IR_TYPE_TUPLE)
+        return 1;
+    int n = 0;
+    for (int i = 0; i < s->n_elements; i++)
+        n += shape_leaves(s->elements[i]);
+    return n;
+}
+
+/* ---- Input errors found before running */
+
+static bool signatures_match(const IrModule *a, const IrModule *b, Error *err)
+{
+    const IrComputation *ea = a->entry, *eb = b->entry;
+    int n = ea->n_params < eb->n_params ? ea->n_params : eb->n_params;
+    for (int i = 0; i < n; i++) {
+        const IrShape *sa = ea->params[i]->shape, *sb = eb->params[i]->shape;
+        if (!ir_shape_equal(sa, sb)) {
+            char first[160];
+            snprintf(first, sizeof first, "%s", ir_shape_str(sa));
+            return error_set(err, ERR_MISMATCH, eb->params[i]->loc,
+                             "parameter %d differs: %s is %s in the first module, %s is %s in the second", i,
+                             ea->params[i]->name, first, eb->params[i]->name, ir_shape_str(sb));
+        }
+    }
+    if (ea->n_params != eb->n_params)
+        return error_set(err, ERR_MISMATCH, eb->loc, "the first module takes %d parameters, the second %d",
+                         ea->n_params, eb->n_params);
+    if (!ir_shape_equal(ea->root->shape, eb->root->shape)) {
+        char first[160];
+        snprintf(first, sizeof first, "%s", ir_shape_str(ea->root->shape));
+        return error_set(err, ERR_MISMATCH, eb->root->loc, "the results differ: %s in the first module, %s in the second",
+                         first, ir_shape_str(eb->root->shape));
+    }
+    return true;
+}
+
+/* The before-side instruction carrying the same value as site s's R' (in the
+ * wide type): R's chain of single convert/transpose/reshape users up to the
+ * shape of R'.  NULL when there is none in the entry computation. */
+static const IrInstr *before_probe(const IrModule *before, const IrModule *after, const CheckSite *s)
+{
+    const IrComputation *e = before->entry;
+    const IrInstr *cur = NULL, *target = NULL;
+    for (int i = 0; i < e->n_instrs; i++)
+        if (strcmp(e->instrs[i]->name, s->before_name) == 0)
+            cur = e->instrs[i];
+    for (int i = 0; i < after->entry->n_instrs; i++)
+        if (strcmp(after->entry->instrs[i]->name, s->after_name) == 0)
+            target = after->entry->instrs[i];
+    while (cur && target && !ir_shape_equal(cur->shape, target->shape)) {
+        const IrInstr *next = NULL;
+        for (int i = 0; i < e->n_instrs && !next; i++) {
+            const IrInstr *u = e->instrs[i];
+            if ((u->op == IR_OP_CONVERT || u->op == IR_OP_TRANSPOSE || u->op == IR_OP_RESHAPE) &&
+                u->n_operands == 1 && u->operands[0] == cur)
+                next = u;
+        }
+        cur = next;
+    }
+    return cur && target ? cur : NULL;
+}
+
+/* ---- State of a run */
+
+typedef struct Run {
+    Coll *c;
+    const CheckOptions *opt;
+    CheckReport *rep;
+    Side before, after, oracle;
+    bool have_oracle;
+    CheckTolerance tol;
+    int n_out;              /* leaves of the original result */
+    int rank;
+} Run;
+
+static bool resolve_mode(Run *r, const IrModule *before, const IrModule *after)
+{
+    CheckReport *rep = r->rep;
+    rep->n_sites = check_find_sites(before, after, &rep->sites);
+    rep->precision_changing = rep->n_sites > 0;
+    r->tol = r->opt->tol;
+    rep->by_accuracy = r->tol.mode == CHECK_AUTO && rep->precision_changing;
+    if (r->tol.mode == CHECK_AUTO)
+        r->tol.mode = CHECK_EXACT;
+    rep->mode = rep->by_accuracy ? CHECK_AUTO : r->tol.mode;
+    rep->oracle = r->opt->oracle == 1 || (r->opt->oracle == -1 && rep->by_accuracy);
+    return true;
+}
+
+static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *err)
+{
+    InterpDevice dev;
+    char note[256];
+    CheckReport *rep = r->rep;
+    if (!signatures_match(before, after, err) ||
+        !coll_setup_devices(r->c, before, r->opt->replicas, r->opt->partitions, &dev, note, sizeof note, err))
+        return false;
+    if (note[0] && r->rank == 0)
+        fprintf(stderr, "%s\n", note);
+    rep->world = dev.world;
+    rep->replicas = dev.replica_count;
+    rep->partitions = dev.num_partitions;
+    resolve_mode(r, before, after);
+    const char **pb = xcalloc((size_t)rep->n_sites + 1, sizeof *pb), **pa = xcalloc((size_t)rep->n_sites + 1, sizeof *pa);
+    int n_probes = 0;
+    for (int i = 0; i < rep->n_sites; i++) {
+        const IrInstr *bp = rep->oracle ? before_probe(before, after, &rep->sites[i]) : NULL;
+        if (!bp)
+            continue;
+        rep->sites[i].measured = true;
+        pb[n_probes] = bp->name;
+        pa[n_probes++] = rep->sites[i].after_name;
+    }
+    InterpOptions io = { .device = dev, .comm = coll_comm(r->c) };
+    bool ok = side_new(&r->before, before, pb, n_probes, &io, err) && side_new(&r->after, after, pa, n_probes, &io, err);
+    if (ok && rep->oracle) {
+        IrModule *wide = check_widen_module(r->before.m, err);
+        ok = wide && (r->have_oracle = side_new(&r->oracle, wide, NULL, 0, &io, err));
+        ir_module_free(wide);
+    }
+    free(pb);
+    free(pa);
+    r->n_out = shape_leaves(before->entry->root->shape);
+    rep->n_outputs = r->n_out;
+    rep->outputs = xcalloc((size_t)r->n_out + 1, sizeof *rep->outputs);
+    int k = 0;
+    name_leaves(before->entry->root->shape, rep->outputs, &k);
+    return ok;
+}
+
+/* ---- One trial */
+
+static void describe(const Value *v, int64_t index, char *out, size_t n)
+{
+    ir_elem_format(v->shape->type, (const char *)v->data + index * ir_type_storage_bytes(v->shape->type), true,
+                   out, n);
+}
+
+static void where_text(const IrShape *s, int64_t index, char *out, size_t n)
+{
+    int64_t idx[IR_MAX_RANK];
+    for (int d = s->rank - 1; d >= 0; d--) {
+        idx[d] = s->dims[d] ? index % s->dims[d] : 0;
+        index = s->dims[d] ? index / s->dims[d] : 0;
+    }
+    size_t len = (size_t)snprintf(out, n, "[");
+    for (int d = 0; d < s->rank && len < n; d++)
+        len += (size_t)snprintf(out + len, n - len, "%s%lld", d ? "," : "", (long long)idx[d]);
+    if (len < n)
+        snprintf(out + len, n - len, "]");
+}
+
+static void note_difference(Run *r, int trial, uint64_t seed, int out, Value *b, Value *a, int64_t index)
+{
+    CheckDifference *d = &r->rep->diff;
+    if (d->found)
+        return;
+    *d = (CheckDifference){ .found = true, .trial = trial, .rank = r->rank, .output = out, .seed = seed,
+                            .index = index };
+    where_text(b->shape, index, d->where, sizeof d->where);
+    describe(b, index, d->before, sizeof d->before);
+    describe(a, index, d->after, sizeof d->after);
+}
+
+static void compare_outputs(Run *r, int trial, uint64_t seed, Value **lb, Value **la)
+{
+    for (int i = 0; i < r->n_out; i++) {
+        int64_t k = check_first_difference(lb[i], la[i], &r->tol);
+        if (k >= 0) {
+            note_difference(r, trial, seed, i, lb[i], la[i], k);
+            return;
+        }
+    }
+}
+
+static void judge_outputs(Run *r, Value **lb, Value **la, Value **lo)
+{
+    for (int i = 0; i < r->n_out; i++) {
+        if (!ir_type_is_float(lb[i]->shape->type))
+            continue;
+        CheckOutput *o = &r->rep->outputs[i];
+        check_accuracy_add(&o->before, lb[i], lo[i]);
+        check_accuracy_add(&o->after, la[i], lo[i]);
+        check_duel_add(&o->duel, lb[i], la[i], lo[i]);
+    }
+    int probe = r->n_out;
+    for (int s = 0; s < r->rep->n_sites; s++) {
+        CheckSite *site = &r->rep->sites[s];
+        if (!site->measured)
+            continue;
+        check_accuracy_add(&site->before, lb[probe], lo[probe]);
+        check_accuracy_add(&site->after, la[probe], lo[probe]);
+        probe++;
+    }
+}
+
+static bool run_side(Side *s, Value **inputs, int n, Value **out, Error *err)
+{
+    for (int i = 0; i < n; i++)
+        value_retain(inputs[i]);
+    return interp_run(s->it, inputs, n, out, err);
+}
+
+static bool run_oracle(Run *r, Value **inputs, int n, Value **out, Error *err)
+{
+    Value **wide = xcalloc((size_t)n + 1, sizeof *wide);
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++)
+        ok = (wide[i] = check_widen_value(inputs[i], r->oracle.m->entry->params[i]->shape, err)) != NULL;
+    if (ok)
+        ok = interp_run(r->oracle.it, wide, n, out, err);
+    else
+        for (int i = 0; i < n; i++)
+            value_release(wide[i]);
+    free(wide);
+    return ok;
+}
+
+static bool trial(Run *r, int t, Error *err)
+{
+    const IrModule *m = r->before.m;
+    int n = m->entry->n_params, cap = r->n_out + r->rep->n_sites + 1;
+    uint64_t seed = check_trial_seed(r->opt->seed, t);
+    Value **in = xcalloc((size_t)n + 1, sizeof *in), *vb = NULL, *va = NULL, *vo = NULL;
+    Value **lb = xcalloc((size_t)cap, sizeof *lb), **la = xcalloc((size_t)cap, sizeof *la),
+          **lo = xcalloc((size_t)cap, sizeof *lo);
+    bool ok = check_random_inputs(m, r->rank, seed, r->opt->dist, in, err) && run_side(&r->before, in, n, &vb, err) &&
+              run_side(&r->after, in, n, &va, err) && (!r->have_oracle || run_oracle(r, in, n, &vo, err));
+    if (ok) {
+        leaves_of(vb, lb, cap);
+        leaves_of(va, la, cap);
+        if (!r->rep->by_accuracy)
+            compare_outputs(r, t, seed, lb, la);
+        if (vo) {
+            leaves_of(vo, lo, cap);
+            judge_outputs(r, lb, la, lo);
+        }
+    }
+    for (int i = 0; i < n; i++)
+        value_release(in[i]);
+    value_release(vb);
+    value_release(va);
+    value_release(vo);
+    free(in);
+    free(lb);
+    free(la);
+    free(lo);
+    return ok;
+}
+
+/* ---- Agreement across ranks */
+
+/* The difference with the lowest (trial, rank) becomes everyone's. */
+static void agree_difference(Run *r)
+{
+    CheckDifference *d = &r->rep->diff;
+    int64_t key = d->found ? (int64_t)d->trial * 65536 + d->rank : INT64_MAX;
+    coll_allreduce_i64(r->c, &key, 1, COLL_MIN);
+    if (key == INT64_MAX)
+        return;
+    int owner = (int)(key % 65536);
+    coll_bcast(r->c, d, sizeof *d, owner);
+}
+
+static void agree_accuracy(Run *r, CheckAccuracy *a)
+{
+    double sums[3] = { a->sum_abs, a->sum_ulp, 0 }, maxes[3] = { a->max_abs, a->max_rel, a->max_ulp };
+    int64_t counts[2] = { a->n, a->nonfinite };
+    coll_allreduce_f64(r->c, sums, 3, COLL_SUM);
+    coll_allreduce_f64(r->c, maxes, 3, COLL_MAX);
+    coll_allreduce_i64(r->c, counts, 2, COLL_SUM);
+    *a = (CheckAccuracy){ counts[0], maxes[0], sums[0], maxes[1], maxes[2], sums[1], counts[1] };
+}
+
+static void agree_all(Run *r)
+{
+    CheckReport *rep = r->rep;
+    agree_difference(r);
+    for (int i = 0; i < rep->n_outputs; i++) {
+        CheckOutput *o = &rep->outputs[i];
+        agree_accuracy(r, &o->before);
+        agree_accuracy(r, &o->after);
+        int64_t duel[3] = { o->duel.better, o->duel.equal, o->duel.worse };
+        coll_allreduce_i64(r->c, duel, 3, COLL_SUM);
+        o->duel = (CheckDuel){ duel[0], duel[1], duel[2] };
+    }
+    for (int s = 0; s < rep->n_sites; s++) {
+        agree_accuracy(r, &rep->sites[s].before);
+        agree_accuracy(r, &rep->sites[s].after);
+    }
+}
+
+/* After is at least as accurate as before: on every output and every site,
+ * its mean error in ulps is no larger and it has no more non-finite misses. */
+static bool no_less_accurate(const CheckAccuracy *b, const CheckAccuracy *a)
+{
+    double mb = b->n ? b->sum_ulp / (double)b->n : 0, ma = a->n ? a->sum_ulp / (double)a->n : 0;
+    return ma <= mb * (1 + 1e-9) + 1e-12 && a->nonfinite <= b->nonfinite;
+}
+
+static void verdict(CheckReport *rep)
+{
+    rep->accuracy_ok = true;
+    for (int i = 0; i < rep->n_outputs; i++)
+        rep->accuracy_ok &= no_less_accurate(&rep->outputs[i].before, &rep->outputs[i].after);
+    for (int s = 0; s < rep->n_sites; s++)
+        rep->accuracy_ok &= no_less_accurate(&rep->sites[s].before, &rep->sites[s].after);
+    rep->equivalent = rep->by_accuracy ? rep->accuracy_ok : !rep->diff.found;
+}
+
+/* ---- Counterexamples */
+
+static bool save_inputs(Run *r, const char *dir, Error *err)
+{
+    const IrModule *m = r->before.m;
+    int n = m->entry->n_params;
+    Value **in = xcalloc((size_t)n + 1, sizeof *in);
+    mkdir(dir, 0777);
+    bool ok = check_random_inputs(m, r->rank, r->rep->diff.seed, r->opt->dist, in, err);
+    for (int i = 0; i < n && ok; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/param%d.rank%d.npy", dir, i, r->rank);
+        ok = npy_write(path, in[i], err);
+    }
+    for (int i = 0; i < n; i++)
+        value_release(in[i]);
+    free(in);
+    return ok;
+}
+
+/* ---- The whole check */
+
+static void progress(const Run *r, int done)
+{
+    if (r->opt->progress && r->rank == 0 && isatty(2))
+        fprintf(stderr, "\rhlo-check: trial %d/%d%s", done, r->opt->trials, done == r->opt->trials ? "\n" : "");
+}
+
+bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
+                   CheckReport *rep, Error *err)
+{
+    memset(rep, 0, sizeof *rep);
+    Run r = { .c = c, .opt = opt, .rep = rep, .rank = coll_rank(c) };
+    bool ok = setup(&r, before, after, err);
+    for (int t = 0; ok && t < opt->trials; t++) {
+        ok = trial(&r, t, err);
+        rep->trials_run = t + 1;
+        progress(&r, t + 1);
+        /* Stop at the first difference anywhere: every rank must agree. */
+        if (ok && !rep->by_accuracy && !coll_all_ok(c, !rep->diff.found))
+            break;
+    }
+    if (ok) {
+        agree_all(&r);
+        verdict(rep);
+        if (opt->save_dir && rep->diff.found)
+            ok = save_inputs(&r, opt->save_dir, err);
+    }
+    side_free(&r.before);
+    side_free(&r.after);
+    if (r.have_oracle)
+        side_free(&r.oracle);
+    return ok;
+}
+
+void check_report_free(CheckReport *rep)
+{
+    free(rep->outputs);
+    free(rep->sites);
+    memset(rep, 0, sizeof *rep);
+}

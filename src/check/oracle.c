@@ -1,0 +1,139 @@
+/* oracle.c: the f64 oracle.  A copy of the module in which every floating
+ * element type is f64, so that every rounding the original does in a narrow
+ * type happens (far more finely) in f64 instead.  Converts between float
+ * types become identities; integer and pred semantics are unchanged;
+ * collectives fold in f64.  Both modules of a check are judged against it. */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool widens(IrElemType t)
+{
+    return ir_type_is_float(t);
+}
+
+static IrShape *widen_shape(Arena *a, const IrShape *s)
+{
+    IrShape *w = ARENA_NEW(a, IrShape);
+    *w = *s;
+    if (s->type == IR_TYPE_TUPLE) {
+        w->elements = ARENA_ARRAY(a, IrShape *, (size_t)(s->n_elements ? s->n_elements : 1));
+        for (int i = 0; i < s->n_elements; i++)
+            w->elements[i] = widen_shape(a, s->elements[i]);
+    } else if (widens(s->type)) {
+        w->type = IR_TYPE_F64;
+    }
+    return w;
+}
+
+static IrLiteral *widen_literal(Arena *a, const IrLiteral *lit, const IrShape *wide)
+{
+    IrLiteral *w = ARENA_NEW(a, IrLiteral);
+    *w = *lit;
+    w->shape = wide;
+    if (lit->elided)
+        return w;
+    if (wide->type == IR_TYPE_TUPLE) {
+        w->elements = ARENA_ARRAY(a, IrLiteral *, (size_t)(lit->n_elements ? lit->n_elements : 1));
+        for (int i = 0; i < lit->n_elements; i++)
+            w->elements[i] = widen_literal(a, lit->elements[i], wide->elements[i]);
+        return w;
+    }
+    if (!widens(lit->shape->type) || !lit->data)
+        return w;
+    int64_t n = ir_shape_elements(lit->shape);
+    size_t es = (size_t)ir_type_storage_bytes(lit->shape->type);
+    double *d = ARENA_ARRAY(a, double, (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++)
+        d[i] = ir_elem_get_f64(lit->shape->type, (const char *)lit->data + (size_t)i * es);
+    w->data = d;
+    return w;
+}
+
+/* Ops whose meaning is tied to a float format's bits. */
+static bool has_no_wide_meaning(const IrInstr *instr)
+{
+    if (instr->op == IR_OP_REDUCE_PRECISION)
+        return true;
+    if (instr->op != IR_OP_BITCAST_CONVERT)
+        return false;
+    return widens(instr->shape->type) || widens(instr->operands[0]->shape->type);
+}
+
+static bool widen_computation(IrModule *m, IrComputation *comp, Error *err)
+{
+    for (int i = 0; i < comp->n_instrs; i++) {
+        IrInstr *instr = comp->instrs[i];
+        if (has_no_wide_meaning(instr))
+            return error_set(err, ERR_UNSUPPORTED, instr->loc,
+                             "the f64 oracle cannot run %s %s: it depends on a float format's bits",
+                             ir_opcode_name(instr->op), instr->name);
+    }
+    for (int i = 0; i < comp->n_instrs; i++) {
+        IrInstr *instr = comp->instrs[i];
+        const IrShape *narrow = instr->shape;
+        instr->shape = widen_shape(m->arena, narrow);
+        if (instr->literal)
+            instr->literal = widen_literal(m->arena, instr->literal, instr->shape);
+    }
+    return true;
+}
+
+/* The header's entry_computation_layout names the narrow types: drop it. */
+static void drop_entry_layout(IrModule *m)
+{
+    int kept = 0;
+    for (int i = 0; i < m->n_header_attrs; i++)
+        if (strcmp(m->header_attrs[i].name, "entry_computation_layout") != 0)
+            m->header_attrs[kept++] = m->header_attrs[i];
+    m->n_header_attrs = kept;
+}
+
+IrModule *check_widen_module(const IrModule *m, Error *err)
+{
+    StrBuf text;
+    strbuf_init(&text);
+    ir_print_module(&text, m);
+    IrModule *w = ir_parse_module(text.s, text.len, m->file, err);
+    strbuf_free(&text);
+    if (!w)
+        return NULL;
+    drop_entry_layout(w);
+    for (int i = 0; i < w->n_computations; i++)
+        if (!widen_computation(w, w->computations[i], err)) {
+            ir_module_free(w);
+            return NULL;
+        }
+    return w;
+}
+
+Value *check_widen_value(const Value *v, const IrShape *s, Error *err)
+{
+    if (s->type == IR_TYPE_TUPLE) {
+        Value **el = xcalloc((size_t)(s->n_elements ? s->n_elements : 1), sizeof *el);
+        for (int i = 0; i < s->n_elements; i++)
+            if (!(el[i] = check_widen_value(v->elements[i], s->elements[i], err))) {
+                for (int k = 0; k < i; k++)
+                    value_release(el[k]);
+                free(el);
+                return NULL;
+            }
+        Value *t = value_new_tuple(s, s->n_elements, el, err);
+        free(el);
+        return t;
+    }
+    Value *w = value_new_array(s, err);
+    if (!w)
+        return NULL;
+    IrElemType t = v->shape->type;
+    if (!widens(t) || s->type != IR_TYPE_F64) {
+        memcpy(w->data, v->data, value_bytes(v));
+        return w;
+    }
+    size_t es = (size_t)ir_type_storage_bytes(t);
+    double *d = w->data;
+    for (int64_t i = 0; i < value_elements(v); i++)
+        d[i] = ir_elem_get_f64(t, (const char *)v->data + (size_t)i * es);
+    return w;
+}

@@ -1,0 +1,275 @@
+/* report.c: the checker's report as text (for people), JSON (for
+ * dashboards) and JUnit XML (for CI systems that gate on it).  Every rank
+ * holds the same report; the tool prints it on rank 0. */
+#include "check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static double mean(double sum, int64_t n)
+{
+    return n ? sum / (double)n : 0;
+}
+
+static const char *mode_text(const CheckReport *rep)
+{
+    if (rep->by_accuracy)
+        return "accuracy against the f64 oracle (a reduction's accumulation type changed)";
+    switch (rep->mode) {
+    case CHECK_EXACT: return "exact (bitwise; NaN equals NaN)";
+    case CHECK_TOL: return "within tolerance (--atol/--rtol)";
+    case CHECK_ULP: return "within --ulp units in the last place";
+    case CHECK_AUTO: return "auto";
+    }
+    return "?";
+}
+
+static void print_output(FILE *out, int i, const CheckOutput *o)
+{
+    const CheckAccuracy *b = &o->before, *a = &o->after;
+    fprintf(out, "  out%d %s: max abs err %.3g -> %.3g, mean %.3g -> %.3g, max rel %.3g -> %.3g, "
+                 "max %.3g -> %.3g ulp, mean %.3g -> %.3g ulp; after is better/equal/worse on %lld/%lld/%lld",
+            i, o->shape, b->max_abs, a->max_abs, mean(b->sum_abs, b->n), mean(a->sum_abs, a->n), b->max_rel,
+            a->max_rel, b->max_ulp, a->max_ulp, mean(b->sum_ulp, b->n), mean(a->sum_ulp, a->n),
+            (long long)o->duel.better, (long long)o->duel.equal, (long long)o->duel.worse);
+    if (b->nonfinite || a->nonfinite)
+        fprintf(out, "; non-finite misses %lld -> %lld", (long long)b->nonfinite, (long long)a->nonfinite);
+    fputc('\n', out);
+}
+
+static void print_site(FILE *out, const CheckSite *s, int world)
+{
+    fprintf(out, "  %s: %s -> %s accumulation (%s %s -> %s)", s->before_name, ir_type_name(s->before_type),
+            ir_type_name(s->after_type), ir_opcode_name(s->op), s->before_name, s->after_name);
+    if (s->measured)
+        fprintf(out, ", max error %.3g -> %.3g ulp, mean %.3g -> %.3g ulp of %s (%d ranks)", s->before.max_ulp,
+                s->after.max_ulp, mean(s->before.sum_ulp, s->before.n), mean(s->after.sum_ulp, s->after.n),
+                ir_type_name(s->value_type), world);
+    else
+        fputs(", not measured (outside the entry computation, or no oracle)", out);
+    bool narrower = ir_type_info[s->after_type].bits < ir_type_info[s->before_type].bits;
+    fputs(narrower ? " -- NARROWER: a loss\n" : "\n", out);
+}
+
+static void summary_line(FILE *out, const CheckReport *rep)
+{
+    const char *what = rep->by_accuracy ? (rep->equivalent ? "AT LEAST AS ACCURATE" : "LESS ACCURATE")
+                                        : (rep->equivalent ? "EQUIVALENT" : "DIFFERENT");
+    fprintf(out, "hlo-check: %s (%d trials x %d ranks, %s)\n", what, rep->trials_run, rep->world,
+            rep->by_accuracy ? "judged by accuracy" : rep->mode == CHECK_EXACT ? "bitwise" : "with tolerance");
+}
+
+void check_print_report(FILE *out, const CheckReport *rep, const char *before_name, const char *after_name)
+{
+    fprintf(out, "hlo-check: %s vs %s on %d ranks (%d replicas x %d partitions), %d trials\n", before_name,
+            after_name, rep->world, rep->replicas, rep->partitions, rep->trials_run);
+    fprintf(out, "comparison: %s\n", mode_text(rep));
+    if (rep->n_sites) {
+        fputs("reductions whose accumulation type changed (flip-reduce-convert-add, transpose flip):\n", out);
+        for (int s = 0; s < rep->n_sites; s++)
+            print_site(out, &rep->sites[s], rep->world);
+    }
+    if (rep->oracle) {
+        fputs("outputs against the f64 oracle (before -> after):\n", out);
+        for (int i = 0; i < rep->n_outputs; i++)
+            print_output(out, i, &rep->outputs[i]);
+    }
+    if (rep->diff.found) {
+        const CheckDifference *d = &rep->diff;
+        fprintf(out, "difference: trial %d (input seed %llu), rank %d, output %d, element %s: before %s, after %s\n",
+                d->trial, (unsigned long long)d->seed, d->rank, d->output, d->where, d->before, d->after);
+    }
+    summary_line(out, rep);
+}
+
+/* ---- JSON */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_number(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, "%.17g", x);
+    else
+        fputs("null", f);
+}
+
+static void json_accuracy(FILE *f, const char *key, const CheckAccuracy *a)
+{
+    fprintf(f, "\"%s\": {\"max_abs\": ", key);
+    json_number(f, a->max_abs);
+    fputs(", \"mean_abs\": ", f);
+    json_number(f, mean(a->sum_abs, a->n));
+    fputs(", \"max_rel\": ", f);
+    json_number(f, a->max_rel);
+    fputs(", \"max_ulp\": ", f);
+    json_number(f, a->max_ulp);
+    fputs(", \"mean_ulp\": ", f);
+    json_number(f, mean(a->sum_ulp, a->n));
+    fprintf(f, ", \"elements\": %lld, \"nonfinite_misses\": %lld}", (long long)a->n, (long long)a->nonfinite);
+}
+
+static void json_body(FILE *f, const CheckReport *rep, const char *bn, const char *an)
+{
+    fputs("{\n  \"before\": ", f);
+    json_string(f, bn);
+    fputs(", \"after\": ", f);
+    json_string(f, an);
+    fprintf(f, ",\n  \"ranks\": %d, \"replicas\": %d, \"partitions\": %d, \"trials\": %d,\n", rep->world,
+            rep->replicas, rep->partitions, rep->trials_run);
+    fprintf(f, "  \"judged_by\": \"%s\", \"equivalent\": %s, \"accuracy_ok\": %s,\n",
+            rep->by_accuracy ? "accuracy" : "comparison", rep->equivalent ? "true" : "false",
+            rep->accuracy_ok ? "true" : "false");
+    fputs("  \"outputs\": [", f);
+    for (int i = 0; i < rep->n_outputs && rep->oracle; i++) {
+        const CheckOutput *o = &rep->outputs[i];
+        fprintf(f, "%s\n    {\"index\": %d, \"shape\": ", i ? "," : "", i);
+        json_string(f, o->shape);
+        fputs(", ", f);
+        json_accuracy(f, "before", &o->before);
+        fputs(", ", f);
+        json_accuracy(f, "after", &o->after);
+        fprintf(f, ", \"better\": %lld, \"equal\": %lld, \"worse\": %lld}", (long long)o->duel.better,
+                (long long)o->duel.equal, (long long)o->duel.worse);
+    }
+    fputs("],\n  \"sites\": [", f);
+    for (int s = 0; s < rep->n_sites; s++) {
+        const CheckSite *x = &rep->sites[s];
+        fprintf(f, "%s\n    {\"before\": ", s ? "," : "");
+        json_string(f, x->before_name);
+        fputs(", \"after\": ", f);
+        json_string(f, x->after_name);
+        fprintf(f, ", \"accumulation_before\": \"%s\", \"accumulation_after\": \"%s\", \"measured\": %s",
+                ir_type_name(x->before_type), ir_type_name(x->after_type), x->measured ? "true" : "false");
+        fputs(", ", f);
+        json_accuracy(f, "error_before", &x->before);
+        fputs(", ", f);
+        json_accuracy(f, "error_after", &x->after);
+        fputc('}', f);
+    }
+    fputs("],\n  \"difference\": ", f);
+    if (!rep->diff.found) {
+        fputs("null\n}\n", f);
+        return;
+    }
+    const CheckDifference *d = &rep->diff;
+    fprintf(f, "{\"trial\": %d, \"seed\": %llu, \"rank\": %d, \"output\": %d, \"index\": %lld, \"where\": ", d->trial,
+            (unsigned long long)d->seed, d->rank, d->output, (long long)d->index);
+    json_string(f, d->where);
+    fputs(", \"before\": ", f);
+    json_string(f, d->before);
+    fputs(", \"after\": ", f);
+    json_string(f, d->after);
+    fputs("}\n}\n", f);
+}
+
+static FILE *open_out(const char *path, Error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "cannot write the report");
+    return f;
+}
+
+static bool close_out(FILE *f, const char *path, Error *err)
+{
+    bool ok = !ferror(f);
+    ok &= fclose(f) == 0;
+    return ok || error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "could not write the report");
+}
+
+bool check_write_json(const char *path, const CheckReport *rep, const char *bn, const char *an, Error *err)
+{
+    FILE *f = open_out(path, err);
+    if (!f)
+        return false;
+    json_body(f, rep, bn, an);
+    return close_out(f, path, err);
+}
+
+/* ---- JUnit: one test case per output and per accumulation site */
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static void junit_case(FILE *f, const char *name, const char *failure)
+{
+    fputs("    <testcase classname=\"hlo-check\" name=\"", f);
+    xml_text(f, name);
+    fputs("\">", f);
+    if (failure) {
+        fputs("<failure message=\"", f);
+        xml_text(f, failure);
+        fputs("\"/>", f);
+    }
+    fputs("</testcase>\n", f);
+}
+
+static void junit_outputs(FILE *f, const CheckReport *rep)
+{
+    for (int i = 0; i < rep->n_outputs; i++) {
+        char name[224], why[256];
+        snprintf(name, sizeof name, "out%d %s", i, rep->outputs[i].shape);
+        const char *failure = NULL;
+        if (rep->diff.found && rep->diff.output == i) {
+            snprintf(why, sizeof why, "trial %d rank %d element %s: before %s, after %s", rep->diff.trial,
+                     rep->diff.rank, rep->diff.where, rep->diff.before, rep->diff.after);
+            failure = why;
+        } else if (rep->by_accuracy && !rep->accuracy_ok) {
+            const CheckOutput *o = &rep->outputs[i];
+            if (mean(o->after.sum_ulp, o->after.n) > mean(o->before.sum_ulp, o->before.n)) {
+                snprintf(why, sizeof why, "less accurate: mean %.3g -> %.3g ulp", mean(o->before.sum_ulp, o->before.n),
+                         mean(o->after.sum_ulp, o->after.n));
+                failure = why;
+            }
+        }
+        junit_case(f, name, failure);
+    }
+}
+
+bool check_write_junit(const char *path, const CheckReport *rep, const char *bn, const char *an, Error *err)
+{
+    FILE *f = open_out(path, err);
+    if (!f)
+        return false;
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"", f);
+    xml_text(f, bn);
+    fputs(" vs ", f);
+    xml_text(f, an);
+    fprintf(f, "\" tests=\"%d\" failures=\"%d\">\n", rep->n_outputs + rep->n_sites, rep->equivalent ? 0 : 1);
+    junit_outputs(f, rep);
+    for (int s = 0; s < rep->n_sites; s++) {
+        const CheckSite *x = &rep->sites[s];
+        char name[256], why[160];
+        snprintf(name, sizeof name, "%s: %s -> %s accumulation", x->before_name, ir_type_name(x->before_type),
+                 ir_type_name(x->after_type));
+        bool worse = x->measured && mean(x->after.sum_ulp, x->after.n) > mean(x->before.sum_ulp, x->before.n);
+        snprintf(why, sizeof why, "less accurate: max %.3g -> %.3g ulp", x->before.max_ulp, x->after.max_ulp);
+        junit_case(f, name, worse ? why : NULL);
+    }
+    fputs("  </testsuite>\n</testsuites>\n", f);
+    return close_out(f, path, err);
+}

@@ -1,0 +1,133 @@
+/* cli.c: parsing a flag table (cli.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const CliFlag *find_flag(const CliFlag *flags, int n, const char *arg, size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (strlen(flags[i].name) == len && strncmp(flags[i].name, arg, len) == 0)
+            return &flags[i];
+    return NULL;
+}
+
+static bool word_in(const char *word, const char *list)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (*p == '=')
+            p++, len--;
+        if (len == n && strncmp(p, word, n) == 0)
+            return true;
+        p += bar ? len + 1 : len;
+    }
+    return false;
+}
+
+static bool set_value(const CliFlag *f, const char *v, void *opts, char *msg, size_t n)
+{
+    char *field = (char *)opts + f->offset, *end = NULL;
+    errno = 0;
+    switch (f->kind) {
+    case CLI_SWITCH:
+        *(bool *)field = true;
+        return true;
+    case CLI_BOOL:
+        if (strcmp(v, "true") && strcmp(v, "false"))
+            break;
+        *(bool *)field = strcmp(v, "true") == 0;
+        return true;
+    case CLI_INT:
+        *(int64_t *)field = strtoll(v, &end, 10);
+        if (*v && !*end && !errno)
+            return true;
+        break;
+    case CLI_UINT64:
+        *(uint64_t *)field = strtoull(v, &end, 0);
+        if (*v && *v != '-' && !*end && !errno)
+            return true;
+        break;
+    case CLI_DOUBLE:
+        *(double *)field = strtod(v, &end);
+        if (*v && !*end && !errno)
+            return true;
+        break;
+    case CLI_STRING:
+        *(const char **)field = v;
+        return true;
+    case CLI_CHOICE:
+        if (!word_in(v, f->metavar))
+            break;
+        *(const char **)field = v;
+        return true;
+    }
+    snprintf(msg, n, "%s: bad value '%s' (want %s); see --help", f->name, v, f->metavar);
+    return false;
+}
+
+/* One flag at argv[*i]; takes the next word as its value when there is no '='. */
+static bool parse_flag(const CliFlag *flags, int n_flags, int argc, char **argv, int *i, void *opts, char *msg,
+                       size_t n)
+{
+    const char *arg = argv[*i], *eq = strchr(arg, '=');
+    const CliFlag *f = find_flag(flags, n_flags, arg, eq ? (size_t)(eq - arg) : strlen(arg));
+    if (!f) {
+        snprintf(msg, n, "unknown flag '%s'; see --help", arg);
+        return false;
+    }
+    if (f->kind == CLI_SWITCH) {
+        if (eq) {
+            snprintf(msg, n, "%s takes no value; see --help", f->name);
+            return false;
+        }
+        return set_value(f, NULL, opts, msg, n);
+    }
+    const char *v = eq ? eq + 1 : NULL;
+    if (!v) {
+        if (*i + 1 >= argc) {
+            snprintf(msg, n, "%s needs a value (%s%s); see --help", f->name, f->name, f->metavar);
+            return false;
+        }
+        v = argv[++*i];
+    }
+    return set_value(f, v, opts, msg, n);
+}
+
+bool cli_parse(const CliFlag *flags, int n_flags, int argc, char **argv, void *opts, const char **pos,
+               int max_pos, int *n_pos, char *msg, size_t msg_size)
+{
+    bool only_positional = false;
+    *n_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!only_positional && strcmp(arg, "--") == 0) {
+            only_positional = true;
+        } else if (!only_positional && arg[0] == '-' && arg[1] != '\0') {
+            if (!parse_flag(flags, n_flags, argc, argv, &i, opts, msg, msg_size))
+                return false;
+        } else if (*n_pos == max_pos) {
+            snprintf(msg, msg_size, "too many inputs ('%s'); see --help", arg);
+            return false;
+        } else {
+            pos[(*n_pos)++] = arg;
+        }
+    }
+    return true;
+}
+
+void cli_print_help(FILE *out, const char *usage, const CliFlag *flags, int n_flags)
+{
+    fputs(usage, out);
+    for (int i = 0; i < n_flags; i++) {
+        const CliFlag *f = &flags[i];
+        fprintf(out, "  %s%s\n      %s", f->name, f->metavar, f->help);
+        if (f->deflt[0])
+            fprintf(out, " (default: %s)", f->deflt);
+        fputc('\n', out);
+    }
+}

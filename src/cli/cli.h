@@ -1,0 +1,37 @@
+/* cli.h: the command-line flag table shared by hlo-opt, hlo-run and
+ * hlo-check.  One table per tool drives both parsing and --help, so a flag's
+ * default is written once. */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum CliKind {
+    CLI_SWITCH,     /* --name: sets a bool */
+    CLI_BOOL,       /* --name=true|false */
+    CLI_INT,        /* --name=N: int64_t */
+    CLI_UINT64,     /* --name=N: uint64_t */
+    CLI_DOUBLE,     /* --name=X: double */
+    CLI_STRING,     /* --name=TEXT: const char * */
+    CLI_CHOICE,     /* --name=WORD, one of the '|'-separated words of metavar: const char * */
+} CliKind;
+
+typedef struct CliFlag {
+    const char *name;       /* "--trials", or "-o" */
+    CliKind kind;
+    size_t offset;          /* of the field in the tool's options struct */
+    const char *metavar;    /* shown by --help after the name, e.g. "=N" */
+    const char *deflt;      /* shown by --help; "" when there is none */
+    const char *help;
+} CliFlag;
+
+/* Parses argv[1..] into opts: "--name=value" or "--name value" (and "-o FILE");
+ * other words are positional, up to max_pos of them; "--" ends the flags.
+ * On a bad flag or value returns false with a one-line message in msg. */
+bool cli_parse(const CliFlag *flags, int n_flags, int argc, char **argv, void *opts,
+               const char **pos, int max_pos, int *n_pos, char *msg, size_t msg_size);
+void cli_print_help(FILE *out, const char *usage, const CliFlag *flags, int n_flags);
+
+#endif /* CLI_H */

@@ -1,0 +1,234 @@
+/* hlo_check.c: hlo-check (spec/tools.md).  Are two modules the same
+ * function?  Either two modules, or one module and --passes (rewritten here,
+ * -o keeps the rewritten text).  Runs both on the same seeded inputs on every
+ * MPI rank for --trials trials and compares every output element, or, when
+ * the rewrite changes a reduction's accumulation type, judges accuracy
+ * against the f64 oracle.
+ * Exit status: 0 equivalent, 1 different (or less accurate), 2 bad input,
+ * 3 internal error. */
+#include "check.h"
+#include "cli.h"
+#include "coll.h"
+#include "pass.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct Options {
+    const char *passes;
+    const char *pass_mode;
+    bool iterate;
+    int64_t threshold_bytes, threshold_count;
+    bool combine_by_dim, neuron_fsdp;
+    int64_t trials;
+    uint64_t seed;
+    const char *dist, *compare, *oracle;
+    double atol, rtol, ulp;
+    const char *save_dir, *json, *junit, *out_path;
+    int64_t replicas, partitions;
+    bool per_pass, shrink, help;
+} Options;
+
+#define OPT(field) offsetof(Options, field)
+
+static const CliFlag flags[] = {
+    {"--passes", CLI_STRING, OPT(passes), "=P1,P2,...|default", "",
+     "check one module against itself rewritten by these passes (else give two modules)"},
+    {"-o", CLI_STRING, OPT(out_path), " FILE", "", "with --passes: also write the rewritten module to FILE"},
+    {"--pass-mode", CLI_CHOICE, OPT(pass_mode), "=faithful|sound", "faithful", "the passes' matchers (see hlo-opt)"},
+    {"--iterate", CLI_SWITCH, OPT(iterate), "", "off", "repeat the pipeline until nothing changes"},
+    {"--collective-combine-threshold-in-bytes", CLI_INT, OPT(threshold_bytes), "=N", "1073741824", "combiners' byte limit"},
+    {"--collective-combine-threshold-count", CLI_INT, OPT(threshold_count), "=N", "256", "combiners' count limit"},
+    {"--collective-combine-by-dim", CLI_BOOL, OPT(combine_by_dim), "=true|false", "true", "combine only equal dims"},
+    {"--neuron-fsdp", CLI_BOOL, OPT(neuron_fsdp), "=true|false", "false", "AG/RS combiners skip while bodies"},
+    {"--trials", CLI_INT, OPT(trials), "=T", "8", "trials, each with new random inputs"},
+    {"--seed", CLI_UINT64, OPT(seed), "=S", "0", "seed of the trials' input streams"},
+    {"--dist", CLI_CHOICE, OPT(dist), "=uniform|normal|wide|special", "uniform", "input distribution"},
+    {"--compare", CLI_CHOICE, OPT(compare), "=auto|exact|tol|ulp", "auto",
+     "auto: bitwise unless a reduction's accumulation type changed, then accuracy against the f64 oracle"},
+    {"--atol", CLI_DOUBLE, OPT(atol), "=A", "0", "--compare=tol: absolute tolerance"},
+    {"--rtol", CLI_DOUBLE, OPT(rtol), "=R", "0", "--compare=tol: relative tolerance"},
+    {"--ulp", CLI_DOUBLE, OPT(ulp), "=U", "0", "--compare=ulp: units in the last place allowed"},
+    {"--oracle", CLI_CHOICE, OPT(oracle), "=auto|f64|none", "auto", "judge both modules against the f64 oracle"},
+    {"--save-counterexample", CLI_STRING, OPT(save_dir), "=DIR", "", "on a difference, write its inputs as .npy"},
+    {"--json", CLI_STRING, OPT(json), "=FILE", "", "write the report as JSON"},
+    {"--junit", CLI_STRING, OPT(junit), "=FILE", "", "write the report as JUnit XML"},
+    {"--replicas", CLI_INT, OPT(replicas), "=N", "from the module", "replica count"},
+    {"--partitions", CLI_INT, OPT(partitions), "=N", "from the module", "partition count"},
+    {"--per-pass", CLI_SWITCH, OPT(per_pass), "", "off", "with --passes: check after every pass (not yet implemented)"},
+    {"--shrink", CLI_SWITCH, OPT(shrink), "", "off", "shrink a failing module (not yet implemented)"},
+    {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
+};
+#define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
+
+static const char usage[] =
+    "usage: mpirun -np N hlo-check before.hlo after.hlo [flags]\n"
+    "       mpirun -np N hlo-check --passes=P1,P2 module.hlo [flags]\n\n"
+    "Runs both modules on the same random inputs on every rank and compares every output.\n"
+    "Exit status: 0 equivalent, 1 different or less accurate, 2 bad input, 3 internal error.\n\n";
+
+typedef struct Tool {
+    Coll *c;
+    int rank;
+    Options o;
+    const char *inputs[2];
+    int n_inputs;
+} Tool;
+
+static void defaults(Options *o)
+{
+    *o = (Options){ .pass_mode = "faithful", .threshold_bytes = 1073741824, .threshold_count = 256,
+                    .combine_by_dim = true, .trials = 8, .dist = "uniform", .compare = "auto", .oracle = "auto" };
+}
+
+/* Errors every rank has alike: rank 0 says it, everyone exits. */
+__attribute__((noreturn)) static void fail_all(Tool *t, const Error *err)
+{
+    if (t->rank == 0)
+        error_print(err, stderr);
+    coll_finish(t->c, error_exit_code(err));
+}
+
+__attribute__((noreturn)) static void usage_error(Tool *t, const char *msg)
+{
+    if (t->rank == 0)
+        fprintf(stderr, "hlo-check: %s\n", msg);
+    coll_finish(t->c, 2);
+}
+
+static void parse_args(Tool *t, int argc, char **argv)
+{
+    char msg[512];
+    defaults(&t->o);
+    if (!cli_parse(flags, N_FLAGS, argc, argv, &t->o, t->inputs, 2, &t->n_inputs, msg, sizeof msg))
+        usage_error(t, msg);
+    if (t->o.help) {
+        if (t->rank == 0)
+            cli_print_help(stdout, usage, flags, N_FLAGS);
+        coll_finish(t->c, 0);
+    }
+    if (t->o.per_pass || t->o.shrink)
+        usage_error(t, "--per-pass and --shrink are not implemented yet");
+    int want = t->o.passes ? 1 : 2;
+    if (t->n_inputs != want) {
+        snprintf(msg, sizeof msg, "%s; see --help",
+                 t->o.passes ? "with --passes give one module" : "give two modules, or one module and --passes");
+        usage_error(t, msg);
+    }
+    if (t->o.trials < 1)
+        usage_error(t, "--trials must be at least 1");
+}
+
+static IrModule *load(Tool *t, const char *path)
+{
+    Error err = { 0 };
+    IrModule *m = ir_parse_file(path, &err);
+    if (!m || !ir_verify_module(m, &err))
+        fail_all(t, &err);
+    return m;
+}
+
+/* The second module: the first rewritten by --passes, written to -o on rank 0. */
+static IrModule *rewrite(Tool *t, const IrModule *before)
+{
+    Error err = { 0 };
+    StrBuf text;
+    strbuf_init(&text);
+    ir_print_module(&text, before);
+    IrModule *after = ir_parse_module(text.s, text.len, before->file, &err);
+    strbuf_free(&text);
+    const Pass *list[64];
+    int n = 0;
+    PassOptions po;
+    pass_options_default(&po);
+    po.mode = strcmp(t->o.pass_mode, "sound") == 0 ? PASS_MODE_SOUND : PASS_MODE_FAITHFUL;
+    po.combine_threshold_bytes = t->o.threshold_bytes;
+    po.combine_threshold_count = t->o.threshold_count;
+    po.combine_by_dim = t->o.combine_by_dim;
+    po.neuron_fsdp = t->o.neuron_fsdp;
+    po.iterate = t->o.iterate;
+    bool changed = false;
+    if (!after || !pass_parse_list(t->o.passes, list, &n, &err) ||
+        !pass_run_pipeline(after, list, n, &po, NULL, &changed, &err))
+        fail_all(t, &err);
+    Error verr = { 0 };
+    if (!ir_verify_module(after, &verr)) {
+        error_set(&err, ERR_INTERNAL, verr.loc, "the passes left an invalid module: %s", verr.msg);
+        fail_all(t, &err);
+    }
+    if (t->o.out_path && t->rank == 0 && !ir_write_module_file(after, t->o.out_path, &err))
+        fail_all(t, &err);
+    return after;
+}
+
+static void check_options(const Tool *t, CheckOptions *co)
+{
+    check_options_default(co);
+    co->trials = (int)t->o.trials;
+    co->seed = t->o.seed;
+    check_dist_from_name(t->o.dist, &co->dist);
+    const char *c = t->o.compare;
+    co->tol.mode = strcmp(c, "exact") == 0 ? CHECK_EXACT : strcmp(c, "tol") == 0 ? CHECK_TOL
+                 : strcmp(c, "ulp") == 0   ? CHECK_ULP : CHECK_AUTO;
+    co->tol.atol = t->o.atol;
+    co->tol.rtol = t->o.rtol;
+    co->tol.ulp = t->o.ulp;
+    co->oracle = strcmp(t->o.oracle, "f64") == 0 ? 1 : strcmp(t->o.oracle, "none") == 0 ? 0 : -1;
+    co->replicas = (int)t->o.replicas;
+    co->partitions = (int)t->o.partitions;
+    co->save_dir = t->o.save_dir;
+    co->progress = isatty(2);
+}
+
+/* A run-time error: when every rank has it, rank 0 reports once; when some
+ * rank is stuck in a collective waiting for this one, report and abort. */
+__attribute__((noreturn)) static void fail_run(Tool *t, const Error *err)
+{
+    bool agreed;
+    coll_agree(t->c, false, 5.0, &agreed);
+    if (agreed)
+        fail_all(t, err);
+    fprintf(stderr, "rank %d: ", t->rank);
+    error_print(err, stderr);
+    coll_abort(t->c, error_exit_code(err));
+}
+
+static void write_reports(Tool *t, const CheckReport *rep, const char *bn, const char *an)
+{
+    Error err = { 0 };
+    if (t->rank != 0)
+        return;
+    check_print_report(stdout, rep, bn, an);
+    if ((t->o.json && !check_write_json(t->o.json, rep, bn, an, &err)) ||
+        (t->o.junit && !check_write_junit(t->o.junit, rep, bn, an, &err)))
+        error_print(&err, stderr);
+}
+
+int main(int argc, char **argv)
+{
+    Tool t = { 0 };
+    t.c = coll_init(&argc, &argv);
+    t.rank = coll_rank(t.c);
+    parse_args(&t, argc, argv);
+    IrModule *before = load(&t, t.inputs[0]);
+    IrModule *after = t.o.passes ? rewrite(&t, before) : load(&t, t.inputs[1]);
+    char after_name[512];
+    snprintf(after_name, sizeof after_name, "%s", t.inputs[1] ? t.inputs[1] : "");
+    if (t.o.passes)
+        snprintf(after_name, sizeof after_name, "%s after --passes=%s", t.inputs[0], t.o.passes);
+    CheckOptions co;
+    check_options(&t, &co);
+    CheckReport rep;
+    Error err = { 0 };
+    if (!check_modules(t.c, before, after, &co, &rep, &err))
+        fail_run(&t, &err);
+    bool agreed;
+    coll_agree(t.c, true, 0, &agreed);
+    write_reports(&t, &rep, t.inputs[0], after_name);
+    int code = rep.equivalent ? 0 : 1;
+    check_report_free(&rep);
+    ir_module_free(before);
+    ir_module_free(after);
+    coll_finish(t.c, code);
+}
