@@ -1,0 +1,731 @@
+/* eval_dot.c: dot with any batch and contracting dimensions (§5.8 of
+ * hlo-reference.md).  The only file that includes cblas.h.
+ *
+ * Every dot is a batch of matrix products C[b] = A[b] x B[b], where A is
+ * M x K (lhs free dims x contracting dims), B is K x N (contracting dims x
+ * rhs free dims) and C is M x N.  That is exactly the row-major result
+ * layout (batch, lhs free, rhs free), so C is always written in place.  An
+ * operand whose row dims and column dims each form one evenly strided run,
+ * one of the two with unit stride, goes to BLAS as it is: CblasTrans covers
+ * an lhs stored [K,M] and an rhs stored [N,K], and batch dims may have any
+ * strides (an odometer walks them).  Any other operand is gathered once
+ * into a contiguous [B,R,C] buffer (a cache-blocked copy when the source is
+ * transposed).
+ *
+ * Arithmetic, by result type:
+ *   f32, f64        operands converted to the result type (exact for the
+ *                   narrow floats), then cblas_sgemm / cblas_dgemm.
+ *   bf16, f16, f8*  operands converted to the result type and widened
+ *                   exactly to f32, summed by sgemm in f32, and the sum
+ *                   rounded once to the result type.  This is what XLA's CPU
+ *                   backend does for these types.
+ *   integers        exact, wrapping modulo 2^bits of the result: operands
+ *                   converted to the result type, products and sums in an
+ *                   unsigned word at least that wide (u32 or u64), since
+ *                   wrapping commutes with + and x.
+ *   c64, c128       cblas_cgemm / cblas_zgemm, operands of the result type.
+ *   pred and the rest: ERR_UNSUPPORTED.
+ * With several contracting dims the order of the K index (and so the float
+ * summation order) follows the pairing that lets both operands skip a copy;
+ * it is fixed for a given dot, so results are reproducible.
+ *
+ * Determinism: the checker compares runs bit for bit, and OpenBLAS's
+ * blocking and summation order can depend on its thread count, so the first
+ * BLAS dot pins OpenBLAS to one thread (we run one MPI rank per core).
+ * Known gap: an s64/u64 operand beyond 2^53 converted to a narrow float
+ * result may be rounded twice (through f64). */
+#include "eval.h"
+
+#include <assert.h>
+#include <cblas.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* OpenBLAS's cblas.h declares this and netlib's does not; an identical
+ * repeated declaration is harmless. */
+void openblas_set_num_threads(int num_threads);
+
+typedef enum Compute {
+    COMPUTE_F32, COMPUTE_F64, COMPUTE_C64, COMPUTE_C128, COMPUTE_U32, COMPUTE_U64
+} Compute;
+
+static const int compute_bytes[] = {
+    [COMPUTE_F32] = 4, [COMPUTE_F64] = 8, [COMPUTE_C64] = 8,
+    [COMPUTE_C128] = 16, [COMPUTE_U32] = 4, [COMPUTE_U64] = 8,
+};
+
+/* How one operand's elements become compute elements. */
+typedef struct Conv {
+    IrElemType from;        /* the operand's type */
+    IrElemType result;      /* the dot's result type */
+    Compute compute;
+    bool via_result;        /* narrow float result: round through it first */
+} Conv;
+
+/* One operand seen as a batch of R x C matrices. */
+typedef struct Operand {
+    const IrShape *shape;
+    const char *data;
+    Conv conv;
+    int n_batch, n_rows, n_cols;
+    int batch[IR_MAX_RANK];     /* in *_batch_dims order */
+    int rows[IR_MAX_RANK];      /* lhs: free dims ascending; rhs: contracting */
+    int cols[IR_MAX_RANK];      /* lhs: contracting; rhs: free dims ascending */
+} Operand;
+
+/* Where the kernels find one operand's matrices. */
+typedef struct MatView {
+    const char *data;
+    void *owned;                        /* gathered copy to free, or NULL */
+    int64_t batch_stride[IR_MAX_RANK];  /* elements, per batch dim */
+    int64_t ld;                         /* leading dimension, elements */
+    bool trans;                         /* stored as C x R */
+} MatView;
+
+typedef struct Dot {
+    const IrInstr *instr;
+    IrElemType result;
+    Compute compute;
+    Operand lhs, rhs;
+    int n_batch;
+    int64_t batch_size[IR_MAX_RANK];
+    int64_t B, M, K, N;
+} Dot;
+
+/* ---- Types */
+
+static bool is_narrow_float(IrElemType t)
+{
+    return ir_type_is_float(t) && t != IR_TYPE_F32 && t != IR_TYPE_F64;
+}
+
+static bool is_real(IrElemType t)
+{
+    return t == IR_TYPE_PRED || ir_type_is_int(t) || ir_type_is_float(t);
+}
+
+static bool pick_compute(Dot *d, Error *err)
+{
+    IrElemType r = d->result, lt = d->lhs.shape->type, rt = d->rhs.shape->type;
+    bool real = is_real(lt) && is_real(rt);
+    if (r == IR_TYPE_C64 && lt == r && rt == r)
+        d->compute = COMPUTE_C64;
+    else if (r == IR_TYPE_C128 && lt == r && rt == r)
+        d->compute = COMPUTE_C128;
+    else if (real && ir_type_is_float(r))
+        d->compute = r == IR_TYPE_F64 ? COMPUTE_F64 : COMPUTE_F32;
+    else if (real && ir_type_is_int(r))
+        d->compute = ir_type_info[r].bits <= 32 ? COMPUTE_U32 : COMPUTE_U64;
+    else
+        return error_set(err, ERR_UNSUPPORTED, d->instr->loc, "unsupported dot: %s x %s -> %s",
+                         ir_type_name(lt), ir_type_name(rt), ir_type_name(r));
+    return true;
+}
+
+static Conv make_conv(const Dot *d, IrElemType from)
+{
+    return (Conv){ from, d->result, d->compute, is_narrow_float(d->result) && from != d->result };
+}
+
+/* True when conversion leaves the bits alone. */
+static bool conv_is_copy(const Conv *c)
+{
+    int bits = ir_type_info[c->from].bits;
+    switch (c->compute) {
+    case COMPUTE_F32: return c->from == IR_TYPE_F32 && !c->via_result;
+    case COMPUTE_F64: return c->from == IR_TYPE_F64;
+    case COMPUTE_C64: case COMPUTE_C128: return true;
+    case COMPUTE_U32: return ir_type_is_int(c->from) && bits == 32;
+    case COMPUTE_U64: return ir_type_is_int(c->from) && bits == 64;
+    }
+    return false;
+}
+
+/* ---- Element conversion: HLO's convert(from -> result), then widened
+ * exactly to the compute type. */
+
+static float elem_to_f32(const Conv *c, const char *p)
+{
+    if (c->via_result) {
+        char tmp[16];
+        ir_elem_set_f64(c->result, tmp, ir_elem_get_f64(c->from, p));
+        return (float)ir_elem_get_f64(c->result, tmp);     /* exact */
+    }
+    if (ir_type_is_signed_int(c->from))
+        return (float)ir_elem_get_i64(c->from, p);          /* one rounding */
+    if (ir_type_is_unsigned_int(c->from))
+        return (float)(uint64_t)ir_elem_get_i64(c->from, p);
+    return (float)ir_elem_get_f64(c->from, p);              /* exact in f64: one rounding */
+}
+
+static uint64_t elem_to_u64(const Conv *c, const char *p)
+{
+    if (!ir_type_is_float(c->from))
+        return (uint64_t)ir_elem_get_i64(c->from, p);
+    char tmp[16];       /* float -> int saturates, NaN -> 0, as convert does */
+    ir_elem_set_f64(c->result, tmp, ir_elem_get_f64(c->from, p));
+    return (uint64_t)ir_elem_get_i64(c->result, tmp);
+}
+
+static void convert_elem(const Conv *c, char *dst, const char *src)
+{
+    float f;
+    double x;
+    uint64_t u;
+    uint32_t w;
+    switch (c->compute) {
+    case COMPUTE_F32: f = elem_to_f32(c, src); memcpy(dst, &f, 4); return;
+    case COMPUTE_F64: x = ir_elem_get_f64(c->from, src); memcpy(dst, &x, 8); return;
+    case COMPUTE_U64: u = elem_to_u64(c, src); memcpy(dst, &u, 8); return;
+    case COMPUTE_U32: w = (uint32_t)elem_to_u64(c, src); memcpy(dst, &w, 4); return;
+    case COMPUTE_C64: case COMPUTE_C128:
+        memcpy(dst, src, (size_t)compute_bytes[c->compute]);
+        return;
+    }
+}
+
+/* Copies n elements of `bytes` each, reading every stride-th source element. */
+static void copy_run(char *dst, const char *src, int64_t n, int64_t stride, int bytes)
+{
+    if (stride == 1) {
+        memcpy(dst, src, (size_t)(n * bytes));
+        return;
+    }
+    int64_t step = stride * bytes;
+    if (bytes == 4)
+        for (int64_t i = 0; i < n; i++)
+            memcpy(dst + 4 * i, src + step * i, 4);
+    else if (bytes == 8)
+        for (int64_t i = 0; i < n; i++)
+            memcpy(dst + 8 * i, src + step * i, 8);
+    else
+        for (int64_t i = 0; i < n; i++)
+            memcpy(dst + bytes * i, src + step * i, (size_t)bytes);
+}
+
+static void bf16_run(char *dst, const char *src, int64_t n, int64_t stride)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, src + 2 * stride * i, 2);
+        uint32_t bits = (uint32_t)h << 16;     /* bf16 is the top half of an f32 */
+        memcpy(dst + 4 * i, &bits, 4);
+    }
+}
+
+/* Converts n operand elements, stride apart, into contiguous compute elements. */
+static void convert_run(const Conv *c, char *dst, const char *src, int64_t n, int64_t stride)
+{
+    int sb = ir_type_storage_bytes(c->from), db = compute_bytes[c->compute];
+    if (conv_is_copy(c))
+        copy_run(dst, src, n, stride, db);
+    else if (c->from == IR_TYPE_BF16 && c->compute == COMPUTE_F32 && !c->via_result)
+        bf16_run(dst, src, n, stride);
+    else
+        for (int64_t i = 0; i < n; i++)
+            convert_elem(c, dst + db * i, src + sb * stride * i);
+}
+
+/* ---- Odometer: walks a multi-index, keeping two linear offsets. */
+
+typedef struct Odometer {
+    int n;
+    int64_t size[IR_MAX_RANK], a[IR_MAX_RANK], b[IR_MAX_RANK], idx[IR_MAX_RANK];
+    int64_t off_a, off_b;
+} Odometer;
+
+/* Steps to the next index; false after the last.  Every size must be >= 1. */
+static bool odo_next(Odometer *o)
+{
+    for (int i = o->n - 1; i >= 0; i--) {
+        o->off_a += o->a[i];
+        o->off_b += o->b[i];
+        if (++o->idx[i] < o->size[i])
+            return true;
+        o->off_a -= o->a[i] * o->size[i];
+        o->off_b -= o->b[i] * o->size[i];
+        o->idx[i] = 0;
+    }
+    return false;
+}
+
+static void odo_add(Odometer *o, int64_t size, int64_t a, int64_t b)
+{
+    o->size[o->n] = size;
+    o->a[o->n] = a;
+    o->b[o->n] = b;
+    o->idx[o->n++] = 0;
+}
+
+/* ---- Gather: copy an operand into a contiguous buffer in another dim order. */
+
+/* The copy after dropping unit dims and merging dims that stay adjacent. */
+typedef struct Walk {
+    int rank;
+    int64_t dims[IR_MAX_RANK];
+    int64_t src[IR_MAX_RANK];   /* source strides, elements */
+    int64_t dst[IR_MAX_RANK];   /* destination strides, elements */
+} Walk;
+
+static void build_walk(const IrShape *s, const int *order, int n, Walk *w)
+{
+    int64_t strides[IR_MAX_RANK];
+    eval_strides(s, strides);
+    w->rank = 0;
+    for (int t = 0; t < n; t++) {
+        int64_t d = s->dims[order[t]], st = strides[order[t]];
+        if (d == 1)
+            continue;
+        if (w->rank > 0 && w->src[w->rank - 1] == st * d) {
+            w->dims[w->rank - 1] *= d;
+            w->src[w->rank - 1] = st;
+            continue;
+        }
+        w->dims[w->rank] = d;
+        w->src[w->rank++] = st;
+    }
+    if (w->rank == 0) {
+        w->dims[0] = w->src[0] = 1;
+        w->rank = 1;
+    }
+    int64_t acc = 1;
+    for (int t = w->rank - 1; t >= 0; t--) {
+        w->dst[t] = acc;
+        acc *= w->dims[t];
+    }
+}
+
+enum { TILE = 32 };
+
+/* A 2-D blocked copy of dims p (unit source stride) and last (unit
+ * destination stride): both sides stay in cache within a tile. */
+static void tile_copy(const Conv *c, char *dst, const char *src, const Walk *w, int p)
+{
+    int last = w->rank - 1, sb = ir_type_storage_bytes(c->from), db = compute_bytes[c->compute];
+    for (int64_t i0 = 0; i0 < w->dims[p]; i0 += TILE)
+        for (int64_t j0 = 0; j0 < w->dims[last]; j0 += TILE) {
+            int64_t i1 = i0 + TILE < w->dims[p] ? i0 + TILE : w->dims[p];
+            int64_t nj = j0 + TILE < w->dims[last] ? TILE : w->dims[last] - j0;
+            for (int64_t i = i0; i < i1; i++)
+                convert_run(c, dst + db * (i * w->dst[p] + j0), src + sb * (i + j0 * w->src[last]), nj,
+                            w->src[last]);
+        }
+}
+
+/* The dim (not the last) whose source stride is 1, or -1. */
+static int unit_source_dim(const Walk *w)
+{
+    if (w->src[w->rank - 1] == 1)
+        return -1;
+    for (int t = 0; t < w->rank - 1; t++)
+        if (w->src[t] == 1)
+            return t;
+    return -1;
+}
+
+static void gather(const Conv *c, char *dst, const char *src, const Walk *w)
+{
+    int p = unit_source_dim(w), last = w->rank - 1;
+    int sb = ir_type_storage_bytes(c->from), db = compute_bytes[c->compute];
+    Odometer o = { 0 };
+    for (int t = 0; t < last; t++)
+        if (t != p)
+            odo_add(&o, w->dims[t], w->src[t], w->dst[t]);
+    do {
+        if (p >= 0)
+            tile_copy(c, dst + db * o.off_b, src + sb * o.off_a, w, p);
+        else
+            convert_run(c, dst + db * o.off_b, src + sb * o.off_a, w->dims[last], w->src[last]);
+    } while (odo_next(&o));
+}
+
+/* ---- Operand views */
+
+/* Size and stride of a group of dims read as one row-major index.  False
+ * when the dims are not one evenly strided run.  Stride 0: the group has a
+ * single index, so any stride will do. */
+static bool group_run(const IrShape *s, const int64_t *strides, const int *dims, int n, int64_t *size,
+                      int64_t *stride)
+{
+    *size = 1;
+    *stride = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t d = s->dims[dims[i]];
+        *size *= d;
+        if (d == 1)
+            continue;
+        if (*stride && *stride != strides[dims[i]] * d)
+            return false;
+        *stride = strides[dims[i]];
+    }
+    return true;
+}
+
+/* Picks BLAS's transpose flag and leading dimension for an R x C matrix
+ * with element (r, c) at r*sr + c*sc; false when BLAS cannot read it. */
+static bool pick_layout(int64_t R, int64_t sr, int64_t C, int64_t sc, MatView *v)
+{
+    if (C == 1 || sc == 1) {
+        v->trans = false;
+        v->ld = R == 1 ? C : sr;
+        return v->ld >= C && v->ld <= INT_MAX;
+    }
+    if (R == 1 || sr == 1) {
+        v->trans = true;
+        v->ld = sc;
+        return v->ld >= R && v->ld <= INT_MAX;
+    }
+    return false;
+}
+
+/* The operand's own buffer as a view, if BLAS can read it so. */
+static bool view_direct(const Operand *op, MatView *v)
+{
+    int64_t strides[IR_MAX_RANK], R, sr, C, sc;
+    eval_strides(op->shape, strides);
+    if (!conv_is_copy(&op->conv) || !group_run(op->shape, strides, op->rows, op->n_rows, &R, &sr) ||
+        !group_run(op->shape, strides, op->cols, op->n_cols, &C, &sc) || !pick_layout(R, sr, C, sc, v))
+        return false;
+    v->data = op->data;
+    v->owned = NULL;
+    for (int i = 0; i < op->n_batch; i++)
+        v->batch_stride[i] = strides[op->batch[i]];
+    return true;
+}
+
+static void *alloc_elems(int64_t n, int bytes, const IrInstr *instr, Error *err)
+{
+    void *p = (uint64_t)n <= SIZE_MAX / (size_t)bytes ? xmalloc_try((size_t)(n ? n : 1) * (size_t)bytes) : NULL;
+    if (!p)
+        error_set(err, ERR_NOMEM, instr->loc, "dot: out of memory for %lld elements", (long long)n);
+    return p;
+}
+
+/* A contiguous [batch..., rows, cols] copy of the operand, as a view. */
+static bool view_gathered(const Dot *d, const Operand *op, int64_t R, int64_t C, MatView *v, Error *err)
+{
+    int order[IR_MAX_RANK], n = 0;
+    for (int i = 0; i < op->n_batch; i++)
+        order[n++] = op->batch[i];
+    for (int i = 0; i < op->n_rows; i++)
+        order[n++] = op->rows[i];
+    for (int i = 0; i < op->n_cols; i++)
+        order[n++] = op->cols[i];
+    v->owned = alloc_elems(d->B * R * C, compute_bytes[d->compute], d->instr, err);
+    if (!v->owned)
+        return false;
+    Walk w;
+    build_walk(op->shape, order, n, &w);
+    gather(&op->conv, v->owned, op->data, &w);
+    v->data = v->owned;
+    v->trans = false;
+    v->ld = C;
+    int64_t acc = R * C;
+    for (int i = op->n_batch - 1; i >= 0; i--) {
+        v->batch_stride[i] = acc;
+        acc *= d->batch_size[i];
+    }
+    return true;
+}
+
+/* Integer kernels read only contiguous row-major matrices. */
+static bool make_view(const Dot *d, const Operand *op, int64_t R, int64_t C, MatView *v, Error *err)
+{
+    bool blas = d->compute != COMPUTE_U32 && d->compute != COMPUTE_U64;
+    if (blas && view_direct(op, v))
+        return true;
+    return view_gathered(d, op, R, C, v, err);
+}
+
+/* ---- Dimension bookkeeping */
+
+static const IrIntList *dims_list(const Dot *d, IrListAttr a)
+{
+    return &d->instr->lists[a];
+}
+
+static bool is_listed(const IrIntList *l, int dim)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == dim)
+            return true;
+    return false;
+}
+
+/* Free dims (neither batch nor contracting), ascending. */
+static int free_dims(const IrShape *s, const IrIntList *batch, const IrIntList *contract, int *out)
+{
+    int n = 0;
+    for (int i = 0; i < s->rank; i++)
+        if (!is_listed(batch, i) && !is_listed(contract, i))
+            out[n++] = i;
+    return n;
+}
+
+static void init_operand(Dot *d, Operand *op, const Value *v, IrListAttr batch, IrListAttr contract,
+                         bool is_lhs)
+{
+    const IrIntList *b = dims_list(d, batch), *c = dims_list(d, contract);
+    op->shape = v->shape;
+    op->data = v->data;
+    op->conv = make_conv(d, v->shape->type);
+    op->n_batch = b->n;
+    for (int i = 0; i < b->n; i++)
+        op->batch[i] = (int)b->v[i];
+    int *free_out = is_lhs ? op->rows : op->cols;
+    int n_free = free_dims(v->shape, b, c, free_out);
+    op->n_rows = is_lhs ? n_free : c->n;
+    op->n_cols = is_lhs ? c->n : n_free;
+}
+
+/* Contracting pair k is the k-th entry of order; fills lhs cols and rhs rows. */
+static void set_pair_order(Dot *d, const int *order)
+{
+    const IrIntList *lc = dims_list(d, IR_LIST_LHS_CONTRACTING_DIMS);
+    const IrIntList *rc = dims_list(d, IR_LIST_RHS_CONTRACTING_DIMS);
+    for (int k = 0; k < lc->n; k++) {
+        d->lhs.cols[k] = (int)lc->v[order[k]];
+        d->rhs.rows[k] = (int)rc->v[order[k]];
+    }
+}
+
+static void sort_pairs_by(const IrIntList *key, int *order)
+{
+    for (int i = 0; i < key->n; i++)
+        order[i] = i;
+    for (int i = 1; i < key->n; i++)
+        for (int j = i; j > 0 && key->v[order[j - 1]] > key->v[order[j]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+}
+
+static int copies_avoided(const Dot *d)
+{
+    MatView v;
+    return view_direct(&d->lhs, &v) + view_direct(&d->rhs, &v);
+}
+
+/* Several contracting dims: pairs in the order given, or sorted by lhs or by
+ * rhs dim, whichever lets more operands skip the copy (first wins ties). */
+static void choose_pair_order(Dot *d)
+{
+    int orders[3][IR_MAX_RANK], best = 0, best_score = -1;
+    const IrIntList *lc = dims_list(d, IR_LIST_LHS_CONTRACTING_DIMS);
+    for (int i = 0; i < lc->n; i++)
+        orders[0][i] = i;
+    sort_pairs_by(lc, orders[1]);
+    sort_pairs_by(dims_list(d, IR_LIST_RHS_CONTRACTING_DIMS), orders[2]);
+    for (int c = 0; c < 3 && lc->n > 1; c++) {
+        set_pair_order(d, orders[c]);
+        int score = copies_avoided(d);
+        if (score > best_score)
+            best = c, best_score = score;
+    }
+    set_pair_order(d, orders[best]);
+}
+
+static int64_t product(const IrShape *s, const int *dims, int n)
+{
+    int64_t p = 1;
+    for (int i = 0; i < n; i++)
+        p *= s->dims[dims[i]];
+    return p;
+}
+
+static bool init_dot(Dot *d, const IrInstr *instr, Value *const *args, Error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->instr = instr;
+    d->result = instr->shape->type;
+    d->lhs.shape = args[0]->shape;
+    d->rhs.shape = args[1]->shape;
+    if (!pick_compute(d, err))
+        return false;
+    init_operand(d, &d->lhs, args[0], IR_LIST_LHS_BATCH_DIMS, IR_LIST_LHS_CONTRACTING_DIMS, true);
+    init_operand(d, &d->rhs, args[1], IR_LIST_RHS_BATCH_DIMS, IR_LIST_RHS_CONTRACTING_DIMS, false);
+    choose_pair_order(d);
+    d->n_batch = d->lhs.n_batch;
+    for (int i = 0; i < d->n_batch; i++)
+        d->batch_size[i] = d->lhs.shape->dims[d->lhs.batch[i]];
+    d->B = product(d->lhs.shape, d->lhs.batch, d->lhs.n_batch);
+    d->M = product(d->lhs.shape, d->lhs.rows, d->lhs.n_rows);
+    d->K = product(d->lhs.shape, d->lhs.cols, d->lhs.n_cols);
+    d->N = product(d->rhs.shape, d->rhs.cols, d->rhs.n_cols);
+    return true;
+}
+
+/* ---- Kernels */
+
+/* Exact integer matrix product, wrapping in T; C = A (M x K) x B (K x N),
+ * all row-major.  Blocked over k and n so a panel of B stays in cache. */
+#define INT_GEMM(NAME, T)                                                                         \
+    static void NAME##_block(int64_t M, int64_t N, int64_t k0, int64_t k1, int64_t n0, int64_t n1, \
+                             const T *a, int64_t lda, const T *b, int64_t ldb, T *c)             \
+    {                                                                                             \
+        for (int64_t m = 0; m < M; m++)                                                           \
+            for (int64_t k = k0; k < k1; k++) {                                                   \
+                T x = a[m * lda + k];                                                             \
+                const T *brow = b + k * ldb;                                                      \
+                T *crow = c + m * N;                                                              \
+                for (int64_t n = n0; n < n1; n++)                                                 \
+                    crow[n] += x * brow[n];                                                       \
+            }                                                                                     \
+    }                                                                                             \
+    static void NAME(int64_t M, int64_t N, int64_t K, const T *a, int64_t lda, const T *b,        \
+                     int64_t ldb, T *c)                                                           \
+    {                                                                                             \
+        memset(c, 0, (size_t)(M * N) * sizeof(T));                                                \
+        for (int64_t k0 = 0; k0 < K; k0 += 128)                                                   \
+            for (int64_t n0 = 0; n0 < N; n0 += 512)                                               \
+                NAME##_block(M, N, k0, k0 + 128 < K ? k0 + 128 : K, n0, n0 + 512 < N ? n0 + 512 : N, \
+                             a, lda, b, ldb, c);                                                  \
+    }
+
+INT_GEMM(gemm_u32, uint32_t)
+INT_GEMM(gemm_u64, uint64_t)
+
+static void blas_init_once(void)
+{
+    static bool done;       /* interpreters run one per process, single-threaded */
+    if (!done) {
+        openblas_set_num_threads(1);
+        done = true;
+    }
+}
+
+/* One product C = A x B for the matrices at element offsets oa and ob. */
+static void gemm_one(const Dot *d, const MatView *a, const MatView *b, int64_t oa, int64_t ob, void *c)
+{
+    int M = (int)d->M, N = (int)d->N, K = (int)d->K, lda = (int)a->ld, ldb = (int)b->ld;
+    int eb = compute_bytes[d->compute];
+    const void *pa = a->data + oa * eb, *pb = b->data + ob * eb;
+    enum CBLAS_TRANSPOSE ta = a->trans ? CblasTrans : CblasNoTrans, tb = b->trans ? CblasTrans : CblasNoTrans;
+    static const double one[2] = { 1, 0 }, zero[2] = { 0, 0 };
+    static const float onef[2] = { 1, 0 }, zerof[2] = { 0, 0 };
+    switch (d->compute) {
+    case COMPUTE_F32:
+        cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, pa, lda, pb, ldb, 0.0f, c, N);
+        return;
+    case COMPUTE_F64:
+        cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, pa, lda, pb, ldb, 0.0, c, N);
+        return;
+    case COMPUTE_C64:
+        cblas_cgemm(CblasRowMajor, ta, tb, M, N, K, onef, pa, lda, pb, ldb, zerof, c, N);
+        return;
+    case COMPUTE_C128:
+        cblas_zgemm(CblasRowMajor, ta, tb, M, N, K, one, pa, lda, pb, ldb, zero, c, N);
+        return;
+    case COMPUTE_U32:
+        gemm_u32(d->M, d->N, d->K, pa, a->ld, pb, b->ld, c);
+        return;
+    case COMPUTE_U64:
+        gemm_u64(d->M, d->N, d->K, pa, a->ld, pb, b->ld, c);
+        return;
+    }
+}
+
+/* Every batch: odometer over the batch dims, C batches contiguous. */
+static void gemm_batches(const Dot *d, const MatView *a, const MatView *b, char *c)
+{
+    Odometer o = { 0 };
+    for (int i = 0; i < d->n_batch; i++)
+        odo_add(&o, d->batch_size[i], a->batch_stride[i], b->batch_stride[i]);
+    int64_t step = d->M * d->N * compute_bytes[d->compute];
+    for (int64_t i = 0; i < d->B; i++) {
+        gemm_one(d, a, b, o.off_a, o.off_b, c + step * i);
+        odo_next(&o);
+    }
+}
+
+/* ---- Result */
+
+/* The compute buffer has the result's exact bits. */
+static bool output_is_direct(const Dot *d)
+{
+    int bits = ir_type_info[d->result].bits;
+    switch (d->compute) {
+    case COMPUTE_F32: return d->result == IR_TYPE_F32;
+    case COMPUTE_F64: case COMPUTE_C64: case COMPUTE_C128: return true;
+    case COMPUTE_U32: return bits == 32;
+    case COMPUTE_U64: return bits == 64;
+    }
+    return false;
+}
+
+/* Rounds an f32 sum to a narrow float result, or wraps a u32 sum to a
+ * narrower integer result (the only compute buffers that are not direct). */
+static void store_result(const Dot *d, char *out, const char *c, int64_t n)
+{
+    IrElemType r = d->result;
+    int rb = ir_type_storage_bytes(r);
+    assert(d->compute == COMPUTE_F32 || d->compute == COMPUTE_U32);
+    for (int64_t i = 0; i < n; i++) {
+        float f;
+        uint32_t w;
+        if (d->compute == COMPUTE_F32) {
+            memcpy(&f, c + 4 * i, 4);
+            ir_elem_set_f64(r, out + rb * i, f);       /* f32 is exact in f64: one rounding */
+        } else {
+            memcpy(&w, c + 4 * i, 4);
+            ir_elem_set_i64(r, out + rb * i, (int64_t)w);
+        }
+    }
+}
+
+static bool run_dot(const Dot *d, char *out, Error *err)
+{
+    int64_t n_out = d->B * d->M * d->N;
+    int eb = compute_bytes[d->compute];
+    if (n_out == 0)
+        return true;
+    bool direct = output_is_direct(d);
+    char *c = direct ? out : alloc_elems(n_out, eb, d->instr, err);
+    MatView a = { 0 }, b = { 0 };
+    bool ok = c != NULL;
+    if (ok && d->K == 0)
+        memset(c, 0, (size_t)(n_out * eb));
+    else if (ok)
+        ok = make_view(d, &d->lhs, d->M, d->K, &a, err) && make_view(d, &d->rhs, d->K, d->N, &b, err);
+    if (ok && d->K > 0)
+        gemm_batches(d, &a, &b, c);
+    if (ok && !direct)
+        store_result(d, out, c, n_out);
+    free(a.owned);
+    free(b.owned);
+    if (!direct)
+        free(c);
+    return ok;
+}
+
+static bool check_blas_sizes(const Dot *d, Error *err)
+{
+    bool blas = d->compute != COMPUTE_U32 && d->compute != COMPUTE_U64;
+    if (blas && (d->M > INT_MAX || d->N > INT_MAX || d->K > INT_MAX))
+        return error_set(err, ERR_UNSUPPORTED, d->instr->loc,
+                         "dot: %lld x %lld x %lld is too large for BLAS", (long long)d->M,
+                         (long long)d->K, (long long)d->N);
+    if (blas)
+        blas_init_once();
+    return true;
+}
+
+bool eval_dot(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    Dot d;
+    if (!init_dot(&d, instr, args, err) || !check_blas_sizes(&d, err))
+        return false;
+    Value *result = value_new_array(instr->shape, err);
+    if (!result)
+        return false;
+    if (!run_dot(&d, result->data, err)) {
+        value_release(result);
+        return false;
+    }
+    *out = result;
+    return true;
+}
