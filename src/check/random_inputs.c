@@ -1,0 +1,470 @@
+/* random_inputs.c: seeded inputs, one stream per (seed, rank, parameter).
+ *
+ * The same seed gives the same bits on any machine and any MPI build: the
+ * streams use only 64-bit integer arithmetic and exact double operations
+ * (plus log, sqrt and cos for the normal distribution), never rand().
+ *
+ * The derivation, exactly (all arithmetic modulo 2^64, >> is logical):
+ *
+ *   G       = 0x9E3779B97F4A7C15
+ *   mix(z)  = z ^= z >> 30; z *= 0xBF58476D1CE4E5B9;
+ *             z ^= z >> 27; z *= 0x94D049BB133111EB; z ^ (z >> 31)
+ *   sm(x)   = mix(x + G)                  (one splitmix64 output from state x)
+ *   key     = sm(sm(sm(seed) ^ rank) ^ param)          (rank, param >= 0)
+ *   s[i]    = sm(key + i*G), i = 0..3     (splitmix64 seeded with key, 4 outputs)
+ *
+ * then xoshiro256** on s[0..3]:
+ *
+ *   next()  = r = rotl(s1 * 5, 7) * 9;  t = s1 << 17;
+ *             s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3; s2 ^= t; s3 = rotl(s3, 45);
+ *             return r
+ *
+ * Elements are drawn in row-major order (tuple leaves in order, from the
+ * same stream), each from these draws:
+ *
+ *   unit()        = (next() >> 11) * 2^-53                       in [0, 1)
+ *   int(lo, hi)   = lo + (((next() >> 32) * (hi - lo + 1)) >> 32)
+ *   pred          = next() >> 63
+ *   integers      = int(-8, 8) signed, int(0, 16) unsigned (clamped to the type)
+ *   uniform float = 2 * unit() - 1 (exact), rounded to the type to nearest
+ *                   even; a value that rounds up to +1 becomes -1 (the
+ *                   interval wraps, so every grid point keeps its share)
+ *   normal        = u1 = ((next() >> 11) + 1) * 2^-53, u2 = unit();
+ *                   sqrt(-2 log u1) * cos(2 pi u2), rounded to the type
+ *   wide          = s = next() >> 63; e = int(lo, hi); u = unit();
+ *                   (-1)^s * 2^e * (1 + u), rounded to the type, where
+ *                   [lo, hi] = [-20, 20] clamped to [emin, emax - 1] of the type
+ *   special       = a = next(); if a >> 62 == 0: table[int(0, n - 1)]
+ *                   (see special_values) else a uniform float as above
+ *   (types without a sign, f8e8m0fnu, take |x| of uniform and normal draws)
+ *   complex       = the real part, then the imaginary part, each a float of
+ *                   the part type (f32 for c64, f64 for c128)
+ *
+ * A scalar integer entry parameter that is an index operand of a
+ * dynamic-slice (operand 1..) or dynamic-update-slice (operand 2..) of the
+ * entry computation (its first such use) is drawn as
+ *   in = next() >> 63, side = next() >> 63, then
+ *   in == 0:          int(0, dim - size)                       (in range)
+ *   in == 1, side 0:  int(-4, -1)                              (below)
+ *   in == 1, side 1:  int(dim - size + 1, dim - size + 4)      (above)
+ * clamped to the index type (unsigned types have no "below": they go above). */
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* The generator                                                        */
+
+#define GOLDEN 0x9E3779B97F4A7C15ULL
+
+typedef struct Rng {
+    uint64_t s[4];
+} Rng;
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static uint64_t splitmix(uint64_t x)
+{
+    return mix64(x + GOLDEN);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static void rng_seed(Rng *r, uint64_t seed, int rank, int param)
+{
+    uint64_t key = splitmix(splitmix(splitmix(seed) ^ (uint64_t)rank) ^ (uint64_t)param);
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix(key + (uint64_t)i * GOLDEN);
+}
+
+static uint64_t rng_next(Rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* [0, 1) with 53 random bits. */
+static double rng_unit(Rng *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1p-53;
+}
+
+/* [lo, hi], hi - lo < 2^32: a multiply-shift, no rejection (the bias is
+ * below 2^-27 for the small ranges used here). */
+static int64_t rng_int(Rng *r, int64_t lo, int64_t hi)
+{
+    uint64_t n = (uint64_t)(hi - lo) + 1;
+    return lo + (int64_t)(((rng_next(r) >> 32) * n) >> 32);
+}
+
+/* ------------------------------------------------------------------ */
+/* Float formats                                                        */
+
+/* Exponent range of a float type's normal numbers and its largest finite value. */
+typedef struct FloatRange {
+    int emin, emax;
+    double max_finite;
+} FloatRange;
+
+static FloatRange float_range(IrElemType t)
+{
+    const IrTypeInfo *fi = &ir_type_info[t];
+    int m = fi->mantissa_bits;
+    int top = (1 << fi->exponent_bits) - 1;     /* all-ones exponent field */
+    FloatRange fr = { .emin = 1 - fi->bias };
+    if (fi->has_inf) {
+        fr.emax = top - 1 - fi->bias;
+        fr.max_finite = ldexp(2.0 - ldexp(1.0, -m), fr.emax);
+    } else if (fi->nan_only_all_ones) {
+        /* The all-ones pattern is NaN: the top binade loses its last value. */
+        fr.emax = top - fi->bias;
+        fr.max_finite = m > 0 ? ldexp(2.0 - ldexp(1.0, 1 - m), fr.emax) : ldexp(1.0, fr.emax - 1);
+    } else {
+        fr.emax = top - fi->bias;
+        fr.max_finite = ldexp(2.0 - ldexp(1.0, -m), fr.emax);
+    }
+    return fr;
+}
+
+static bool float_has_nan(IrElemType t)
+{
+    const IrTypeInfo *fi = &ir_type_info[t];
+    return fi->has_inf || fi->nan_only_all_ones || fi->nan_is_neg_zero;
+}
+
+/* Stores v rounded to t; a uniform draw that rounds up to +1 wraps to -1. */
+static void store_uniform(IrElemType t, void *p, double v)
+{
+    ir_elem_set_f64(t, p, v);
+    if (ir_elem_get_f64(t, p) >= 1.0)
+        ir_elem_set_f64(t, p, -1.0);
+}
+
+static double draw_uniform(Rng *r)
+{
+    return 2.0 * rng_unit(r) - 1.0;
+}
+
+static double draw_normal(Rng *r)
+{
+    double u1 = (double)((rng_next(r) >> 11) + 1) * 0x1p-53;    /* (0, 1]: log is finite */
+    double u2 = rng_unit(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static double draw_wide(Rng *r, IrElemType t)
+{
+    FloatRange fr = float_range(t);
+    int lo = fr.emin > -20 ? fr.emin : -20;
+    int hi = fr.emax - 1 < 20 ? fr.emax - 1 : 20;
+    if (hi < lo)
+        hi = lo;
+    bool negative = rng_next(r) >> 63;
+    int e = (int)rng_int(r, lo, hi);
+    double v = ldexp(1.0 + rng_unit(r), e);
+    return negative && ir_type_info[t].has_sign ? -v : v;
+}
+
+/* The special values of type t, in a fixed order: NaN, +-inf, -0, +0, the
+ * smallest and largest subnormals, the smallest normal, +-max finite, and
+ * for each narrower format (mantissa bits 23, 10, 7, 3, 2: f32, f16, bf16,
+ * f8e4m3, f8e5m2) that t can hold a tie of, the two ties 1 + 2^-(k+1) (rounds
+ * down to even) and -(1 + 3 * 2^-(k+1)) (rounds up to even).  Returns the count. */
+static int special_values(IrElemType t, double *out)
+{
+    static const int narrower[] = { 23, 10, 7, 3, 2 };
+    const IrTypeInfo *fi = &ir_type_info[t];
+    FloatRange fr = float_range(t);
+    int m = fi->mantissa_bits, n = 0;
+    if (float_has_nan(t))
+        out[n++] = NAN;
+    if (fi->has_inf) {
+        out[n++] = INFINITY;
+        out[n++] = -INFINITY;
+    }
+    if (fi->has_sign && !fi->nan_is_neg_zero)
+        out[n++] = -0.0;
+    out[n++] = 0.0;
+    out[n++] = ldexp(1.0, fr.emin - m);                      /* smallest subnormal */
+    out[n++] = ldexp(1.0 - ldexp(1.0, -m), fr.emin);         /* largest subnormal */
+    out[n++] = ldexp(1.0, fr.emin);                          /* smallest normal */
+    out[n++] = fr.max_finite;
+    if (fi->has_sign)
+        out[n++] = -fr.max_finite;
+    for (size_t i = 0; i < sizeof narrower / sizeof narrower[0]; i++) {
+        int k = narrower[i];
+        if (k + 2 > m)      /* the tie needs k + 2 mantissa bits for 3 * 2^-(k+1) */
+            continue;
+        out[n++] = 1.0 + ldexp(1.0, -(k + 1));
+        out[n++] = fi->has_sign ? -(1.0 + 3.0 * ldexp(1.0, -(k + 1))) : 1.0 + 3.0 * ldexp(1.0, -(k + 1));
+    }
+    return n;
+}
+
+#define MAX_SPECIALS 24
+
+static void fill_float(Rng *r, IrElemType t, CheckDist dist, void *p)
+{
+    double specials[MAX_SPECIALS];
+    bool sign = ir_type_info[t].has_sign;      /* f8e8m0fnu has none: use magnitudes */
+    switch (dist) {
+    case CHECK_DIST_UNIFORM:
+        store_uniform(t, p, sign ? draw_uniform(r) : fabs(draw_uniform(r)));
+        return;
+    case CHECK_DIST_NORMAL:
+        ir_elem_set_f64(t, p, sign ? draw_normal(r) : fabs(draw_normal(r)));
+        return;
+    case CHECK_DIST_WIDE:
+        ir_elem_set_f64(t, p, draw_wide(r, t));
+        return;
+    case CHECK_DIST_SPECIAL:
+        if (rng_next(r) >> 62 == 0) {
+            int n = special_values(t, specials);
+            ir_elem_set_f64(t, p, specials[rng_int(r, 0, n - 1)]);
+        } else {
+            store_uniform(t, p, sign ? draw_uniform(r) : fabs(draw_uniform(r)));
+        }
+        return;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Integers                                                             */
+
+static int64_t type_min(IrElemType t)
+{
+    int bits = ir_type_info[t].bits;
+    return ir_type_is_signed_int(t) ? (bits >= 64 ? INT64_MIN : -((int64_t)1 << (bits - 1))) : 0;
+}
+
+static int64_t type_max(IrElemType t)
+{
+    int bits = ir_type_info[t].bits;
+    if (ir_type_is_signed_int(t))
+        return bits >= 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+    return bits >= 63 ? INT64_MAX : ((int64_t)1 << bits) - 1;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void fill_int(Rng *r, IrElemType t, void *p)
+{
+    int64_t lo = ir_type_is_signed_int(t) ? -8 : 0;
+    int64_t hi = ir_type_is_signed_int(t) ? 8 : 16;
+    lo = clamp64(lo, type_min(t), type_max(t));
+    hi = clamp64(hi, type_min(t), type_max(t));
+    ir_elem_set_i64(t, p, rng_int(r, lo, hi));
+}
+
+/* ------------------------------------------------------------------ */
+/* Index parameters                                                     */
+
+/* For a dynamic-slice / dynamic-update-slice index: the operand's dimension
+ * and the slice's size along it. */
+typedef struct IndexUse {
+    int64_t dim, size;
+} IndexUse;
+
+static bool index_use_of(const IrInstr *user, const IrInstr *param, IndexUse *use)
+{
+    int first = user->op == IR_OP_DYNAMIC_SLICE ? 1 : user->op == IR_OP_DYNAMIC_UPDATE_SLICE ? 2 : -1;
+    if (first < 0 || user->n_operands <= first)
+        return false;
+    const IrShape *operand = user->operands[0]->shape;
+    const IrShape *slice = first == 1 ? user->shape : user->operands[1]->shape;
+    for (int k = first; k < user->n_operands; k++) {
+        int d = k - first;
+        if (user->operands[k] != param || !ir_shape_is_array(operand) || d >= operand->rank ||
+            !ir_shape_is_array(slice) || d >= slice->rank)
+            continue;
+        use->dim = operand->dims[d];
+        use->size = slice->dims[d];
+        return true;
+    }
+    return false;
+}
+
+/* The first dynamic-slice / dynamic-update-slice use of entry parameter p
+ * as an index, if p is a scalar integer. */
+static bool find_index_use(const IrModule *m, const IrInstr *param, IndexUse *use)
+{
+    const IrShape *s = param->shape;
+    if (!ir_shape_is_array(s) || s->rank != 0 || !ir_type_is_int(s->type))
+        return false;
+    const IrComputation *entry = m->entry;
+    for (int i = 0; i < entry->n_instrs; i++)
+        if (!entry->instrs[i]->dead && index_use_of(entry->instrs[i], param, use))
+            return true;
+    return false;
+}
+
+static void fill_index(Rng *r, IrElemType t, IndexUse use, void *p)
+{
+    bool out_of_range = rng_next(r) >> 63;
+    bool above = (rng_next(r) >> 63) || !ir_type_is_signed_int(t);
+    int64_t top = use.size <= use.dim ? use.dim - use.size : 0;
+    int64_t lo = 0, hi = top;
+    if (out_of_range && above) {
+        lo = top + 1;
+        hi = top + 4;
+    } else if (out_of_range) {
+        lo = -4;
+        hi = -1;
+    }
+    lo = clamp64(lo, type_min(t), type_max(t));
+    hi = clamp64(hi, type_min(t), type_max(t));
+    ir_elem_set_i64(t, p, rng_int(r, lo, hi));
+}
+
+/* ------------------------------------------------------------------ */
+/* Values                                                               */
+
+static void fill_elem(Rng *r, IrElemType t, CheckDist dist, void *p)
+{
+    if (t == IR_TYPE_PRED)
+        *(unsigned char *)p = (unsigned char)(rng_next(r) >> 63);
+    else if (ir_type_is_int(t))
+        fill_int(r, t, p);
+    else if (ir_type_is_float(t))
+        fill_float(r, t, dist, p);
+    else if (ir_type_is_complex(t)) {
+        IrElemType part = t == IR_TYPE_C64 ? IR_TYPE_F32 : IR_TYPE_F64;
+        fill_float(r, part, dist, p);
+        fill_float(r, part, dist, (char *)p + ir_type_storage_bytes(part));
+    }
+}
+
+static bool shape_is_static(const IrShape *s)
+{
+    if (ir_shape_is_tuple(s)) {
+        for (int i = 0; i < s->n_elements; i++)
+            if (!shape_is_static(s->elements[i]))
+                return false;
+        return true;
+    }
+    if (!s->dim_kind)
+        return true;
+    for (int d = 0; d < s->rank; d++)
+        if (s->dim_kind[d] != IR_DIM_STATIC)
+            return false;
+    return true;
+}
+
+static Value *random_value(Rng *r, const IrShape *s, CheckDist dist, Error *err)
+{
+    if (ir_shape_is_tuple(s)) {
+        int n = s->n_elements;
+        Value **el = xcalloc((size_t)(n ? n : 1), sizeof *el);
+        for (int i = 0; i < n; i++) {
+            el[i] = random_value(r, s->elements[i], dist, err);
+            if (!el[i]) {
+                for (int k = 0; k < i; k++)
+                    value_release(el[k]);
+                free(el);
+                return NULL;
+            }
+        }
+        Value *v = value_new_tuple(s, n, el, err);
+        free(el);
+        return v;
+    }
+    Value *v = value_new_zeroed(s, err);
+    if (!v || !ir_shape_is_array(s))
+        return v;       /* tokens: no elements to draw */
+    int64_t n = value_elements(v);
+    size_t bytes = (size_t)ir_type_storage_bytes(s->type);
+    for (int64_t i = 0; i < n; i++)
+        fill_elem(r, s->type, dist, (char *)v->data + (size_t)i * bytes);
+    return v;
+}
+
+Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed, CheckDist dist,
+                          Error *err)
+{
+    const IrComputation *entry = m->entry;
+    if (!entry || param < 0 || param >= entry->n_params || !entry->params[param] || rank < 0) {
+        error_set(err, ERR_INTERNAL, (IrLoc){ m->file, 0, 0 },
+                  "check_random_input: no entry parameter %d (rank %d)", param, rank);
+        return NULL;
+    }
+    const IrInstr *p = entry->params[param];
+    if (!shape_is_static(p->shape)) {
+        error_set(err, ERR_UNSUPPORTED, p->loc, "parameter %d has a dynamic shape %s: random inputs need static shapes",
+                  param, ir_shape_str(p->shape));
+        return NULL;
+    }
+    Rng r;
+    rng_seed(&r, seed, rank, param);
+    IndexUse use;
+    if (!find_index_use(m, p, &use))
+        return random_value(&r, p->shape, dist, err);
+    Value *v = value_new_array(p->shape, err);
+    if (v)
+        fill_index(&r, p->shape->type, use, v->data);
+    return v;
+}
+
+bool check_random_inputs(const IrModule *m, int rank, uint64_t seed, CheckDist dist, Value **out,
+                         Error *err)
+{
+    int n = m->entry ? m->entry->n_params : 0;
+    for (int i = 0; i < n; i++)
+        out[i] = NULL;
+    for (int i = 0; i < n; i++) {
+        out[i] = check_random_input(m, i, rank, seed, dist, err);
+        if (!out[i]) {
+            for (int k = 0; k < i; k++) {
+                value_release(out[k]);
+                out[k] = NULL;
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Names                                                                */
+
+static const char *const dist_names[] = {
+    [CHECK_DIST_UNIFORM] = "uniform",
+    [CHECK_DIST_NORMAL] = "normal",
+    [CHECK_DIST_WIDE] = "wide",
+    [CHECK_DIST_SPECIAL] = "special",
+};
+
+bool check_dist_from_name(const char *name, CheckDist *dist)
+{
+    for (size_t i = 0; i < sizeof dist_names / sizeof dist_names[0]; i++)
+        if (name && strcmp(name, dist_names[i]) == 0) {
+            *dist = (CheckDist)i;
+            return true;
+        }
+    return false;
+}
+
+const char *check_dist_name(CheckDist dist)
+{
+    return (unsigned)dist < sizeof dist_names / sizeof dist_names[0] ? dist_names[dist] : "unknown";
+}

@@ -1,0 +1,558 @@
+/* hlo_run.c: hlo-run, the interpreter's command line (spec/tools.md).
+ * Under `mpirun -np N` every rank runs the entry computation as one device
+ * (rank r is device r), on seeded random inputs or on .npy files, and the
+ * per-rank results are printed in rank order or written as .npy files.
+ *
+ * Failures never hang the job: after each step the ranks agree whether all
+ * succeeded.  A message every failing rank would print the same is printed
+ * once (by rank 0), others with a "rank R: " prefix; a rank that failed
+ * while the others may be stuck in a collective waiting for it reports its
+ * error and aborts the job.
+ * Exit status: 0 done, 2 bad usage or bad input, 3 internal error. */
+#include "check.h"
+#include "cli.h"
+#include "coll.h"
+#include "interp.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define EXIT_USAGE 2
+#define PRINT_LIMIT 1000            /* elements: larger results print only with --print */
+#define AGREE_SECONDS 5.0           /* a failed rank waits this long for the others */
+#define BCAST_CHUNK ((size_t)1 << 30)
+#define PATH_SIZE 4096              /* bytes for an .npy file name */
+
+typedef struct Options {
+    uint64_t seed;
+    const char *dist;       /* a CheckDist name */
+    const char *inputs;     /* NULL: random inputs */
+    bool print;
+    const char *outputs;    /* NULL: print */
+    int64_t replicas;       /* 0: from the module */
+    int64_t partitions;     /* 0: from the module */
+    bool time;
+    bool help;
+    const char *in_path;    /* "-": standard input; the one positional argument */
+} Options;
+
+#define OPT(field) offsetof(Options, field)
+
+/* Every flag, once: cli_parse and --help both read this table.  A value
+ * may follow after '=' (--seed=7) or as the next argument (--seed 7). */
+static const CliFlag flags[] = {
+    {"--seed", CLI_UINT64, OPT(seed), "=S", "0",
+     "seed of the random inputs (0 to 2^64-1): parameter p on rank r draws from the stream (S, r, p)"},
+    {"--dist", CLI_CHOICE, OPT(dist), "=uniform|normal|wide|special", "uniform",
+     "random float inputs: uniform in [-1,1), standard normal, wide (many binades), or special "
+     "values (NaN, inf, -0, subnormals, ties) mixed in"},
+    {"--inputs", CLI_STRING, OPT(inputs), "=DIR", "random inputs",
+     "read parameter p on rank r from DIR/param<p>.rank<r>.npy"},
+    {"--print", CLI_SWITCH, OPT(print), "", "on when the result has at most 1000 elements",
+     "print every rank's result in HLO literal syntax, in rank order"},
+    {"--outputs", CLI_STRING, OPT(outputs), "=DIR", "off",
+     "write leaf i of the result on rank r to DIR/out<i>.rank<r>.npy (DIR is created)"},
+    {"--replicas", CLI_INT, OPT(replicas), "=N", "the module's replica_count",
+     "number of replicas (replicas x partitions must equal the number of ranks)"},
+    {"--partitions", CLI_INT, OPT(partitions), "=N", "the module's num_partitions",
+     "number of partitions"},
+    {"--time", CLI_SWITCH, OPT(time), "", "off",
+     "print the time per instruction kind and, per collective, bytes, time, algbw and busbw"},
+    {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
+};
+#define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
+
+static const char usage[] =
+    "usage: mpirun -np N hlo-run [flags] module.hlo     (module.hlo '-' reads standard input)\n"
+    "\n"
+    "Runs the module's entry computation on every rank (rank r is device r) and\n"
+    "prints or writes each rank's result.\n"
+    "Exit status: 0 done, 2 bad usage or bad input, 3 internal error.\n\n";
+
+/* Messages that every rank would print the same come from rank 0 only. */
+static int this_rank;
+
+/* Prints "hlo-run: MESSAGE" on standard error (rank 0 only); returns false. */
+static bool usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static bool usage_error(const char *fmt, ...)
+{
+    if (this_rank != 0)
+        return false;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hlo-run: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return false;
+}
+
+static bool parse_args(int argc, char **argv, Options *opt)
+{
+    char msg[512];
+    int n_pos = 0;
+    *opt = (Options){ .dist = "uniform" };
+    if (!cli_parse(flags, N_FLAGS, argc, argv, opt, &opt->in_path, 1, &n_pos, msg, sizeof msg))
+        return usage_error("%s", msg);
+    if (opt->help)
+        return true;
+    if (n_pos == 0)
+        return usage_error("no module (give a file, or - for standard input); see --help");
+    if (opt->print && opt->outputs)
+        return usage_error("--print and --outputs exclude each other; see --help");
+    if ((opt->inputs && !opt->inputs[0]) || (opt->outputs && !opt->outputs[0]))
+        return usage_error("--inputs and --outputs need a directory; see --help");
+    if (opt->replicas < 0 || opt->replicas > 1 << 20 || opt->partitions < 0 || opt->partitions > 1 << 20)
+        return usage_error("--replicas and --partitions take a positive count; see --help");
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Agreeing on failure                                                  */
+
+typedef struct Failure {
+    char line[1024];        /* the message as error_print writes it */
+    int64_t code;           /* exit status */
+} Failure;
+
+static void describe(const Error *err, Failure *out)
+{
+    out->line[0] = '\0';
+    if (err->code == ERR_OK) {
+        snprintf(out->line, sizeof out->line, "hlo-run: internal error: a step failed without saying why\n");
+        out->code = 3;
+        return;
+    }
+    FILE *f = fmemopen(out->line, sizeof out->line - 1, "w");
+    if (f) {
+        error_print(err, f);
+        fclose(f);
+    }
+    out->line[sizeof out->line - 1] = '\0';
+    out->code = error_exit_code(err);
+}
+
+/* Called on every rank once all know that some failed.  The lowest failing
+ * rank's message is compared with the others': when every rank failed with
+ * that message, rank 0 prints it once; otherwise each failing rank prints
+ * its own with a "rank R: " prefix.  Returns the exit status for all. */
+static int report_failure(Coll *c, bool ok, const Error *err)
+{
+    int rank = coll_rank(c), world = coll_world(c);
+    Failure mine = { .code = 0 }, first;
+    if (!ok)
+        describe(err, &mine);
+    int64_t lowest = ok ? world : rank;
+    coll_allreduce_i64(c, &lowest, 1, COLL_MIN);
+    first = mine;
+    coll_bcast(c, &first, sizeof first, (int)lowest);
+    int64_t differs = ok || strcmp(mine.line, first.line) != 0;
+    coll_allreduce_i64(c, &differs, 1, COLL_SUM);
+    if (differs == 0 && rank == 0)
+        fputs(first.line, stderr);
+    else if (differs != 0 && !ok)
+        fprintf(stderr, "rank %d: %s", rank, mine.line);
+    return (int)first.code;
+}
+
+/* After a step with no collectives in it: 0 when every rank succeeded. */
+static int settle(Coll *c, bool ok, const Error *err)
+{
+    if (coll_all_ok(c, ok))
+        return 0;
+    return report_failure(c, ok, err);
+}
+
+/* After the run, where the other ranks may be blocked in a collective that
+ * waits for this one: agree within AGREE_SECONDS, or report and abort. */
+static int settle_run(Coll *c, bool ok, const Error *err)
+{
+    bool agreed = true;
+    bool all = coll_agree(c, ok, AGREE_SECONDS, &agreed);
+    if (!agreed) {
+        Failure mine;
+        describe(err, &mine);
+        fprintf(stderr, "rank %d: %s", coll_rank(c), mine.line);
+        coll_abort(c, (int)mine.code);
+    }
+    return all ? 0 : report_failure(c, ok, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* The module                                                           */
+
+static void bcast_bytes(Coll *c, char *buf, size_t n, int root)
+{
+    for (size_t off = 0; off < n; off += BCAST_CHUNK)
+        coll_bcast(c, buf + off, n - off < BCAST_CHUNK ? n - off : BCAST_CHUNK, root);
+}
+
+/* Standard input reaches rank 0 only (mpirun forwards it there): rank 0
+ * reads it and sends the text to every rank. */
+static IrModule *parse_stdin(Coll *c, Error *err)
+{
+    int64_t len = 0;
+    char *text = NULL;
+    if (coll_rank(c) == 0) {
+        size_t cap = 1 << 16, n = 0, got;
+        text = xmalloc(cap);
+        while ((got = fread(text + n, 1, cap - n, stdin)) > 0)
+            if ((n += got) == cap)
+                text = xrealloc(text, cap *= 2);
+        len = ferror(stdin) ? -1 : (int64_t)n;
+    }
+    coll_bcast(c, &len, sizeof len, 0);
+    if (len < 0) {
+        free(text);
+        error_set(err, ERR_IO, (IrLoc){ "-", 0, 0 }, "cannot read standard input");
+        return NULL;
+    }
+    if (coll_rank(c) != 0)
+        text = xmalloc((size_t)len + 1);
+    bcast_bytes(c, text, (size_t)len, 0);
+    IrModule *m = ir_parse_module(text, (size_t)len, "-", err);
+    free(text);
+    return m;
+}
+
+static IrModule *load_module(Coll *c, const char *path, Error *err)
+{
+    IrModule *m = strcmp(path, "-") == 0 ? parse_stdin(c, err) : ir_parse_file(path, err);
+    if (m && !ir_verify_module(m, err)) {
+        ir_module_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* ------------------------------------------------------------------ */
+/* Inputs                                                               */
+
+/* path (PATH_SIZE bytes) receives the file name; it must outlive err, which
+ * may point at it. */
+static bool read_input(const Options *opt, const IrInstr *param, int rank, char *path, Value **out,
+                       Error *err)
+{
+    const IrShape *s = param->shape;
+    if (s->type == IR_TYPE_TOKEN)
+        return (*out = value_new_array(s, err)) != NULL;
+    if (!ir_shape_is_array(s))
+        return error_set(err, ERR_UNSUPPORTED, param->loc,
+                         "parameter %lld has shape %s: .npy inputs hold one array, so --inputs "
+                         "cannot supply it (use random inputs)",
+                         (long long)param->parameter_number, ir_shape_str(s));
+    snprintf(path, PATH_SIZE, "%s/param%lld.rank%d.npy", opt->inputs,
+             (long long)param->parameter_number, rank);
+    bool rounded = false;
+    *out = npy_read(path, s, &rounded, err);
+    if (*out && rounded)
+        fprintf(stderr, "hlo-run: note: %s: f32 values rounded to %s (nearest even)\n", path,
+                ir_type_name(s->type));
+    return *out != NULL;
+}
+
+/* Fills params (one per entry parameter); on failure none are held.  path
+ * as for read_input. */
+static bool load_inputs(const Options *opt, const IrModule *m, int rank, Value **params, char *path,
+                        Error *err)
+{
+    CheckDist dist = CHECK_DIST_UNIFORM;
+    check_dist_from_name(opt->dist, &dist);
+    if (!opt->inputs)
+        return check_random_inputs(m, rank, opt->seed, dist, params, err);
+    const IrComputation *entry = m->entry;
+    for (int p = 0; p < entry->n_params; p++)
+        if (!read_input(opt, entry->params[p], rank, path, &params[p], err)) {
+            for (int k = 0; k < p; k++)
+                value_release(params[k]);
+            return false;
+        }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Outputs                                                              */
+
+/* The array (and token) leaves of v in order; returns their count. */
+static int collect_leaves(const Value *v, const Value ***leaves, int n, int *cap)
+{
+    if (v->shape->type == IR_TYPE_TUPLE) {
+        for (int i = 0; i < v->n_elements; i++)
+            n = collect_leaves(v->elements[i], leaves, n, cap);
+        return n;
+    }
+    if (n == *cap) {
+        *cap = *cap ? 2 * *cap : 8;
+        *leaves = xrealloc(*leaves, (size_t)*cap * sizeof **leaves);
+    }
+    (*leaves)[n] = v;
+    return n + 1;
+}
+
+static int64_t total_elements(const Value *const *leaves, int n)
+{
+    int64_t total = 0;
+    for (int i = 0; i < n; i++)
+        if (ir_shape_is_array(leaves[i]->shape))
+            total += value_elements(leaves[i]);
+    return total;
+}
+
+static void format_leaves(StrBuf *b, const Value *const *leaves, int n, int rank)
+{
+    for (int i = 0; i < n; i++) {
+        const IrShape *s = leaves[i]->shape;
+        strbuf_printf(b, "rank %d: out%d = ", rank, i);
+        ir_shape_print(b, s, false);
+        strbuf_putc(b, ' ');
+        IrLiteral lit = { .shape = s, .data = leaves[i]->data };
+        ir_print_literal(b, &lit);
+        strbuf_putc(b, '\n');
+    }
+}
+
+/* Every rank's text, printed by rank 0 in rank order: rank r sends its
+ * text (a broadcast, the one way coll.h offers) and rank 0 prints it. */
+static void print_in_rank_order(Coll *c, const StrBuf *mine)
+{
+    int rank = coll_rank(c), world = coll_world(c);
+    if (rank == 0)
+        fwrite(mine->s ? mine->s : "", 1, mine->len, stdout);
+    for (int r = 1; r < world; r++) {
+        int64_t len = r == rank ? (int64_t)mine->len : 0;
+        coll_bcast(c, &len, sizeof len, r);
+        char *buf = r == rank ? mine->s : xmalloc((size_t)len + 1);
+        bcast_bytes(c, buf, (size_t)len, r);
+        if (rank == 0)
+            fwrite(buf, 1, (size_t)len, stdout);
+        if (r != rank)
+            free(buf);
+    }
+    fflush(stdout);
+}
+
+/* mkdir -p */
+static bool make_dirs(const char *dir, Error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1;; p++) {
+        bool end = *p == '\0';
+        if (*p != '/' && !end)
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            return error_set(err, ERR_IO, (IrLoc){ dir, 0, 0 }, "cannot create directory %s: %s", path,
+                             strerror(errno));
+        if (end)
+            break;
+        *p = '/';
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return error_set(err, ERR_IO, (IrLoc){ dir, 0, 0 }, "not a directory");
+    return true;
+}
+
+/* path as for read_input. */
+static bool write_outputs(const char *dir, const Value *const *leaves, int n, int rank, char *path,
+                          Error *err)
+{
+    if (!make_dirs(dir, err))
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (!ir_shape_is_array(leaves[i]->shape))
+            continue;       /* tokens have no values */
+        snprintf(path, PATH_SIZE, "%s/out%d.rank%d.npy", dir, i, rank);
+        if (!npy_write(path, leaves[i], err))
+            return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* --time                                                               */
+
+static void print_opcode_times(Coll *c, const Interp *it)
+{
+    InterpTiming t = *interp_timing(it);
+    coll_allreduce_f64(c, t.seconds, IR_OP_COUNT, COLL_MAX);
+    if (coll_rank(c) != 0)
+        return;
+    double total = 0;
+    for (int op = 0; op < IR_OP_COUNT; op++)
+        total += t.seconds[op];
+    printf("time per instruction kind (seconds: the slowest of %d ranks):\n", coll_world(c));
+    printf("  %-28s %10s %12s %7s\n", "instruction", "count", "seconds", "share");
+    for (int done = 0; done < IR_OP_COUNT; done++) {
+        int best = -1;      /* the next slowest not yet printed */
+        for (int op = 0; op < IR_OP_COUNT; op++)
+            if (t.count[op] > 0 && (best < 0 || t.seconds[op] > t.seconds[best]))
+                best = op;
+        if (best < 0)
+            break;
+        printf("  %-28s %10ld %12.6f %6.1f%%\n", ir_opcode_name((IrOpcode)best), t.count[best],
+               t.seconds[best], total > 0 ? 100.0 * t.seconds[best] / total : 0.0);
+        t.count[best] = 0;
+    }
+}
+
+static bool name_starts(const char *name, const char *prefix)
+{
+    return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+/* nccl-tests: bytes is the whole buffer (for reduce-scatter the operand, n
+ * times the result), algbw = bytes / time, busbw = algbw x factor. */
+static double bus_factor(const char *op, int n, int64_t *bytes)
+{
+    double fraction = n > 0 ? (double)(n - 1) / n : 0;
+    if (name_starts(op, "all-reduce"))
+        return 2 * fraction;
+    if (name_starts(op, "reduce-scatter")) {
+        *bytes *= n;
+        return fraction;
+    }
+    if (name_starts(op, "all-gather") || name_starts(op, "all-to-all"))
+        return fraction;
+    return 1;
+}
+
+static void print_collective_times(Coll *c)
+{
+    const CollStat *st;
+    int n = coll_stats(c, &st);
+    int64_t range[2] = { n, -n };
+    coll_allreduce_i64(c, range, 2, COLL_MIN);
+    bool same = range[0] == -range[1];     /* every rank ran the same collectives */
+    double *secs = xcalloc((size_t)(n ? n : 1), sizeof *secs);
+    for (int i = 0; i < n; i++)
+        secs[i] = st[i].seconds;
+    if (same && n > 0)
+        coll_allreduce_f64(c, secs, n, COLL_MAX);
+    if (coll_rank(c) == 0 && n > 0) {
+        printf("collectives (seconds: the slowest of %d ranks%s; bandwidths in GB/s, nccl-tests busbw):\n",
+               coll_world(c), same ? "" : ", here rank 0 alone");
+        printf("  %-24s %-20s %5s %14s %6s %12s %10s %10s\n", "name", "op", "group", "bytes", "calls",
+               "seconds", "algbw", "busbw");
+    }
+    for (int i = 0; i < n && coll_rank(c) == 0; i++) {
+        const char *op = ir_opcode_name(st[i].op);
+        int64_t bytes = st[i].bytes;
+        double factor = bus_factor(op, st[i].group_size, &bytes);
+        double algbw = secs[i] > 0 ? (double)bytes * (double)st[i].calls / secs[i] / 1e9 : 0;
+        printf("  %-24s %-20s %5d %14" PRId64 " %6ld %12.6f %10.3f %10.3f\n", st[i].name, op,
+               st[i].group_size, bytes, st[i].calls, secs[i], algbw, algbw * factor);
+    }
+    free(secs);
+}
+
+/* ------------------------------------------------------------------ */
+/* The steps                                                            */
+
+/* Prints or writes the result; every rank calls it. */
+static int emit_result(Coll *c, const Options *opt, const Value *result)
+{
+    int rank = coll_rank(c), cap = 0;
+    const Value **leaves = NULL;
+    int n = collect_leaves(result, &leaves, 0, &cap);
+    int status = 0;
+    if (opt->outputs) {
+        Error err = { .code = ERR_OK };
+        char path[PATH_SIZE];
+        bool ok = write_outputs(opt->outputs, leaves, n, rank, path, &err);
+        status = settle(c, ok, &err);
+    } else if (opt->print || total_elements(leaves, n) <= PRINT_LIMIT) {
+        StrBuf b;
+        strbuf_init(&b);
+        format_leaves(&b, leaves, n, rank);
+        print_in_rank_order(c, &b);
+        strbuf_free(&b);
+    } else if (rank == 0) {
+        fprintf(stderr, "hlo-run: note: the result has %" PRId64 " elements per rank, more than %d: "
+                "not printed (write it with --outputs DIR, or print it anyway with --print)\n",
+                total_elements(leaves, n), PRINT_LIMIT);
+    }
+    free(leaves);
+    return status;
+}
+
+/* Inputs, interpreter, run, result; the module is parsed and verified. */
+static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevice dev)
+{
+    Error err = { .code = ERR_OK };
+    char path[PATH_SIZE];       /* an input file's name, which err may point at */
+    int n_params = m->entry->n_params;
+    Value **params = xcalloc((size_t)(n_params ? n_params : 1), sizeof *params);
+    bool ok = load_inputs(opt, m, dev.rank, params, path, &err);
+    int status = settle(c, ok, &err);
+    if (status != 0) {
+        if (ok)
+            for (int p = 0; p < n_params; p++)
+                value_release(params[p]);
+        free(params);
+        return status;
+    }
+    InterpOptions io = { .device = dev, .comm = coll_comm(c), .time = opt->time };
+    Interp *it = interp_new(m, &io, &err);
+    Value *result = NULL;
+    ok = it && interp_run(it, params, n_params, &result, &err);   /* takes the params */
+    if (!it)
+        for (int p = 0; p < n_params; p++)
+            value_release(params[p]);
+    free(params);
+    status = settle_run(c, ok, &err);
+    if (status == 0)
+        status = emit_result(c, opt, result);
+    if (status == 0 && opt->time) {
+        print_opcode_times(c, it);
+        print_collective_times(c);
+    }
+    value_release(result);
+    interp_free(it);
+    return status;
+}
+
+static int run(Coll *c, const Options *opt)
+{
+    Error err = { .code = ERR_OK };
+    IrModule *m = load_module(c, opt->in_path, &err);
+    int status = settle(c, m != NULL, &err);
+    if (status != 0)
+        return status;
+    InterpDevice dev;
+    char note[512];
+    bool ok = coll_setup_devices(c, m, (int)opt->replicas, (int)opt->partitions, &dev, note, sizeof note, &err);
+    status = settle(c, ok, &err);
+    if (status == 0 && note[0] && coll_rank(c) == 0)
+        fprintf(stderr, "hlo-run: %s\n", note);
+    if (status == 0)
+        status = run_module(c, opt, m, dev);
+    ir_module_free(m);
+    if (status == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+        fprintf(stderr, "hlo-run: rank %d: error: could not write standard output\n", coll_rank(c));
+        status = 2;
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    Coll *c = coll_init(&argc, &argv);
+    this_rank = coll_rank(c);
+    Options opt;
+    if (!parse_args(argc, argv, &opt))
+        coll_finish(c, EXIT_USAGE);
+    if (opt.help) {
+        if (this_rank == 0)
+            cli_print_help(stdout, usage, flags, N_FLAGS);
+        coll_finish(c, 0);
+    }
+    coll_finish(c, run(c, &opt));
+}
