@@ -75,6 +75,7 @@ test:
 	TALLY=$$tally scripts/run_unit.sh $(BUILD)/tests || st=1; \
 	TALLY=$$tally scripts/roundtrip.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/run_golden.sh $(BUILD)/hlo-opt || st=1; \
+	TALLY=$$tally scripts/test_hlo_run.sh $(BUILD)/hlo-run || st=1; \
 	awk '{ p += $$1; f += $$2 } END { printf "total: %d passed, %d failed\n", p, f }' $$tally; \
 	exit $$st
 

@@ -5,7 +5,7 @@
 # and exits 1.  `make test` and `make demo` run it first.
 set -euo pipefail
 
-packages=(build-essential libopenmpi-dev openmpi-bin libopenblas-dev libcmocka-dev)
+packages=(build-essential libopenmpi-dev openmpi-bin libopenblas-dev libcmocka-dev python3-numpy)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps: no dpkg-query (not Debian-like); make sure these are installed:" \

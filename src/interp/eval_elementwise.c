@@ -1,0 +1,1524 @@
+/* eval_elementwise.c: the element-wise evaluators (unary, binary, compare,
+ * select, clamp, convert, bitcast-convert, reduce-precision) and the binary
+ * kernel the collectives reduce with.
+ *
+ * Shape of the code: one dispatch per instruction picks a loop for the
+ * (op, element type) pair from a table; the loop is stamped out by a macro
+ * from a small inline scalar function and runs over the whole array with no
+ * per-element switch.  VLOOP writes each loop as blocks with a constant trip
+ * count, which gcc -O2 (whose "very cheap" vectoriser refuses loops that need
+ * an epilogue) does vectorise.
+ *
+ * Semantics follow XLA's HLO evaluator (hlo_evaluator_typed_visitor.h) and
+ * ../shared/spec/hlo-reference.md section 5:
+ *  - f32 and f64 compute natively.  f16, bf16 and the 8-/4-bit floats compute
+ *    in f32 (XLA's ElementwiseT) and round once to the type after each op:
+ *    a block of BLOCK elements is decoded to f32, run through the f32 loop and
+ *    encoded back, so no whole-array temporary is needed.  A NaN result
+ *    becomes the type's canonical NaN (sign kept), as Eigen's conversion does.
+ *  - Integers wrap (arithmetic goes through the unsigned type); x/0 is -1
+ *    (all ones), INT_MIN/-1 is INT_MIN, x%0 is x, INT_MIN%-1 is 0.
+ *  - maximum/minimum: a NaN operand wins, lhs first; otherwise std::max /
+ *    std::min, which return the lhs when the operands compare equal, so
+ *    max(-0, +0) = -0 and max(+0, -0) = +0 (likewise for min).
+ *  - Integer power: x^0 = 1 and 1^y = 1 first, a negative signed exponent
+ *    then gives 0, otherwise squaring with wrap over the exponent's full
+ *    width (XLA passes the exponent as an int; the two differ only for
+ *    exponents >= 2^31).
+ *  - clamp(lo, x, hi): the first NaN of lo, x, hi, else
+ *    std::min(hi, std::max(x, lo)) (XLA's order, which decides the sign of a
+ *    zero result when bounds and operand are zeros of both signs).
+ *  - convert: float -> int truncates, saturates, NaN -> 0; -> pred is != 0;
+ *    f64 -> narrow floats rounds once (dtype.c); int -> narrow floats goes
+ *    through f32 first, as Eigen's and ml_dtypes' integer constructors do
+ *    (static_cast<float>), which can round twice for |x| > 2^24.
+ *  - Sub-byte integers (s1..s4, u1..u4; one byte each, kept sign- or
+ *    zero-extended) use the 8-bit loops and are re-extended after the op;
+ *    the ops where that is wrong for them (popcnt, count-leading-zeros, the
+ *    right shift of the other signedness) are unsupported.  pred uses the
+ *    u8 loops and is normalised to 0/1.
+ *  - c64/c128: add, subtract, multiply, divide (C's Annex G arithmetic, as
+ *    std::complex), negate, sign, abs, real, imag, complex, compare EQ/NE,
+ *    convert between them and from real types.  Anything else is
+ *    ERR_UNSUPPORTED naming the op and the type.
+ *
+ * Results are always fresh arrays (no in-place reuse of operands: the
+ * evaluator cannot tell whether an operand with one reference is still read
+ * by a later instruction), except that select with a scalar predicate and
+ * bitcast-convert alias their operand's buffer. */
+#include "eval.h"
+
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Elements per block for the narrow-float and conversion paths: small
+ * enough that a few float blocks stay in L1 (4 KiB each). */
+#define BLOCK 1024
+/* Inner trip count of VLOOP: a multiple of every vector width. */
+#define VLEN 16
+
+/* Runs STMT (which uses the index i) for i in [0, n): full blocks of VLEN
+ * with a constant trip count, then the tail. */
+#define VLOOP(n, STMT)                                                        \
+    do {                                                                      \
+        int64_t vl_base_ = 0;                                                 \
+        for (; vl_base_ + VLEN <= (n); vl_base_ += VLEN)                      \
+            for (int vl_k_ = 0; vl_k_ < VLEN; vl_k_++) {                      \
+                int64_t i = vl_base_ + vl_k_;                                 \
+                STMT;                                                         \
+            }                                                                 \
+        for (int64_t i = vl_base_; i < (n); i++) {                            \
+            STMT;                                                             \
+        }                                                                     \
+    } while (0)
+
+typedef float _Complex c64_t;
+typedef double _Complex c128_t;
+
+typedef void (*UnaryLoop)(void *restrict out, const void *restrict in, int64_t n);
+typedef void (*BinaryLoop)(void *restrict out, const void *restrict a, const void *restrict b,
+                           int64_t n);
+
+static int64_t min_i64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static const void *at(const void *base, int64_t index, int bytes)
+{
+    return (const char *)base + index * bytes;
+}
+
+static void *at_mut(void *base, int64_t index, int bytes)
+{
+    return (char *)base + index * bytes;
+}
+
+static bool unsupported_type(const IrInstr *instr, IrElemType t, Error *err)
+{
+    return error_set(err, ERR_UNSUPPORTED, instr->loc, "unsupported op: %s on %s",
+                     ir_opcode_name(instr->op), ir_type_name(t));
+}
+
+/* Operand k must be an array of n elements (the verifier's job; checked so
+ * a bad module fails cleanly instead of reading out of bounds). */
+static bool need_elements(const IrInstr *instr, const Value *v, int k, int64_t n, Error *err)
+{
+    if (ir_shape_is_array(v->shape) && value_elements(v) == n)
+        return true;
+    return error_set(err, ERR_SHAPE, instr->loc, "%s: operand %d has %lld elements, the result %lld",
+                     ir_opcode_name(instr->op), k,
+                     (long long)(ir_shape_is_array(v->shape) ? value_elements(v) : -1), (long long)n);
+}
+
+static bool is_narrow_float(IrElemType t)
+{
+    return ir_type_is_float(t) && t != IR_TYPE_F32 && t != IR_TYPE_F64;
+}
+
+static bool is_sub_byte_int(IrElemType t)
+{
+    return ir_type_is_int(t) && ir_type_info[t].bits < 8;
+}
+
+static IrElemType complex_part(IrElemType t)
+{
+    return t == IR_TYPE_C128 ? IR_TYPE_F64 : IR_TYPE_F32;
+}
+
+/* ------------------------------------------------------------------ */
+/* Narrow floats: blocks to and from f32                                */
+
+static uint32_t f32_to_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float f32_from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* bf16 -> f32 is a shift; f32 -> bf16 rounds to nearest even by adding
+ * 0x7fff plus the lowest kept bit, which also carries overflow into inf.
+ * NaN becomes the quiet NaN with its sign, as ir_f32_to_bf16 does. */
+static inline float bf16_decode(uint16_t h)
+{
+    return f32_from_bits((uint32_t)h << 16);
+}
+
+static inline uint16_t bf16_encode(float f)
+{
+    uint32_t u = f32_to_bits(f);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t nan = ((u >> 16) & 0x8000u) | 0x7fc0u;
+    return (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+/* The f16 codec is written without branches (every case computed, one
+ * selected by masks) so that gcc vectorises the block loops. */
+static inline float f16_decode(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
+    uint32_t normal = (em << 13) + 0x38000000u;                 /* rebias 15 -> 127 */
+    /* inf, or NaN with its payload, made quiet as ir_f16_to_f32 does */
+    uint32_t special = (em << 13) | 0x7f800000u | (0x00400000u & (0u - (em > 0x7c00u)));
+    uint32_t sub = f32_to_bits((float)em * 0x1p-24f);           /* exact */
+    uint32_t is_special = 0u - (em >= 0x7c00u), is_sub = 0u - (em < 0x400u);
+    uint32_t r = (special & is_special) | (sub & is_sub) | (normal & ~(is_special | is_sub));
+    return f32_from_bits(sign | r);
+}
+
+/* Round to nearest even.  From 65520 (halfway between the largest f16,
+ * 65504, and 65536) up is inf.  Below 2^-14 the step is 2^-24: adding 0.5f,
+ * whose ulp is 2^-24, rounds the value to that step in the float unit, and
+ * the low bits of the sum are the subnormal's pattern.  Otherwise the
+ * exponent is rebiased and 13 mantissa bits rounded off. */
+static inline uint16_t f16_encode(float f)
+{
+    uint32_t u = f32_to_bits(f);
+    uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+    uint32_t m = a - 0x38000000u;
+    uint32_t normal = (m + 0xfffu + ((m >> 13) & 1u)) >> 13;
+    uint32_t sub = f32_to_bits(f32_from_bits(a) + 0.5f) - 0x3f000000u;
+    uint32_t is_nan = 0u - (a > 0x7f800000u), is_big = 0u - (a >= 0x477ff000u);
+    uint32_t is_sub = 0u - (a < 0x38800000u);
+    uint32_t mag = (sub & is_sub) | (normal & ~(is_sub | is_big));
+    mag = (mag & ~is_big) | (0x7c00u & is_big);
+    mag = (mag & ~is_nan) | (0x7e00u & is_nan);
+    return (uint16_t)(sign | mag);
+}
+
+/* A narrow float type's codec.  The 1-byte formats decode through a table
+ * of all 256 patterns (exact in f32) and encode through dtype.c, so every
+ * 8- and 4-bit format works with the same code. */
+typedef struct Narrow {
+    IrElemType type;
+    int bytes;              /* storage bytes per element: 2 or 1 */
+    float table[256];       /* 1-byte formats: the value of each pattern */
+} Narrow;
+
+static void narrow_init(Narrow *c, IrElemType t)
+{
+    c->type = t;
+    c->bytes = ir_type_storage_bytes(t);
+    if (c->bytes == 1)
+        for (int k = 0; k < 256; k++)
+            c->table[k] = (float)ir_f8_to_f64(t, (uint8_t)k);
+}
+
+static void narrow_decode(const Narrow *c, const void *in, float *restrict out, int64_t n)
+{
+    if (c->type == IR_TYPE_BF16) {
+        const uint16_t *restrict p = in;
+        VLOOP(n, out[i] = bf16_decode(p[i]));
+    } else if (c->type == IR_TYPE_F16) {
+        const uint16_t *restrict p = in;
+        VLOOP(n, out[i] = f16_decode(p[i]));
+    } else {
+        const uint8_t *restrict p = in;
+        for (int64_t i = 0; i < n; i++)
+            out[i] = c->table[p[i]];
+    }
+}
+
+static void narrow_encode(const Narrow *c, const float *restrict in, void *out, int64_t n)
+{
+    if (c->type == IR_TYPE_BF16) {
+        uint16_t *restrict p = out;
+        VLOOP(n, p[i] = bf16_encode(in[i]));
+    } else if (c->type == IR_TYPE_F16) {
+        uint16_t *restrict p = out;
+        VLOOP(n, p[i] = f16_encode(in[i]));
+    } else {
+        uint8_t *restrict p = out;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = ir_f64_to_f8(c->type, in[i]);
+    }
+}
+
+/* Whole arrays (convert between f32 and a narrow type needs no blocks). */
+static void narrow_decode_all(IrElemType t, const void *in, float *restrict out, int64_t n)
+{
+    Narrow c;
+    narrow_init(&c, t);
+    narrow_decode(&c, in, out, n);
+}
+
+static void narrow_encode_all(IrElemType t, const float *restrict in, void *out, int64_t n)
+{
+    Narrow c;
+    narrow_init(&c, t);
+    narrow_encode(&c, in, out, n);
+}
+
+/* ------------------------------------------------------------------ */
+/* pred and sub-byte integers after an 8-bit loop                       */
+
+/* pred back to 0/1; s1..s4 sign-extended and u1..u4 masked to their width. */
+static void normalize_ints(IrElemType t, void *data, int64_t n)
+{
+    if (t == IR_TYPE_PRED) {
+        uint8_t *restrict p = data;
+        VLOOP(n, p[i] = p[i] != 0);
+        return;
+    }
+    if (!is_sub_byte_int(t))
+        return;
+    int bits = ir_type_info[t].bits;
+    uint8_t mask = (uint8_t)((1u << bits) - 1), top = (uint8_t)(1u << (bits - 1));
+    uint8_t *restrict p = data;
+    if (ir_type_is_signed_int(t))     /* (v ^ top) - top sign-extends the low bits */
+        VLOOP(n, p[i] = (uint8_t)(((p[i] & mask) ^ top) - top));
+    else
+        VLOOP(n, p[i] = p[i] & mask);
+}
+
+/* The type whose loops serve t: the 8-bit ones for sub-byte ints. */
+static IrElemType compute_type(IrElemType t)
+{
+    if (is_sub_byte_int(t))
+        return ir_type_is_signed_int(t) ? IR_TYPE_S8 : IR_TYPE_U8;
+    return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* Scalar functions                                                     */
+
+/* Floats: P is the prefix (f32, f64), T the type, S the libm suffix. */
+#define FLOAT_BINARY_SCALARS(P, T, S)                                                   \
+    static inline T P##_add(T a, T b) { return a + b; }                                 \
+    static inline T P##_subtract(T a, T b) { return a - b; }                            \
+    static inline T P##_multiply(T a, T b) { return a * b; }                            \
+    static inline T P##_divide(T a, T b) { return a / b; }                              \
+    static inline T P##_remainder(T a, T b) { return fmod##S(a, b); }                   \
+    static inline T P##_maximum(T a, T b) { return a != a ? a : b != b ? b : a < b ? b : a; } \
+    static inline T P##_minimum(T a, T b) { return a != a ? a : b != b ? b : b < a ? b : a; } \
+    static inline T P##_power(T a, T b) { return a == 1 || b == 0 ? 1 : pow##S(a, b); } \
+    static inline T P##_atan2(T a, T b) { return atan2##S(a, b); }
+
+#define FLOAT_LIBM(P, T, S, name) \
+    static inline T P##_##name(T a) { return name##S(a); }
+
+#define FLOAT_UNARY_SCALARS(P, T, S)                                                   \
+    static inline T P##_abs(T a) { return fabs##S(a); }                                 \
+    static inline T P##_negate(T a) { return -a; }                                      \
+    static inline T P##_sign(T a) { return a != a ? a : copysign##S((T)(a != 0), a); }  \
+    static inline T P##_rsqrt(T a) { return 1 / sqrt##S(a); }                           \
+    static inline T P##_logistic(T a) { return 1 / (1 + exp##S(-a)); }                  \
+    static inline T P##_round_afz(T a) { return round##S(a); }                          \
+    static inline T P##_round_even(T a) { return nearbyint##S(a); }                     \
+    FLOAT_LIBM(P, T, S, exp) FLOAT_LIBM(P, T, S, expm1) FLOAT_LIBM(P, T, S, log)        \
+    FLOAT_LIBM(P, T, S, log1p) FLOAT_LIBM(P, T, S, sqrt) FLOAT_LIBM(P, T, S, cbrt)      \
+    FLOAT_LIBM(P, T, S, tanh) FLOAT_LIBM(P, T, S, sin) FLOAT_LIBM(P, T, S, cos)         \
+    FLOAT_LIBM(P, T, S, tan) FLOAT_LIBM(P, T, S, acos) FLOAT_LIBM(P, T, S, acosh)       \
+    FLOAT_LIBM(P, T, S, asin) FLOAT_LIBM(P, T, S, asinh) FLOAT_LIBM(P, T, S, atanh)     \
+    FLOAT_LIBM(P, T, S, cosh) FLOAT_LIBM(P, T, S, sinh) FLOAT_LIBM(P, T, S, floor)      \
+    FLOAT_LIBM(P, T, S, ceil) FLOAT_LIBM(P, T, S, erf)
+
+FLOAT_BINARY_SCALARS(f32, float, f)
+FLOAT_BINARY_SCALARS(f64, double, )
+FLOAT_UNARY_SCALARS(f32, float, f)
+FLOAT_UNARY_SCALARS(f64, double, )
+
+/* Integers: T the type, S and U its signed and unsigned twins, W the
+ * unsigned type arithmetic happens in (at least unsigned int, so that no
+ * operand is promoted to a signed int that could overflow), BITS the width,
+ * SIGNED 0 or 1.  Conversions of out-of-range values back to a signed type
+ * wrap (gcc documents modulo 2^N). */
+#define INT_BINARY_SCALARS(P, T, S, U, W, BITS, SIGNED)                                 \
+    static inline T P##_add(T a, T b) { return (T)(U)((W)(U)a + (W)(U)b); }             \
+    static inline T P##_subtract(T a, T b) { return (T)(U)((W)(U)a - (W)(U)b); }        \
+    static inline T P##_multiply(T a, T b) { return (T)(U)((W)(U)a * (W)(U)b); }        \
+    static inline T P##_divide(T a, T b)                                                \
+    {                                                                                   \
+        if (b == 0)                                                                     \
+            return (T)-1;                                                               \
+        if (SIGNED && b == (T)-1 && a == (T)((U)1 << (BITS - 1)))                       \
+            return a;                                                                   \
+        return (T)(a / b);                                                              \
+    }                                                                                   \
+    static inline T P##_remainder(T a, T b)                                             \
+    {                                                                                   \
+        if (b == 0)                                                                     \
+            return a;                                                                   \
+        if (SIGNED && b == (T)-1)                                                       \
+            return 0;                                                                   \
+        return (T)(a % b);                                                              \
+    }                                                                                   \
+    static inline T P##_maximum(T a, T b) { return a < b ? b : a; }                     \
+    static inline T P##_minimum(T a, T b) { return b < a ? b : a; }                     \
+    static inline T P##_power(T a, T b)                                                 \
+    {                                                                                   \
+        if (a == 1 || b == 0)                                                           \
+            return 1;                                                                   \
+        if (SIGNED && (S)b < 0)                                                         \
+            return 0;                                                                   \
+        U base = (U)a, r = 1;                                                           \
+        for (U e = (U)b; e != 0; e = (U)(e >> 1)) {                                     \
+            if (e & 1)                                                                  \
+                r = (U)((W)r * base);                                                   \
+            base = (U)((W)base * base);                                                 \
+        }                                                                               \
+        return (T)r;                                                                    \
+    }                                                                                   \
+    static inline T P##_and(T a, T b) { return (T)(a & b); }                            \
+    static inline T P##_or(T a, T b) { return (T)(a | b); }                             \
+    static inline T P##_xor(T a, T b) { return (T)(a ^ b); }                            \
+    static inline T P##_shift_left(T a, T b)                                            \
+    {                                                                                   \
+        return (U)b >= BITS ? 0 : (T)(U)((W)(U)a << (U)b);                              \
+    }                                                                                   \
+    static inline T P##_shift_right_arith(T a, T b)                                     \
+    {                                                                                   \
+        return (U)b >= BITS ? ((S)a < 0 ? (T)-1 : 0) : (T)((S)a >> (U)b);               \
+    }                                                                                   \
+    static inline T P##_shift_right_logical(T a, T b)                                   \
+    {                                                                                   \
+        return (U)b >= BITS ? 0 : (T)((U)a >> (U)b);                                    \
+    }
+
+#define INT_UNARY_SCALARS(P, T, S, U, W, BITS, SIGNED)                                  \
+    static inline T P##_abs(T a) { return SIGNED && (S)a < 0 ? (T)(U)((W)0 - (W)(U)a) : a; } \
+    static inline T P##_negate(T a) { return (T)(U)((W)0 - (W)(U)a); }                  \
+    static inline T P##_sign(T a) { return SIGNED && (S)a < 0 ? (T)-1 : (T)(a != 0); }  \
+    static inline T P##_not(T a) { return (T)~a; }                                      \
+    static inline T P##_popcnt(T a) { return (T)__builtin_popcountll((U)a); }           \
+    static inline T P##_clz(T a)                                                        \
+    {                                                                                   \
+        return (T)(a == 0 ? BITS : __builtin_clzll((unsigned long long)(U)a) - (64 - BITS)); \
+    }
+
+/* X(prefix, type, signed twin, unsigned twin, arithmetic type, bits, signed) */
+#define INT_TYPES(X)                                                  \
+    X(s8, int8_t, int8_t, uint8_t, unsigned, 8, 1)                    \
+    X(s16, int16_t, int16_t, uint16_t, unsigned, 16, 1)               \
+    X(s32, int32_t, int32_t, uint32_t, uint32_t, 32, 1)               \
+    X(s64, int64_t, int64_t, uint64_t, uint64_t, 64, 1)               \
+    X(u8, uint8_t, int8_t, uint8_t, unsigned, 8, 0)                   \
+    X(u16, uint16_t, int16_t, uint16_t, unsigned, 16, 0)              \
+    X(u32, uint32_t, int32_t, uint32_t, uint32_t, 32, 0)              \
+    X(u64, uint64_t, int64_t, uint64_t, uint64_t, 64, 0)
+
+INT_TYPES(INT_BINARY_SCALARS)
+INT_TYPES(INT_UNARY_SCALARS)
+
+static inline uint8_t pred_not(uint8_t a) { return !a; }
+
+static inline c64_t c64_add(c64_t a, c64_t b) { return a + b; }
+static inline c64_t c64_subtract(c64_t a, c64_t b) { return a - b; }
+static inline c64_t c64_multiply(c64_t a, c64_t b) { return a * b; }
+static inline c64_t c64_divide(c64_t a, c64_t b) { return a / b; }
+static inline c128_t c128_add(c128_t a, c128_t b) { return a + b; }
+static inline c128_t c128_subtract(c128_t a, c128_t b) { return a - b; }
+static inline c128_t c128_multiply(c128_t a, c128_t b) { return a * b; }
+static inline c128_t c128_divide(c128_t a, c128_t b) { return a / b; }
+static inline c64_t c64_negate(c64_t a) { return -a; }
+static inline c128_t c128_negate(c128_t a) { return -a; }
+static inline c64_t c64_sign(c64_t a) { float m = cabsf(a); return m == 0 ? 0 : a / m; }
+static inline c128_t c128_sign(c128_t a) { double m = cabs(a); return m == 0 ? 0 : a / m; }
+
+/* ------------------------------------------------------------------ */
+/* Loops and their tables (indexed by opcode; NULL: unsupported)        */
+
+#define DEFINE_BINARY_LOOP(NAME, T, FN)                                                 \
+    static void NAME(void *restrict out_, const void *restrict a_, const void *restrict b_, \
+                     int64_t n)                                                         \
+    {                                                                                   \
+        T *restrict o = out_;                                                           \
+        const T *restrict a = a_, *restrict b = b_;                                     \
+        VLOOP(n, o[i] = FN(a[i], b[i]));                                                \
+    }
+
+#define DEFINE_UNARY_LOOP(NAME, T, FN)                                                  \
+    static void NAME(void *restrict out_, const void *restrict in_, int64_t n)          \
+    {                                                                                   \
+        T *restrict o = out_;                                                           \
+        const T *restrict a = in_;                                                      \
+        VLOOP(n, o[i] = FN(a[i]));                                                      \
+    }
+
+/* X(P, T, OPCODE, name) over each op family. */
+#define ARITH_OPS(X, P, T) \
+    X(P, T, ADD, add) X(P, T, SUBTRACT, subtract) X(P, T, MULTIPLY, multiply) X(P, T, DIVIDE, divide)
+#define ORDER_OPS(X, P, T) \
+    X(P, T, REMAINDER, remainder) X(P, T, MAXIMUM, maximum) X(P, T, MINIMUM, minimum) \
+    X(P, T, POWER, power)
+#define FLOAT_BINARY_OPS(X, P, T) ARITH_OPS(X, P, T) ORDER_OPS(X, P, T) X(P, T, ATAN2, atan2)
+#define INT_BINARY_OPS(X, P, T)                                                       \
+    ARITH_OPS(X, P, T) ORDER_OPS(X, P, T) X(P, T, AND, and) X(P, T, OR, or)           \
+    X(P, T, XOR, xor) X(P, T, SHIFT_LEFT, shift_left)                                 \
+    X(P, T, SHIFT_RIGHT_ARITH, shift_right_arith)                                     \
+    X(P, T, SHIFT_RIGHT_LOGICAL, shift_right_logical)
+#define COMPLEX_BINARY_OPS(X, P, T) ARITH_OPS(X, P, T)
+#define FLOAT_UNARY_OPS(X, P, T)                                                      \
+    X(P, T, ABS, abs) X(P, T, NEGATE, negate) X(P, T, SIGN, sign) X(P, T, EXP, exp)   \
+    X(P, T, EXPM1, expm1) X(P, T, LOG, log) X(P, T, LOG1P, log1p) X(P, T, SQRT, sqrt) \
+    X(P, T, RSQRT, rsqrt) X(P, T, CBRT, cbrt) X(P, T, TANH, tanh)                     \
+    X(P, T, LOGISTIC, logistic) X(P, T, SIN, sin) X(P, T, COS, cos) X(P, T, TAN, tan) \
+    X(P, T, ACOS, acos) X(P, T, ACOSH, acosh) X(P, T, ASIN, asin)                     \
+    X(P, T, ASINH, asinh) X(P, T, ATANH, atanh) X(P, T, COSH, cosh)                   \
+    X(P, T, SINH, sinh) X(P, T, FLOOR, floor) X(P, T, CEIL, ceil)                     \
+    X(P, T, ROUND_AFZ, round_afz) X(P, T, ROUND_EVEN, round_even) X(P, T, ERF, erf)
+#define INT_UNARY_OPS(X, P, T)                                                        \
+    X(P, T, ABS, abs) X(P, T, NEGATE, negate) X(P, T, SIGN, sign) X(P, T, NOT, not)   \
+    X(P, T, POPCNT, popcnt) X(P, T, CLZ, clz)
+#define COMPLEX_UNARY_OPS(X, P, T) X(P, T, NEGATE, negate) X(P, T, SIGN, sign)
+
+#define BINARY_LOOP_OF(P, T, E, name) DEFINE_BINARY_LOOP(P##_##name##_loop, T, P##_##name)
+#define UNARY_LOOP_OF(P, T, E, name) DEFINE_UNARY_LOOP(P##_##name##_unary, T, P##_##name)
+#define BINARY_ENTRY(P, T, E, name) [IR_OP_##E] = P##_##name##_loop,
+#define UNARY_ENTRY(P, T, E, name) [IR_OP_##E] = P##_##name##_unary,
+
+#define FLOAT_TABLES(P, T)                                                            \
+    FLOAT_BINARY_OPS(BINARY_LOOP_OF, P, T)                                            \
+    FLOAT_UNARY_OPS(UNARY_LOOP_OF, P, T)                                              \
+    static const BinaryLoop P##_binary[IR_OP_COUNT] = { FLOAT_BINARY_OPS(BINARY_ENTRY, P, T) }; \
+    static const UnaryLoop P##_unary[IR_OP_COUNT] = { FLOAT_UNARY_OPS(UNARY_ENTRY, P, T) };
+
+#define INT_TABLES(P, T, S, U, W, BITS, SIGNED)                                       \
+    INT_BINARY_OPS(BINARY_LOOP_OF, P, T)                                              \
+    INT_UNARY_OPS(UNARY_LOOP_OF, P, T)                                                \
+    static const BinaryLoop P##_binary[IR_OP_COUNT] = { INT_BINARY_OPS(BINARY_ENTRY, P, T) }; \
+    static const UnaryLoop P##_unary[IR_OP_COUNT] = { INT_UNARY_OPS(UNARY_ENTRY, P, T) };
+
+#define COMPLEX_TABLES(P, T)                                                          \
+    COMPLEX_BINARY_OPS(BINARY_LOOP_OF, P, T)                                          \
+    COMPLEX_UNARY_OPS(UNARY_LOOP_OF, P, T)                                            \
+    static const BinaryLoop P##_binary[IR_OP_COUNT] = { COMPLEX_BINARY_OPS(BINARY_ENTRY, P, T) }; \
+    static const UnaryLoop P##_unary[IR_OP_COUNT] = { COMPLEX_UNARY_OPS(UNARY_ENTRY, P, T) };
+
+FLOAT_TABLES(f32, float)
+FLOAT_TABLES(f64, double)
+INT_TYPES(INT_TABLES)
+COMPLEX_TABLES(c64, c64_t)
+COMPLEX_TABLES(c128, c128_t)
+DEFINE_UNARY_LOOP(pred_not_unary, uint8_t, pred_not)
+
+/* The loops for an element type: narrow floats share f32's, pred the u8
+ * binary loops (then normalised), sub-byte ints the 8-bit ones. */
+static const BinaryLoop *binary_table(IrElemType t)
+{
+    switch ((int)compute_type(t)) {
+    case IR_TYPE_F32: return f32_binary;
+    case IR_TYPE_F64: return f64_binary;
+    case IR_TYPE_S8: return s8_binary;
+    case IR_TYPE_S16: return s16_binary;
+    case IR_TYPE_S32: return s32_binary;
+    case IR_TYPE_S64: return s64_binary;
+    case IR_TYPE_PRED:
+    case IR_TYPE_U8: return u8_binary;
+    case IR_TYPE_U16: return u16_binary;
+    case IR_TYPE_U32: return u32_binary;
+    case IR_TYPE_U64: return u64_binary;
+    case IR_TYPE_C64: return c64_binary;
+    case IR_TYPE_C128: return c128_binary;
+    default: return is_narrow_float(t) ? f32_binary : NULL;
+    }
+}
+
+static const UnaryLoop *unary_table(IrElemType t)
+{
+    switch ((int)compute_type(t)) {
+    case IR_TYPE_F32: return f32_unary;
+    case IR_TYPE_F64: return f64_unary;
+    case IR_TYPE_S8: return s8_unary;
+    case IR_TYPE_S16: return s16_unary;
+    case IR_TYPE_S32: return s32_unary;
+    case IR_TYPE_S64: return s64_unary;
+    case IR_TYPE_U8: return u8_unary;
+    case IR_TYPE_U16: return u16_unary;
+    case IR_TYPE_U32: return u32_unary;
+    case IR_TYPE_U64: return u64_unary;
+    case IR_TYPE_C64: return c64_unary;
+    case IR_TYPE_C128: return c128_unary;
+    default: return is_narrow_float(t) ? f32_unary : NULL;
+    }
+}
+
+/* Ops the pred and sub-byte shortcuts would get wrong. */
+static bool narrow_int_op_ok(IrOpcode op, IrElemType t)
+{
+    bool shift = op == IR_OP_SHIFT_LEFT || op == IR_OP_SHIFT_RIGHT_ARITH ||
+                 op == IR_OP_SHIFT_RIGHT_LOGICAL;
+    if (t == IR_TYPE_PRED)
+        return !shift && op != IR_OP_ATAN2;
+    if (!is_sub_byte_int(t))
+        return true;
+    if (op == IR_OP_POPCNT || op == IR_OP_CLZ)
+        return false;
+    if (op == IR_OP_SHIFT_RIGHT_LOGICAL)
+        return ir_type_is_unsigned_int(t);
+    if (op == IR_OP_SHIFT_RIGHT_ARITH)
+        return ir_type_is_signed_int(t);
+    return true;
+}
+
+static BinaryLoop binary_loop(IrOpcode op, IrElemType t)
+{
+    const BinaryLoop *table = binary_table(t);
+    if (!table || (unsigned)op >= IR_OP_COUNT || !narrow_int_op_ok(op, t))
+        return NULL;
+    return table[op];
+}
+
+static UnaryLoop unary_loop(IrOpcode op, IrElemType t)
+{
+    if (t == IR_TYPE_PRED)
+        return op == IR_OP_NOT ? pred_not_unary : NULL;
+    const UnaryLoop *table = unary_table(t);
+    if (!table || (unsigned)op >= IR_OP_COUNT || !narrow_int_op_ok(op, t))
+        return NULL;
+    return table[op];
+}
+
+/* ------------------------------------------------------------------ */
+/* Running a binary loop                                                */
+
+static void narrow_binary(BinaryLoop f32_loop, IrElemType t, void *dst, const void *a, const void *b,
+                          int64_t n)
+{
+    Narrow c;
+    narrow_init(&c, t);
+    float fa[BLOCK], fb[BLOCK], fo[BLOCK];
+    for (int64_t off = 0; off < n; off += BLOCK) {
+        int64_t m = min_i64(BLOCK, n - off);
+        narrow_decode(&c, at(a, off, c.bytes), fa, m);
+        narrow_decode(&c, at(b, off, c.bytes), fb, m);
+        f32_loop(fo, fa, fb, m);
+        narrow_encode(&c, fo, at_mut(dst, off, c.bytes), m);
+    }
+}
+
+/* dst is a or b: the loops take restrict pointers, so results go through a
+ * small buffer first. */
+static void binary_in_place(BinaryLoop loop, int bytes, void *dst, const void *a, const void *b,
+                            int64_t n)
+{
+    uint64_t tmp[BLOCK];                 /* 8 KiB, aligned for any element */
+    int64_t chunk = (int64_t)sizeof tmp / bytes;
+    for (int64_t off = 0; off < n; off += chunk) {
+        int64_t m = min_i64(chunk, n - off);
+        loop(tmp, at(a, off, bytes), at(b, off, bytes), m);
+        memcpy(at_mut(dst, off, bytes), tmp, (size_t)(m * bytes));
+    }
+}
+
+static void binary_run(BinaryLoop loop, IrElemType t, void *dst, const void *a, const void *b,
+                       int64_t n)
+{
+    if (is_narrow_float(t)) {
+        narrow_binary(loop, t, dst, a, b, n);
+        return;
+    }
+    if (dst == a || dst == b)
+        binary_in_place(loop, ir_type_storage_bytes(t), dst, a, b, n);
+    else
+        loop(dst, a, b, n);
+    normalize_ints(t, dst, n);
+}
+
+bool interp_binary_kernel(IrOpcode op, IrElemType t, void *dst, const void *a, const void *b,
+                          int64_t n, Error *err)
+{
+    BinaryLoop loop = binary_loop(op, t);
+    if (!loop)
+        return error_set(err, ERR_UNSUPPORTED, (IrLoc){ 0 }, "unsupported op: %s on %s",
+                         (unsigned)op < IR_OP_COUNT ? ir_opcode_name(op) : "?", ir_type_name(t));
+    binary_run(loop, t, dst, a, b, n);
+    return true;
+}
+
+/* complex(re, im): interleaves two f32 (f64) arrays into c64 (c128). */
+static bool eval_complex(const IrInstr *instr, Value *const *args, Value *v, int64_t n, Error *err)
+{
+    IrElemType t = args[0]->shape->type;
+    if (args[1]->shape->type != t)
+        return unsupported_type(instr, t, err);
+    if (t == IR_TYPE_F32 && v->shape->type == IR_TYPE_C64) {
+        float *restrict o = v->data;
+        const float *restrict re = args[0]->data, *restrict im = args[1]->data;
+        VLOOP(n, (o[2 * i] = re[i], o[2 * i + 1] = im[i]));
+        return true;
+    }
+    if (t == IR_TYPE_F64 && v->shape->type == IR_TYPE_C128) {
+        double *restrict o = v->data;
+        const double *restrict re = args[0]->data, *restrict im = args[1]->data;
+        VLOOP(n, (o[2 * i] = re[i], o[2 * i + 1] = im[i]));
+        return true;
+    }
+    return unsupported_type(instr, t, err);
+}
+
+static bool binary_dispatch(const IrInstr *instr, Value *const *args, Value *v, int64_t n, Error *err)
+{
+    IrElemType t = args[0]->shape->type;
+    if (instr->op == IR_OP_COMPLEX)
+        return eval_complex(instr, args, v, n, err);
+    if (args[1]->shape->type != t || v->shape->type != t)
+        return unsupported_type(instr, t, err);
+    BinaryLoop loop = binary_loop(instr->op, t);
+    if (!loop)
+        return unsupported_type(instr, t, err);
+    binary_run(loop, t, v->data, args[0]->data, args[1]->data, n);
+    return true;
+}
+
+bool eval_binary(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    int64_t n = ir_shape_elements(instr->shape);
+    if (!need_elements(instr, args[0], 0, n, err) || !need_elements(instr, args[1], 1, n, err))
+        return false;
+    Value *v = value_new_array(instr->shape, err);
+    if (!v)
+        return false;
+    if (!binary_dispatch(instr, args, v, n, err)) {
+        value_release(v);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Unary ops                                                            */
+
+static void narrow_unary(UnaryLoop f32_loop, IrElemType t, void *dst, const void *src, int64_t n)
+{
+    Narrow c;
+    narrow_init(&c, t);
+    float fi[BLOCK], fo[BLOCK];
+    for (int64_t off = 0; off < n; off += BLOCK) {
+        int64_t m = min_i64(BLOCK, n - off);
+        narrow_decode(&c, at(src, off, c.bytes), fi, m);
+        f32_loop(fo, fi, m);
+        narrow_encode(&c, fo, at_mut(dst, off, c.bytes), m);
+    }
+}
+
+/* is-finite: neither inf nor NaN, tested on the exponent bits. */
+static void is_finite_f32(uint8_t *restrict o, const float *restrict a, int64_t n)
+{
+    VLOOP(n, o[i] = (f32_to_bits(a[i]) & 0x7f800000u) != 0x7f800000u);
+}
+
+static void is_finite_f64(uint8_t *restrict o, const double *restrict a, int64_t n)
+{
+    VLOOP(n, o[i] = isfinite(a[i]) != 0);
+}
+
+static bool is_finite_run(const IrInstr *instr, IrElemType t, uint8_t *o, const void *src, int64_t n,
+                          Error *err)
+{
+    if (t == IR_TYPE_F32) {
+        is_finite_f32(o, src, n);
+    } else if (t == IR_TYPE_F64) {
+        is_finite_f64(o, src, n);
+    } else if (is_narrow_float(t)) {
+        Narrow c;
+        narrow_init(&c, t);
+        float f[BLOCK];
+        for (int64_t off = 0; off < n; off += BLOCK) {
+            int64_t m = min_i64(BLOCK, n - off);
+            narrow_decode(&c, at(src, off, c.bytes), f, m);
+            is_finite_f32(o + off, f, m);
+        }
+    } else {
+        return unsupported_type(instr, t, err);
+    }
+    return true;
+}
+
+/* real/imag: a part of a complex; of a real type the value itself / 0. */
+static bool part_run(const IrInstr *instr, IrElemType t, void *dst, const void *src, int64_t n,
+                     Error *err)
+{
+    int k = instr->op == IR_OP_IMAG;
+    if (t == IR_TYPE_C64) {
+        float *restrict o = dst;
+        const float *restrict a = src;
+        VLOOP(n, o[i] = a[2 * i + k]);
+    } else if (t == IR_TYPE_C128) {
+        double *restrict o = dst;
+        const double *restrict a = src;
+        VLOOP(n, o[i] = a[2 * i + k]);
+    } else if (ir_type_is_float(t) || ir_type_is_int(t) || t == IR_TYPE_PRED) {
+        size_t bytes = (size_t)(n * ir_type_storage_bytes(t));
+        if (k)
+            memset(dst, 0, bytes);      /* all-zero bits are +0 in every format but e8m0 */
+        else
+            memcpy(dst, src, bytes);
+    } else {
+        return unsupported_type(instr, t, err);
+    }
+    return true;
+}
+
+static void complex_abs(IrElemType t, void *dst, const void *src, int64_t n)
+{
+    if (t == IR_TYPE_C64) {
+        float *restrict o = dst;
+        const c64_t *restrict a = src;
+        for (int64_t i = 0; i < n; i++)
+            o[i] = cabsf(a[i]);
+    } else {
+        double *restrict o = dst;
+        const c128_t *restrict a = src;
+        for (int64_t i = 0; i < n; i++)
+            o[i] = cabs(a[i]);
+    }
+}
+
+static bool unary_dispatch(const IrInstr *instr, IrElemType t, Value *v, const void *src, int64_t n,
+                           Error *err)
+{
+    IrElemType rt = v->shape->type;
+    switch ((int)instr->op) {
+    case IR_OP_IS_FINITE:
+        if (rt != IR_TYPE_PRED)
+            return unsupported_type(instr, t, err);
+        return is_finite_run(instr, t, v->data, src, n, err);
+    case IR_OP_REAL: case IR_OP_IMAG:
+        if (rt != (ir_type_is_complex(t) ? complex_part(t) : t))
+            return unsupported_type(instr, t, err);
+        return part_run(instr, t, v->data, src, n, err);
+    case IR_OP_ABS:
+        if (!ir_type_is_complex(t))
+            break;
+        if (rt != complex_part(t))
+            return unsupported_type(instr, t, err);
+        complex_abs(t, v->data, src, n);
+        return true;
+    }
+    UnaryLoop loop = unary_loop(instr->op, t);
+    if (!loop || rt != t)
+        return unsupported_type(instr, t, err);
+    if (is_narrow_float(t)) {
+        narrow_unary(loop, t, v->data, src, n);
+    } else {
+        loop(v->data, src, n);
+        normalize_ints(t, v->data, n);
+    }
+    return true;
+}
+
+bool eval_unary(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    int64_t n = ir_shape_elements(instr->shape);
+    if (!need_elements(instr, args[0], 0, n, err))
+        return false;
+    Value *v = value_new_array(instr->shape, err);
+    if (!v)
+        return false;
+    if (!unary_dispatch(instr, args[0]->shape->type, v, args[0]->data, n, err)) {
+        value_release(v);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* compare                                                              */
+
+/* One loop per direction over keys of type T (ordinary C comparison: IEEE
+ * for floats, where every comparison with NaN but != is false). */
+#define DEFINE_COMPARE(NAME, T)                                                         \
+    static void NAME(uint8_t *restrict o, const T *restrict a, const T *restrict b, int64_t n, \
+                     IrCompareDir dir)                                                  \
+    {                                                                                   \
+        switch (dir) {                                                                  \
+        case IR_CMP_EQ: VLOOP(n, o[i] = a[i] == b[i]); break;                           \
+        case IR_CMP_NE: VLOOP(n, o[i] = a[i] != b[i]); break;                           \
+        case IR_CMP_LT: VLOOP(n, o[i] = a[i] < b[i]); break;                            \
+        case IR_CMP_LE: VLOOP(n, o[i] = a[i] <= b[i]); break;                           \
+        case IR_CMP_GT: VLOOP(n, o[i] = a[i] > b[i]); break;                            \
+        case IR_CMP_GE: VLOOP(n, o[i] = a[i] >= b[i]); break;                           \
+        case IR_CMP_NONE: break;                                                        \
+        }                                                                               \
+    }
+
+DEFINE_COMPARE(compare_s8, int8_t)
+DEFINE_COMPARE(compare_s16, int16_t)
+DEFINE_COMPARE(compare_s32, int32_t)
+DEFINE_COMPARE(compare_s64, int64_t)
+DEFINE_COMPARE(compare_u8, uint8_t)
+DEFINE_COMPARE(compare_u16, uint16_t)
+DEFINE_COMPARE(compare_u32, uint32_t)
+DEFINE_COMPARE(compare_u64, uint64_t)
+DEFINE_COMPARE(compare_f32, float)
+DEFINE_COMPARE(compare_f64, double)
+
+/* The comparison type written, or the default for the operand type. */
+static IrCompareType effective_compare_type(IrCompareType ct, IrElemType t)
+{
+    if (ct != IR_CMPT_DEFAULT)
+        return ct;
+    if (ir_type_is_float(t) || ir_type_is_complex(t))
+        return IR_CMPT_FLOAT;
+    return ir_type_is_signed_int(t) ? IR_CMPT_SIGNED : IR_CMPT_UNSIGNED;
+}
+
+/* Integers and pred by storage width; the comparison type picks the
+ * signedness (sub-byte values are stored extended, which keeps both orders). */
+static void compare_ints(bool is_signed, int bytes, uint8_t *o, const void *a, const void *b, int64_t n,
+                         IrCompareDir dir)
+{
+    switch (bytes * (is_signed ? -1 : 1)) {
+    case -1: compare_s8(o, a, b, n, dir); break;
+    case -2: compare_s16(o, a, b, n, dir); break;
+    case -4: compare_s32(o, a, b, n, dir); break;
+    case -8: compare_s64(o, a, b, n, dir); break;
+    case 1: compare_u8(o, a, b, n, dir); break;
+    case 2: compare_u16(o, a, b, n, dir); break;
+    case 4: compare_u32(o, a, b, n, dir); break;
+    case 8: compare_u64(o, a, b, n, dir); break;
+    }
+}
+
+/* TOTALORDER key: the bit pattern read as sign-magnitude, so that
+ * -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN. */
+static void total_order_keys(const IrTypeInfo *ti, const void *src, int64_t *restrict k, int64_t n)
+{
+    int bits = ti->bits;
+    uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    uint64_t sign = ti->has_sign ? UINT64_C(1) << (bits - 1) : 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u = 0;
+        memcpy(&u, at(src, i, ti->storage_bytes), (size_t)ti->storage_bytes);   /* little-endian */
+        u &= mask;
+        k[i] = (u & sign) ? -(int64_t)(u & ~sign) - 1 : (int64_t)u;
+    }
+}
+
+static void compare_total_order(IrElemType t, uint8_t *o, const void *a, const void *b, int64_t n,
+                                IrCompareDir dir)
+{
+    const IrTypeInfo *ti = &ir_type_info[t];
+    int64_t ka[BLOCK], kb[BLOCK];
+    for (int64_t off = 0; off < n; off += BLOCK) {
+        int64_t m = min_i64(BLOCK, n - off);
+        total_order_keys(ti, at(a, off, ti->storage_bytes), ka, m);
+        total_order_keys(ti, at(b, off, ti->storage_bytes), kb, m);
+        compare_s64(o + off, ka, kb, m, dir);
+    }
+}
+
+static void compare_floats(IrElemType t, uint8_t *o, const void *a, const void *b, int64_t n,
+                           IrCompareDir dir)
+{
+    if (t == IR_TYPE_F32) {
+        compare_f32(o, a, b, n, dir);
+        return;
+    }
+    if (t == IR_TYPE_F64) {
+        compare_f64(o, a, b, n, dir);
+        return;
+    }
+    Narrow c;
+    narrow_init(&c, t);
+    float fa[BLOCK], fb[BLOCK];
+    for (int64_t off = 0; off < n; off += BLOCK) {
+        int64_t m = min_i64(BLOCK, n - off);
+        narrow_decode(&c, at(a, off, c.bytes), fa, m);
+        narrow_decode(&c, at(b, off, c.bytes), fb, m);
+        compare_f32(o + off, fa, fb, m, dir);
+    }
+}
+
+/* Complex: EQ and NE only, both parts with IEEE equality. */
+static void compare_complex(IrElemType t, uint8_t *restrict o, const void *a, const void *b, int64_t n,
+                            bool ne)
+{
+    if (t == IR_TYPE_C64) {
+        const float *restrict x = a, *restrict y = b;
+        VLOOP(n, o[i] = (x[2 * i] == y[2 * i] && x[2 * i + 1] == y[2 * i + 1]) != ne);
+    } else {
+        const double *restrict x = a, *restrict y = b;
+        VLOOP(n, o[i] = (x[2 * i] == y[2 * i] && x[2 * i + 1] == y[2 * i + 1]) != ne);
+    }
+}
+
+static bool compare_run(const IrInstr *instr, IrElemType t, uint8_t *o, const void *a, const void *b,
+                        int64_t n, Error *err)
+{
+    IrCompareDir dir = instr->direction;
+    IrCompareType ct = effective_compare_type(instr->compare_type, t);
+    bool int_like = t == IR_TYPE_PRED || ir_type_is_int(t);
+    if (dir == IR_CMP_NONE)
+        return error_set(err, ERR_SHAPE, instr->loc, "compare: missing direction");
+    if (int_like && (ct == IR_CMPT_SIGNED || ct == IR_CMPT_UNSIGNED))
+        compare_ints(ct == IR_CMPT_SIGNED, ir_type_storage_bytes(t), o, a, b, n, dir);
+    else if (ir_type_is_float(t) && ct == IR_CMPT_FLOAT)
+        compare_floats(t, o, a, b, n, dir);
+    else if (ir_type_is_float(t) && ct == IR_CMPT_TOTALORDER)
+        compare_total_order(t, o, a, b, n, dir);
+    else if (ir_type_is_complex(t) && (dir == IR_CMP_EQ || dir == IR_CMP_NE))
+        compare_complex(t, o, a, b, n, dir == IR_CMP_NE);
+    else
+        return unsupported_type(instr, t, err);
+    return true;
+}
+
+bool eval_compare(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    int64_t n = ir_shape_elements(instr->shape);
+    IrElemType t = args[0]->shape->type;
+    if (!need_elements(instr, args[0], 0, n, err) || !need_elements(instr, args[1], 1, n, err))
+        return false;
+    if (args[1]->shape->type != t || instr->shape->type != IR_TYPE_PRED)
+        return unsupported_type(instr, t, err);
+    Value *v = value_new_array(instr->shape, err);
+    if (!v)
+        return false;
+    if (!compare_run(instr, t, v->data, args[0]->data, args[1]->data, n, err)) {
+        value_release(v);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* select                                                               */
+
+#define DEFINE_SELECT(NAME, T)                                                          \
+    static void NAME(void *restrict out_, const uint8_t *restrict p, const void *restrict a_, \
+                     const void *restrict b_, int64_t n)                                \
+    {                                                                                   \
+        T *restrict o = out_;                                                           \
+        const T *restrict a = a_, *restrict b = b_;                                     \
+        VLOOP(n, o[i] = p[i] ? a[i] : b[i]);                                            \
+    }
+
+DEFINE_SELECT(select_1, uint8_t)
+DEFINE_SELECT(select_2, uint16_t)
+DEFINE_SELECT(select_4, uint32_t)
+DEFINE_SELECT(select_8, uint64_t)
+
+/* 16-byte elements (c128) as two 8-byte halves. */
+static void select_16(void *restrict out, const uint8_t *restrict p, const void *restrict a,
+                      const void *restrict b, int64_t n)
+{
+    uint64_t *restrict o = out;
+    const uint64_t *restrict x = a, *restrict y = b;
+    for (int64_t i = 0; i < n; i++) {
+        o[2 * i] = p[i] ? x[2 * i] : y[2 * i];
+        o[2 * i + 1] = p[i] ? x[2 * i + 1] : y[2 * i + 1];
+    }
+}
+
+/* A scalar predicate picks a whole operand: no copy (tuples too). */
+static bool select_whole(const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    Value *pick = *(const uint8_t *)args[0]->data ? args[1] : args[2];
+    if (!ir_shape_is_array(pick->shape)) {
+        *out = value_retain(pick);
+        return true;
+    }
+    if (!need_elements(instr, pick, pick == args[1] ? 1 : 2, ir_shape_elements(instr->shape), err))
+        return false;
+    *out = value_alias(instr->shape, pick, err);
+    return *out != NULL;
+}
+
+bool eval_select(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    if (!ir_shape_is_array(args[0]->shape) || args[0]->shape->type != IR_TYPE_PRED)
+        return unsupported_type(instr, args[0]->shape->type, err);
+    if (args[0]->shape->rank == 0)
+        return select_whole(instr, args, out, err);
+    int64_t n = ir_shape_elements(instr->shape);
+    for (int k = 0; k < 3; k++)
+        if (!need_elements(instr, args[k], k, n, err))
+            return false;
+    Value *v = value_new_array(instr->shape, err);
+    if (!v)
+        return false;
+    const void *a = args[1]->data, *b = args[2]->data;
+    switch (ir_type_storage_bytes(instr->shape->type)) {
+    case 1: select_1(v->data, args[0]->data, a, b, n); break;
+    case 2: select_2(v->data, args[0]->data, a, b, n); break;
+    case 4: select_4(v->data, args[0]->data, a, b, n); break;
+    case 8: select_8(v->data, args[0]->data, a, b, n); break;
+    case 16: select_16(v->data, args[0]->data, a, b, n); break;
+    default:
+        value_release(v);
+        return unsupported_type(instr, instr->shape->type, err);
+    }
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* clamp                                                                */
+
+/* std::min(hi, std::max(x, lo)) with std's tie rules; floats first return
+ * the first NaN of lo, x, hi. */
+#define CLAMP_ORDER(lo, x, hi) ((((x) < (lo)) ? (lo) : (x)) < (hi) ? (((x) < (lo)) ? (lo) : (x)) : (hi))
+
+#define DEFINE_CLAMP_SCALAR(P, T, IS_FLOAT)                                             \
+    static inline T P##_clamp(T lo, T x, T hi)                                          \
+    {                                                                                   \
+        if (IS_FLOAT && lo != lo)                                                       \
+            return lo;                                                                  \
+        if (IS_FLOAT && x != x)                                                         \
+            return x;                                                                   \
+        if (IS_FLOAT && hi != hi)                                                       \
+            return hi;                                                                  \
+        return CLAMP_ORDER(lo, x, hi);                                                  \
+    }
+
+/* Scalar bounds are hoisted into locals so each variant is a plain loop. */
+#define DEFINE_CLAMP_LOOP(P, T)                                                         \
+    static void P##_clamp_loop(void *restrict out_, const void *lo_, const void *x_,    \
+                               const void *hi_, int64_t n, bool lo_scalar, bool hi_scalar) \
+    {                                                                                   \
+        T *restrict o = out_;                                                           \
+        const T *restrict lo = lo_, *restrict x = x_, *restrict hi = hi_;               \
+        T l = lo_scalar ? lo[0] : 0, h = hi_scalar ? hi[0] : 0;                         \
+        if (lo_scalar && hi_scalar)                                                     \
+            VLOOP(n, o[i] = P##_clamp(l, x[i], h));                                     \
+        else if (lo_scalar)                                                             \
+            VLOOP(n, o[i] = P##_clamp(l, x[i], hi[i]));                                 \
+        else if (hi_scalar)                                                             \
+            VLOOP(n, o[i] = P##_clamp(lo[i], x[i], h));                                 \
+        else                                                                            \
+            VLOOP(n, o[i] = P##_clamp(lo[i], x[i], hi[i]));                             \
+    }
+
+#define DEFINE_CLAMP(P, T, IS_FLOAT) DEFINE_CLAMP_SCALAR(P, T, IS_FLOAT) DEFINE_CLAMP_LOOP(P, T)
+#define INT_CLAMP(P, T, S, U, W, BITS, SIGNED) DEFINE_CLAMP(P, T, 0)
+
+DEFINE_CLAMP(f32, float, 1)
+DEFINE_CLAMP(f64, double, 1)
+INT_TYPES(INT_CLAMP)
+
+typedef void (*ClampLoop)(void *restrict out, const void *lo, const void *x, const void *hi, int64_t n,
+                          bool lo_scalar, bool hi_scalar);
+
+static ClampLoop clamp_loop(IrElemType t)
+{
+    switch ((int)compute_type(t)) {
+    case IR_TYPE_F32: return f32_clamp_loop;
+    case IR_TYPE_F64: return f64_clamp_loop;
+    case IR_TYPE_S8: return s8_clamp_loop;
+    case IR_TYPE_S16: return s16_clamp_loop;
+    case IR_TYPE_S32: return s32_clamp_loop;
+    case IR_TYPE_S64: return s64_clamp_loop;
+    case IR_TYPE_PRED:
+    case IR_TYPE_U8: return u8_clamp_loop;
+    case IR_TYPE_U16: return u16_clamp_loop;
+    case IR_TYPE_U32: return u32_clamp_loop;
+    case IR_TYPE_U64: return u64_clamp_loop;
+    default: return is_narrow_float(t) ? f32_clamp_loop : NULL;
+    }
+}
+
+/* Narrow floats: bounds and operand decoded per block (a scalar bound
+ * once), clamped in f32, encoded back. */
+static void narrow_clamp(IrElemType t, void *dst, Value *const *args, int64_t n, bool lo_s, bool hi_s)
+{
+    Narrow c;
+    narrow_init(&c, t);
+    float lo[BLOCK], x[BLOCK], hi[BLOCK], o[BLOCK];
+    if (lo_s)
+        narrow_decode(&c, args[0]->data, lo, 1);
+    if (hi_s)
+        narrow_decode(&c, args[2]->data, hi, 1);
+    for (int64_t off = 0; off < n; off += BLOCK) {
+        int64_t m = min_i64(BLOCK, n - off);
+        if (!lo_s)
+            narrow_decode(&c, at(args[0]->data, off, c.bytes), lo, m);
+        if (!hi_s)
+            narrow_decode(&c, at(args[2]->data, off, c.bytes), hi, m);
+        narrow_decode(&c, at(args[1]->data, off, c.bytes), x, m);
+        f32_clamp_loop(o, lo, x, hi, m, lo_s, hi_s);
+        narrow_encode(&c, o, at_mut(dst, off, c.bytes), m);
+    }
+}
+
+/* A bound is a scalar or has the operand's element count. */
+static bool clamp_bound(const IrInstr *instr, const Value *b, int k, int64_t n, bool *scalar, Error *err)
+{
+    *scalar = ir_shape_is_array(b->shape) && value_elements(b) == 1;
+    return *scalar || need_elements(instr, b, k, n, err);
+}
+
+bool eval_clamp(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    int64_t n = ir_shape_elements(instr->shape);
+    IrElemType t = args[1]->shape->type;
+    bool lo_s, hi_s;
+    if (!need_elements(instr, args[1], 1, n, err) || !clamp_bound(instr, args[0], 0, n, &lo_s, err) ||
+        !clamp_bound(instr, args[2], 2, n, &hi_s, err))
+        return false;
+    ClampLoop loop = clamp_loop(t);
+    if (!loop || args[0]->shape->type != t || args[2]->shape->type != t || instr->shape->type != t)
+        return unsupported_type(instr, t, err);
+    Value *v = value_new_array(instr->shape, err);
+    if (!v)
+        return false;
+    if (is_narrow_float(t))
+        narrow_clamp(t, v->data, args, n, lo_s, hi_s);
+    else
+        loop(v->data, args[0]->data, args[1]->data, args[2]->data, n, lo_s, hi_s);
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* convert                                                              */
+
+/* A block of source values in a type that holds them exactly: doubles for
+ * float sources (also as floats when the source fits f32), int64 for
+ * integers and pred (u64 as its bit pattern). */
+typedef struct Wide {
+    bool is_float;
+    bool fits_f32;          /* is_float: the values are exact floats in f */
+    bool is_u64;            /* !is_float: i holds uint64 bit patterns */
+    double d[BLOCK];
+    float f[BLOCK];
+    int64_t i[BLOCK];
+} Wide;
+
+#define LOAD_INTS(T) \
+    do { const T *restrict p = src; VLOOP(m, w->i[i] = (int64_t)p[i]); } while (0)
+
+static void load_ints(IrElemType t, const void *src, Wide *w, int64_t m)
+{
+    switch ((int)compute_type(t)) {
+    case IR_TYPE_PRED: LOAD_INTS(uint8_t); VLOOP(m, w->i[i] = w->i[i] != 0); break;
+    case IR_TYPE_S8: LOAD_INTS(int8_t); break;
+    case IR_TYPE_S16: LOAD_INTS(int16_t); break;
+    case IR_TYPE_S32: LOAD_INTS(int32_t); break;
+    case IR_TYPE_S64: LOAD_INTS(int64_t); break;
+    case IR_TYPE_U8: LOAD_INTS(uint8_t); break;
+    case IR_TYPE_U16: LOAD_INTS(uint16_t); break;
+    case IR_TYPE_U32: LOAD_INTS(uint32_t); break;
+    case IR_TYPE_U64: LOAD_INTS(uint64_t); break;
+    }
+}
+
+static void load_block(IrElemType t, const Narrow *c, const void *src, Wide *w, int64_t m)
+{
+    w->is_float = ir_type_is_float(t);
+    w->fits_f32 = w->is_float && t != IR_TYPE_F64;
+    w->is_u64 = t == IR_TYPE_U64;
+    if (t == IR_TYPE_F64) {
+        memcpy(w->d, src, (size_t)m * sizeof(double));
+    } else if (w->is_float) {
+        if (t == IR_TYPE_F32)
+            memcpy(w->f, src, (size_t)m * sizeof(float));
+        else
+            narrow_decode(c, src, w->f, m);
+        VLOOP(m, w->d[i] = w->f[i]);
+    } else {
+        load_ints(t, src, w, m);
+    }
+}
+
+/* Saturating float -> int (XLA's convert): NaN -> 0, then the range ends. */
+#define DEFINE_FROM_DOUBLE(P, T, MIN, MAX, LO, HI)                                      \
+    static inline T P##_from_double(double v)                                           \
+    {                                                                                   \
+        return v != v ? 0 : v >= (HI) ? (MAX) : v <= (LO) ? (MIN) : (T)v;               \
+    }
+
+DEFINE_FROM_DOUBLE(s8, int8_t, INT8_MIN, INT8_MAX, -0x1p7, 0x1p7)
+DEFINE_FROM_DOUBLE(s16, int16_t, INT16_MIN, INT16_MAX, -0x1p15, 0x1p15)
+DEFINE_FROM_DOUBLE(s32, int32_t, INT32_MIN, INT32_MAX, -0x1p31, 0x1p31)
+DEFINE_FROM_DOUBLE(s64, int64_t, INT64_MIN, INT64_MAX, -0x1p63, 0x1p63)
+DEFINE_FROM_DOUBLE(u8, uint8_t, 0, UINT8_MAX, 0.0, 0x1p8)
+DEFINE_FROM_DOUBLE(u16, uint16_t, 0, UINT16_MAX, 0.0, 0x1p16)
+DEFINE_FROM_DOUBLE(u32, uint32_t, 0, UINT32_MAX, 0.0, 0x1p32)
+DEFINE_FROM_DOUBLE(u64, uint64_t, 0, UINT64_MAX, 0.0, 0x1p64)
+
+/* From a float block into an integer type: saturating; into an int block:
+ * wrapping (the low bits of the two's complement value). */
+#define STORE_SAT(P, T) \
+    do { T *restrict p = dst; VLOOP(m, p[i] = P##_from_double(w->d[i])); } while (0)
+#define STORE_WRAP(T) \
+    do { T *restrict p = dst; VLOOP(m, p[i] = (T)w->i[i]); } while (0)
+#define STORE_INT(P, T) \
+    do { if (w->is_float) STORE_SAT(P, T); else STORE_WRAP(T); } while (0)
+
+static void store_ints(IrElemType t, const Wide *w, void *dst, int64_t m)
+{
+    switch ((int)t) {
+    case IR_TYPE_S8: STORE_INT(s8, int8_t); break;
+    case IR_TYPE_S16: STORE_INT(s16, int16_t); break;
+    case IR_TYPE_S32: STORE_INT(s32, int32_t); break;
+    case IR_TYPE_S64: STORE_INT(s64, int64_t); break;
+    case IR_TYPE_U8: STORE_INT(u8, uint8_t); break;
+    case IR_TYPE_U16: STORE_INT(u16, uint16_t); break;
+    case IR_TYPE_U32: STORE_INT(u32, uint32_t); break;
+    case IR_TYPE_U64: STORE_INT(u64, uint64_t); break;
+    default:                        /* sub-byte: the dtype helpers saturate / wrap */
+        for (int64_t i = 0; i < m; i++) {
+            if (w->is_float)
+                ir_elem_set_f64(t, at_mut(dst, i, 1), w->d[i]);
+            else
+                ir_elem_set_i64(t, at_mut(dst, i, 1), w->i[i]);
+        }
+    }
+}
+
+/* Integers to f32 round once in C; to the narrow floats they go through f32
+ * (Eigen and ml_dtypes construct those from static_cast<float>(x)). */
+static void ints_to_f32(const Wide *w, float *restrict f, int64_t m)
+{
+    if (w->is_u64)
+        VLOOP(m, f[i] = (float)(uint64_t)w->i[i]);
+    else
+        VLOOP(m, f[i] = (float)w->i[i]);
+}
+
+static void ints_to_f64(const Wide *w, double *restrict d, int64_t m)
+{
+    if (w->is_u64)
+        VLOOP(m, d[i] = (double)(uint64_t)w->i[i]);
+    else
+        VLOOP(m, d[i] = (double)w->i[i]);
+}
+
+/* Into a float type: f32/f64 by C conversion (nearest even); narrow types
+ * from values that are exact floats through the fast encoders, from f64
+ * through dtype.c, which rounds once. */
+static void store_floats(IrElemType t, const Narrow *c, Wide *w, void *dst, int64_t m)
+{
+    if (t == IR_TYPE_F64) {
+        if (w->is_float)
+            memcpy(dst, w->d, (size_t)m * sizeof(double));
+        else
+            ints_to_f64(w, dst, m);
+        return;
+    }
+    if (!w->is_float)
+        ints_to_f32(w, w->f, m);
+    if (w->is_float && !w->fits_f32) {
+        if (t == IR_TYPE_F32) {
+            float *restrict p = dst;
+            VLOOP(m, p[i] = (float)w->d[i]);
+        } else {
+            for (int64_t i = 0; i < m; i++)
+                ir_elem_set_f64(t, at_mut(dst, i, c->bytes), w->d[i]);
+        }
+        return;
+    }
+    if (t == IR_TYPE_F32)
+        memcpy(dst, w->f, (size_t)m * sizeof(float));
+    else
+        narrow_encode(c, w->f, dst, m);
+}
+
+static void store_block(IrElemType t, const Narrow *c, Wide *w, void *dst, int64_t m)
+{
+    if (t == IR_TYPE_PRED) {
+        uint8_t *restrict p = dst;
+        if (w->is_float)
+            VLOOP(m, p[i] = w->d[i] != 0);      /* NaN != 0: true */
+        else
+            VLOOP(m, p[i] = w->i[i] != 0);
+    } else if (ir_type_is_float(t)) {
+        store_floats(t, c, w, dst, m);
+    } else {
+        store_ints(t, w, dst, m);
+    }
+}
+
+/* Real (non-complex) numeric types, block by block. */
+static void convert_real(IrElemType from, IrElemType to, const void *src, void *dst, int64_t n)
+{
+    Wide *w = xmalloc(sizeof *w);       /* 28 KiB: off the stack */
+    Narrow cf, ct;
+    if (is_narrow_float(from))
+        narrow_init(&cf, from);
+    if (is_narrow_float(to))
+        narrow_init(&ct, to);
+    int fb = ir_type_storage_bytes(from), tb = ir_type_storage_bytes(to);
+    for (int64_t off = 0; off < n; off += BLOCK) {
+        int64_t m = min_i64(BLOCK, n - off);
+        load_block(from, &cf, at(src, off, fb), w, m);
+        store_block(to, &ct, w, at_mut(dst, off, tb), m);
+    }
+    free(w);
+}
+
+/* Real -> complex: the values converted to the part type into the front
+ * of dst, then spread from the back (element i moves from i to 2i, never
+ * over an element not yet moved), imaginary parts 0. */
+static void convert_to_complex(IrElemType from, IrElemType to, const void *src, void *dst, int64_t n)
+{
+    IrElemType part = complex_part(to);
+    int pb = ir_type_storage_bytes(part);
+    char *o = dst;
+    convert_real(from, part, src, dst, n);
+    for (int64_t i = n - 1; i >= 0; i--) {
+        memmove(o + 2 * i * pb, o + i * pb, (size_t)pb);
+        memset(o + (2 * i + 1) * pb, 0, (size_t)pb);
+    }
+}
+
+static bool convert_run(const IrInstr *instr, IrElemType from, IrElemType to, const void *src, void *dst,
+                        int64_t n, Error *err)
+{
+    bool from_c = ir_type_is_complex(from), to_c = ir_type_is_complex(to);
+    bool from_ok = from == IR_TYPE_PRED || ir_type_is_int(from) || ir_type_is_float(from) || from_c;
+    bool to_ok = to == IR_TYPE_PRED || ir_type_is_int(to) || ir_type_is_float(to) || to_c;
+    if (!from_ok || !to_ok || (from_c && !to_c))
+        return error_set(err, ERR_UNSUPPORTED, instr->loc, "unsupported op: convert from %s to %s",
+                         ir_type_name(from), ir_type_name(to));
+    if (from == to)
+        memcpy(dst, src, (size_t)(n * ir_type_storage_bytes(to)));
+    else if (from_c)                    /* c64 <-> c128: the parts as 2n reals */
+        convert_real(complex_part(from), complex_part(to), src, dst, 2 * n);
+    else if (to_c)
+        convert_to_complex(from, to, src, dst, n);
+    else if (to == IR_TYPE_F32 && is_narrow_float(from))
+        narrow_decode_all(from, src, dst, n);
+    else if (from == IR_TYPE_F32 && is_narrow_float(to))
+        narrow_encode_all(to, src, dst, n);
+    else
+        convert_real(from, to, src, dst, n);
+    return true;
+}
+
+bool eval_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    int64_t n = ir_shape_elements(instr->shape);
+    if (!need_elements(instr, args[0], 0, n, err))
+        return false;
+    Value *v = value_new_array(instr->shape, err);
+    if (!v)
+        return false;
+    if (!convert_run(instr, args[0]->shape->type, instr->shape->type, args[0]->data, v->data, n, err)) {
+        value_release(v);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* bitcast-convert                                                      */
+
+/* The bytes stay (little-endian host, as XLA's reference); only the shape
+ * changes, so the result aliases the operand.  Two exceptions copy: a pred
+ * result is normalised to 0/1, and sub-byte ints (kept sign- or
+ * zero-extended in a byte) are re-extended for the other signedness. */
+bool eval_bitcast_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    IrElemType from = args[0]->shape->type, to = instr->shape->type;
+    if (!ir_shape_is_array(args[0]->shape) || !ir_shape_is_array(instr->shape))
+        return unsupported_type(instr, from, err);
+    int64_t n = ir_shape_elements(instr->shape);
+    bool sub_byte = is_sub_byte_int(from) || is_sub_byte_int(to);
+    if (sub_byte && ir_type_info[from].bits != ir_type_info[to].bits)
+        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+                         "unsupported op: bitcast-convert from %s to %s", ir_type_name(from), ir_type_name(to));
+    if ((size_t)ir_shape_byte_size(instr->shape) != value_bytes(args[0]))
+        return error_set(err, ERR_SHAPE, instr->loc, "bitcast-convert: %zu bytes in, %lld out",
+                         value_bytes(args[0]), (long long)ir_shape_byte_size(instr->shape));
+    if (!sub_byte && to != IR_TYPE_PRED) {
+        *out = value_alias(instr->shape, args[0], err);
+        return *out != NULL;
+    }
+    Value *v = value_new_array(instr->shape, err);
+    if (!v)
+        return false;
+    memcpy(v->data, args[0]->data, value_bytes(v));
+    normalize_ints(to, v->data, n);
+    *out = v;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* reduce-precision                                                     */
+
+/* XLA's ReducePrecision on the bits of an f32 or f64 (its evaluator runs
+ * the narrow types on their f32 value): round the mantissa to m bits,
+ * nearest even, letting a carry bump the exponent; then with e exponent
+ * bits, exponents above the range become inf and those at or below the
+ * smallest normal's become zero (no subnormals); a NaN stays the input NaN,
+ * or becomes +inf when m is 0. */
+#define DEFINE_REDUCE_PRECISION(P, FT, UT, SRC_E, SRC_M)                                \
+    static void P##_reduce_precision(FT *restrict o, const FT *restrict a, int64_t n, int e, int m) \
+    {                                                                                   \
+        const UT one = 1;                                                               \
+        UT last = m < SRC_M ? one << (SRC_M - m) : 0;                                   \
+        UT bias_base = last ? (last >> 1) - 1 : 0, keep = ~(last - 1);                  \
+        UT sign = one << (SRC_E + SRC_M), exp_mask = ((one << SRC_E) - 1) << SRC_M;     \
+        UT ebias = (one << (SRC_E - 1)) - 1;                                            \
+        UT rbias = e < SRC_E ? (one << (e - 1)) - 1 : 0;                                \
+        UT max_exp = (ebias + rbias) << SRC_M, min_exp = (ebias - rbias) << SRC_M;      \
+        const FT inf = (FT)INFINITY;                                                    \
+        for (int64_t i = 0; i < n; i++) {                                               \
+            UT u;                                                                       \
+            memcpy(&u, &a[i], sizeof u);                                                \
+            if (last)                                                                   \
+                u = (u + bias_base + ((u & last) >> (SRC_M - m))) & keep;               \
+            if (e < SRC_E) {                                                            \
+                UT x = u & exp_mask;                                                    \
+                u = x > max_exp ? (u & sign) | exp_mask : x <= min_exp ? u & sign : u;  \
+            }                                                                           \
+            FT r;                                                                       \
+            memcpy(&r, &u, sizeof r);                                                   \
+            o[i] = a[i] != a[i] ? (m > 0 ? a[i] : inf) : r;                             \
+        }                                                                               \
+    }
+
+DEFINE_REDUCE_PRECISION(f32, float, uint32_t, 8, 23)
+DEFINE_REDUCE_PRECISION(f64, double, uint64_t, 11, 52)
+
+static void narrow_reduce_precision(IrElemType t, void *dst, const void *src, int64_t n, int e, int m)
+{
+    Narrow c;
+    narrow_init(&c, t);
+    float fi[BLOCK], fo[BLOCK];
+    for (int64_t off = 0; off < n; off += BLOCK) {
+        int64_t k = min_i64(BLOCK, n - off);
+        narrow_decode(&c, at(src, off, c.bytes), fi, k);
+        f32_reduce_precision(fo, fi, k, e, m);
+        narrow_encode(&c, fo, at_mut(dst, off, c.bytes), k);
+    }
+}
+
+bool eval_reduce_precision(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    int64_t n = ir_shape_elements(instr->shape);
+    IrElemType t = args[0]->shape->type;
+    const IrOptInt *e = &instr->ints[IR_INT_EXPONENT_BITS], *m = &instr->ints[IR_INT_MANTISSA_BITS];
+    if (!need_elements(instr, args[0], 0, n, err))
+        return false;
+    if (!ir_type_is_float(t) || instr->shape->type != t)
+        return unsupported_type(instr, t, err);
+    if (!e->present || !m->present || e->v < 1 || e->v > 64 || m->v < 0 || m->v > 64)
+        return error_set(err, ERR_SHAPE, instr->loc,
+                         "reduce-precision: needs exponent_bits >= 1 and mantissa_bits >= 0");
+    Value *v = value_new_array(instr->shape, err);
+    if (!v)
+        return false;
+    if (t == IR_TYPE_F32)
+        f32_reduce_precision(v->data, args[0]->data, n, (int)e->v, (int)m->v);
+    else if (t == IR_TYPE_F64)
+        f64_reduce_precision(v->data, args[0]->data, n, (int)e->v, (int)m->v);
+    else
+        narrow_reduce_precision(t, v->data, args[0]->data, n, (int)e->v, (int)m->v);
+    *out = v;
+    return true;
+}
