@@ -34,10 +34,13 @@ typedef struct Side {
     Interp *it;
 } Side;
 
-static bool side_new(Side *s, const IrModule *m, const char *const *probes, int n_probes,
-                     const InterpOptions *io, Error *err)
+/* sites: the after side also redoes each measured site's reduction exactly. */
+static bool side_new(Side *s, const IrModule *m, const char *const *probes, int n_probes, const CheckSite *sites,
+                     int n_sites, const InterpOptions *io, Error *err)
 {
     s->m = check_probe_module(m, probes, n_probes, err);
+    if (s->m && sites && !check_add_exact_probes(s->m, sites, n_sites, err))
+        return false;
     s->it = s->m ? interp_new(s->m, io, err) : NULL;
     return s->it != NULL;
 }
@@ -110,32 +113,6 @@ static bool signatures_match(const IrModule *a, const IrModule *b, Error *err)
     return true;
 }
 
-/* The before-side instruction carrying the same value as site s's R' (in the
- * wide type): R's chain of single convert/transpose/reshape users up to the
- * shape of R'.  NULL when there is none in the entry computation. */
-static const IrInstr *before_probe(const IrModule *before, const IrModule *after, const CheckSite *s)
-{
-    const IrComputation *e = before->entry;
-    const IrInstr *cur = NULL, *target = NULL;
-    for (int i = 0; i < e->n_instrs; i++)
-        if (strcmp(e->instrs[i]->name, s->before_name) == 0)
-            cur = e->instrs[i];
-    for (int i = 0; i < after->entry->n_instrs; i++)
-        if (strcmp(after->entry->instrs[i]->name, s->after_name) == 0)
-            target = after->entry->instrs[i];
-    while (cur && target && !ir_shape_equal(cur->shape, target->shape)) {
-        const IrInstr *next = NULL;
-        for (int i = 0; i < e->n_instrs && !next; i++) {
-            const IrInstr *u = e->instrs[i];
-            if ((u->op == IR_OP_CONVERT || u->op == IR_OP_TRANSPOSE || u->op == IR_OP_RESHAPE) &&
-                u->n_operands == 1 && u->operands[0] == cur)
-                next = u;
-        }
-        cur = next;
-    }
-    return cur && target ? cur : NULL;
-}
-
 /* ---- State of a run */
 
 typedef struct Run {
@@ -146,6 +123,7 @@ typedef struct Run {
     bool have_oracle;
     CheckTolerance tol;
     int n_out;              /* leaves of the original result */
+    int n_probes;           /* measured sites */
     int rank;
 } Run;
 
@@ -163,6 +141,25 @@ static bool resolve_mode(Run *r, const IrModule *before, const IrModule *after)
     return true;
 }
 
+static const IrInstr *find_instr(const IrModule *m, const char *name)
+{
+    for (int c = 0; c < m->n_computations; c++)
+        for (int i = 0; i < m->computations[c]->n_instrs; i++)
+            if (strcmp(m->computations[c]->instrs[i]->name, name) == 0)
+                return m->computations[c]->instrs[i];
+    return NULL;
+}
+
+/* The sites' group sizes for the devices of this run. */
+static void set_group_sizes(CheckReport *rep, const IrModule *after)
+{
+    for (int s = 0; s < rep->n_sites; s++) {
+        const IrInstr *r = find_instr(after, rep->sites[s].after_reduction);
+        if (r)
+            rep->sites[s].group_size = coll_group_size(r, rep->replicas, rep->partitions);
+    }
+}
+
 static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *err)
 {
     InterpDevice dev;
@@ -177,21 +174,24 @@ static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *
     rep->replicas = dev.replica_count;
     rep->partitions = dev.num_partitions;
     resolve_mode(r, before, after);
+    set_group_sizes(rep, after);
     const char **pb = xcalloc((size_t)rep->n_sites + 1, sizeof *pb), **pa = xcalloc((size_t)rep->n_sites + 1, sizeof *pa);
     int n_probes = 0;
     for (int i = 0; i < rep->n_sites; i++) {
-        const IrInstr *bp = rep->oracle ? before_probe(before, after, &rep->sites[i]) : NULL;
-        if (!bp)
+        CheckSite *site = &rep->sites[i];
+        if (!rep->oracle || !site->before_probe[0])
             continue;
-        rep->sites[i].measured = true;
-        pb[n_probes] = bp->name;
-        pa[n_probes++] = rep->sites[i].after_name;
+        site->measured = true;
+        pb[n_probes] = site->before_probe;
+        pa[n_probes++] = site->after_probe;
     }
     InterpOptions io = { .device = dev, .comm = coll_comm(r->c) };
-    bool ok = side_new(&r->before, before, pb, n_probes, &io, err) && side_new(&r->after, after, pa, n_probes, &io, err);
+    r->n_probes = n_probes;
+    bool ok = side_new(&r->before, before, pb, n_probes, NULL, 0, &io, err) &&
+              side_new(&r->after, after, pa, n_probes, rep->sites, rep->n_sites, &io, err);
     if (ok && rep->oracle) {
         IrModule *wide = check_widen_module(r->before.m, err);
-        ok = wide && (r->have_oracle = side_new(&r->oracle, wide, NULL, 0, &io, err));
+        ok = wide && (r->have_oracle = side_new(&r->oracle, wide, NULL, 0, NULL, 0, &io, err));
         ir_module_free(wide);
     }
     free(pb);
@@ -249,6 +249,50 @@ static void compare_outputs(Run *r, int trial, uint64_t seed, Value **lb, Value 
     }
 }
 
+/* The largest error / (gamma(n-1) * sum|x_i|) over the elements, with
+ * gamma(k) = k*u / (1 - k*u) and u the unit roundoff of the accumulation
+ * type: how much of the textbook bound of an n-term sequential sum the
+ * observed error uses. */
+static double bound_fraction(const Value *v, const Value *exact, const Value *abs_sum, IrElemType acc, int n)
+{
+    double u = ldexp(1.0, -(ir_type_info[acc].mantissa_bits + 1)), k = (double)(n > 1 ? n - 1 : 0);
+    double gamma = k * u / (1 - k * u), worst = 0;
+    const double *e = exact->data, *a = abs_sum->data;
+    IrElemType t = v->shape->type;
+    size_t es = (size_t)ir_type_storage_bytes(t);
+    for (int64_t i = 0; i < value_elements(v); i++) {
+        double err = fabs(ir_elem_get_f64(t, (const char *)v->data + (size_t)i * es) - e[i]);
+        double bound = gamma * a[i];
+        if (bound > 0 && isfinite(err))
+            worst = fmax(worst, err / bound);
+    }
+    return worst;
+}
+
+/* A site's error against the exact sum, in ulps of its value type at the
+ * magnitude of the terms (sum|x_i|): near-cancelling sums would otherwise
+ * turn a tiny absolute error into an enormous count of ulps of a tiny result. */
+static void site_error_add(CheckAccuracy *acc, const Value *v, const Value *exact, const Value *abs_sum)
+{
+    const double *e = exact->data, *a = abs_sum->data;
+    IrElemType t = v->shape->type;
+    size_t es = (size_t)ir_type_storage_bytes(t);
+    for (int64_t i = 0; i < value_elements(v); i++) {
+        double x = ir_elem_get_f64(t, (const char *)v->data + (size_t)i * es), err = fabs(x - e[i]);
+        acc->n++;
+        if (!isfinite(x)) {
+            acc->nonfinite += isfinite(e[i]);
+            continue;
+        }
+        double ulp = err / check_ulp_of(t, a[i]);
+        acc->sum_abs += err;
+        acc->sum_ulp += ulp;
+        acc->max_abs = fmax(acc->max_abs, err);
+        acc->max_ulp = fmax(acc->max_ulp, ulp);
+        acc->max_rel = fmax(acc->max_rel, a[i] > 0 ? err / a[i] : 0);
+    }
+}
+
 static void judge_outputs(Run *r, Value **lb, Value **la, Value **lo)
 {
     for (int i = 0; i < r->n_out; i++) {
@@ -259,13 +303,17 @@ static void judge_outputs(Run *r, Value **lb, Value **la, Value **lo)
         check_accuracy_add(&o->after, la[i], lo[i]);
         check_duel_add(&o->duel, lb[i], la[i], lo[i]);
     }
-    int probe = r->n_out;
+    int probe = 0;
     for (int s = 0; s < r->rep->n_sites; s++) {
         CheckSite *site = &r->rep->sites[s];
         if (!site->measured)
             continue;
-        check_accuracy_add(&site->before, lb[probe], lo[probe]);
-        check_accuracy_add(&site->after, la[probe], lo[probe]);
+        Value *vb = lb[r->n_out + probe], *va = la[r->n_out + probe];
+        Value *exact = la[r->n_out + r->n_probes + 2 * probe], *abs_sum = la[r->n_out + r->n_probes + 2 * probe + 1];
+        site_error_add(&site->before, vb, exact, abs_sum);
+        site_error_add(&site->after, va, exact, abs_sum);
+        site->before_bound = fmax(site->before_bound, bound_fraction(vb, exact, abs_sum, site->before_type, site->group_size));
+        site->after_bound = fmax(site->after_bound, bound_fraction(va, exact, abs_sum, site->after_type, site->group_size));
         probe++;
     }
 }
@@ -295,7 +343,7 @@ static bool run_oracle(Run *r, Value **inputs, int n, Value **out, Error *err)
 static bool trial(Run *r, int t, Error *err)
 {
     const IrModule *m = r->before.m;
-    int n = m->entry->n_params, cap = r->n_out + r->rep->n_sites + 1;
+    int n = m->entry->n_params, cap = r->n_out + 3 * r->rep->n_sites + 1;
     uint64_t seed = check_trial_seed(r->opt->seed, t);
     Value **in = xcalloc((size_t)n + 1, sizeof *in), *vb = NULL, *va = NULL, *vo = NULL;
     Value **lb = xcalloc((size_t)cap, sizeof *lb), **la = xcalloc((size_t)cap, sizeof *la),
@@ -361,17 +409,24 @@ static void agree_all(Run *r)
         o->duel = (CheckDuel){ duel[0], duel[1], duel[2] };
     }
     for (int s = 0; s < rep->n_sites; s++) {
-        agree_accuracy(r, &rep->sites[s].before);
-        agree_accuracy(r, &rep->sites[s].after);
+        CheckSite *site = &rep->sites[s];
+        agree_accuracy(r, &site->before);
+        agree_accuracy(r, &site->after);
+        double bounds[2] = { site->before_bound, site->after_bound };
+        coll_allreduce_f64(r->c, bounds, 2, COLL_MAX);
+        site->before_bound = bounds[0];
+        site->after_bound = bounds[1];
     }
 }
 
 /* After is at least as accurate as before: on every output and every site,
- * its mean error in ulps is no larger and it has no more non-finite misses. */
+ * its mean absolute error against the oracle is no larger and it has no more
+ * non-finite misses.  (The mean absolute error, not the mean ulps: ulps of a
+ * near-zero oracle value are huge for any error and would decide alone.) */
 static bool no_less_accurate(const CheckAccuracy *b, const CheckAccuracy *a)
 {
-    double mb = b->n ? b->sum_ulp / (double)b->n : 0, ma = a->n ? a->sum_ulp / (double)a->n : 0;
-    return ma <= mb * (1 + 1e-9) + 1e-12 && a->nonfinite <= b->nonfinite;
+    double mb = b->n ? b->sum_abs / (double)b->n : 0, ma = a->n ? a->sum_abs / (double)a->n : 0;
+    return ma <= mb * (1 + 1e-9) + 1e-300 && a->nonfinite <= b->nonfinite;
 }
 
 static void verdict(CheckReport *rep)

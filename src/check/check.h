@@ -120,13 +120,22 @@ typedef struct CheckOutput {
 /* A reduction whose accumulation type the rewrite changed (#102, #104 with a
  * convert), found by reading both modules. */
 typedef struct CheckSite {
-    char before_name[96], after_name[96];
+    char before_name[96], after_name[96];   /* the reductions; "name[i]" for operand i of a variadic one */
+    char before_probe[96], after_probe[96]; /* entry instructions holding the accumulated value in the
+                                               wide type, "" when there is none */
+    char after_reduction[96];   /* R' itself, and which of its operands this is */
+    int after_operand;
     IrOpcode op;
     IrElemType before_type, after_type;
     int group_size;
     bool measured;              /* its value was probed (entry computation only) */
     IrElemType value_type;      /* the wide type both values are compared in */
+    /* Error of both values against the exact reduction of the same inputs
+     * (the reduction redone in f64 on the values R' reduces), in ulps of
+     * value_type; and as a fraction of the sequential-sum bound
+     * gamma(n-1) * sum|x_i| in each side's accumulation type. */
     CheckAccuracy before, after;
+    double before_bound, after_bound;   /* max over elements of error / bound */
 } CheckSite;
 
 typedef struct CheckReport {
@@ -151,12 +160,16 @@ bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const
                    CheckReport *rep, Error *err);
 void check_report_free(CheckReport *rep);
 
-/* sites.c */
+/* sites.c: the sites, with their probes filled in where both exist */
 int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **sites);
 /* m with its root replaced by tuple(root, probes...): the values of the named
  * entry instructions become extra outputs.  NULL with err when a name is not
  * in the entry computation. */
 IrModule *check_probe_module(const IrModule *m, const char *const *names, int n, Error *err);
+/* Appends to a probed module (its root the probe tuple) two outputs per
+ * measured site: the site's reduction redone in f64 on the same values, and
+ * the same reduction of their absolute values (sum|x_i| for the bound). */
+bool check_add_exact_probes(IrModule *p, const CheckSite *sites, int n_sites, Error *err);
 
 /* report.c */
 void check_print_report(FILE *out, const CheckReport *rep, const char *before_name, const char *after_name);

@@ -43,9 +43,11 @@ static void print_site(FILE *out, const CheckSite *s, int world)
     fprintf(out, "  %s: %s -> %s accumulation (%s %s -> %s)", s->before_name, ir_type_name(s->before_type),
             ir_type_name(s->after_type), ir_opcode_name(s->op), s->before_name, s->after_name);
     if (s->measured)
-        fprintf(out, ", max error %.3g -> %.3g ulp, mean %.3g -> %.3g ulp of %s (%d ranks)", s->before.max_ulp,
-                s->after.max_ulp, mean(s->before.sum_ulp, s->before.n), mean(s->after.sum_ulp, s->after.n),
-                ir_type_name(s->value_type), world);
+        fprintf(out, ", max error %.3g -> %.3g ulp, mean %.3g -> %.3g ulp (%s ulps at the terms' magnitude "
+                     "sum|x|, %d ranks); error / bound gamma(n-1)*sum|x|: %.3f -> %.3f",
+                s->before.max_ulp, s->after.max_ulp, mean(s->before.sum_ulp, s->before.n),
+                mean(s->after.sum_ulp, s->after.n), ir_type_name(s->value_type), world, s->before_bound,
+                s->after_bound);
     else
         fputs(", not measured (outside the entry computation, or no oracle)", out);
     bool narrower = ir_type_info[s->after_type].bits < ir_type_info[s->before_type].bits;
@@ -158,6 +160,10 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
         json_accuracy(f, "error_before", &x->before);
         fputs(", ", f);
         json_accuracy(f, "error_after", &x->after);
+        fputs(", \"bound_fraction_before\": ", f);
+        json_number(f, x->before_bound);
+        fputs(", \"bound_fraction_after\": ", f);
+        json_number(f, x->after_bound);
         fputc('}', f);
     }
     fputs("],\n  \"difference\": ", f);

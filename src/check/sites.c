@@ -2,10 +2,11 @@
  * from the two modules (not assumed from the pass list), and probes that
  * expose those values as extra outputs so their accuracy can be measured.
  *
- * A site is an all-reduce or reduce-scatter R' of `after` whose operand,
- * followed down through convert / transpose / reshape, is an instruction x
- * that some reduction R of `before` reduces directly, with R's element type
- * different from R''s: flip-reduce-convert-add turns convert(R(x)) into
+ * A reduction leaf is operand i of an all-reduce or reduce-scatter (variadic
+ * ones, as the combiners make them, have several).  A site is a leaf of
+ * `after` whose operand, followed down through convert / transpose / reshape,
+ * is an instruction x that a leaf of `before` reduces directly, with a
+ * different element type: flip-reduce-convert-add turns convert(R(x)) into
  * R'(convert(x)); the transpose flip with a convert does the same under a
  * transpose. */
 #include "check.h"
@@ -13,51 +14,121 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct Leaf {
+    const IrInstr *r;       /* the reduction */
+    int i;                  /* operand index */
+} Leaf;
+
 static bool is_reduction(const IrInstr *instr)
 {
-    return (instr->op == IR_OP_ALL_REDUCE || instr->op == IR_OP_REDUCE_SCATTER) && instr->n_operands == 1 &&
-           instr->shape->type != IR_TYPE_TUPLE;
+    return instr->op == IR_OP_ALL_REDUCE || instr->op == IR_OP_REDUCE_SCATTER;
 }
 
 static bool is_layout_or_type_op(const IrInstr *instr)
 {
-    return instr->op == IR_OP_CONVERT || instr->op == IR_OP_TRANSPOSE || instr->op == IR_OP_RESHAPE;
+    return (instr->op == IR_OP_CONVERT || instr->op == IR_OP_TRANSPOSE || instr->op == IR_OP_RESHAPE) &&
+           instr->n_operands == 1;
 }
 
-/* Down through convert/transpose/reshape from R''s operand. */
-static const IrInstr *source_of(const IrInstr *r)
+static const IrShape *leaf_shape(Leaf l)
 {
-    const IrInstr *x = r->operands[0];
-    while (is_layout_or_type_op(x) && x->n_operands == 1)
-        x = x->operands[0];
-    return x;
+    return l.r->shape->type == IR_TYPE_TUPLE ? l.r->shape->elements[l.i] : l.r->shape;
 }
 
-static const IrInstr *reduction_of(const IrModule *m, const char *operand_name)
+static void leaf_name(Leaf l, char *out, size_t n)
+{
+    if (l.r->n_operands > 1)
+        snprintf(out, n, "%s[%d]", l.r->name, l.i);
+    else
+        snprintf(out, n, "%s", l.r->name);
+}
+
+static bool find_before_leaf(const IrModule *m, const char *operand_name, Leaf *out)
 {
     for (int c = 0; c < m->n_computations; c++) {
         const IrComputation *comp = m->computations[c];
         for (int i = 0; i < comp->n_instrs; i++) {
-            const IrInstr *instr = comp->instrs[i];
-            if (is_reduction(instr) && strcmp(instr->operands[0]->name, operand_name) == 0)
-                return instr;
+            const IrInstr *r = comp->instrs[i];
+            for (int k = 0; is_reduction(r) && k < r->n_operands; k++)
+                if (strcmp(r->operands[k]->name, operand_name) == 0) {
+                    *out = (Leaf){ r, k };
+                    return true;
+                }
         }
+    }
+    return false;
+}
+
+/* ---- Probes: the instruction whose value is the leaf's result */
+
+static const IrInstr *leaf_value(const IrComputation *comp, Leaf l)
+{
+    if (l.r->shape->type != IR_TYPE_TUPLE)
+        return l.r;
+    for (int i = 0; i < comp->n_instrs; i++) {
+        const IrInstr *u = comp->instrs[i];
+        if (u->op == IR_OP_GET_TUPLE_ELEMENT && u->operands[0] == l.r && u->ints[IR_INT_INDEX].v == l.i)
+            return u;
     }
     return NULL;
 }
 
-static void add_site(CheckSite **sites, int *n, const IrInstr *r, const IrInstr *r2, const IrModule *after)
+/* From v up through single convert/transpose/reshape users to shape want. */
+static const IrInstr *climb_to(const IrComputation *comp, const IrInstr *v, const IrShape *want)
+{
+    while (v && !ir_shape_equal(v->shape, want)) {
+        const IrInstr *next = NULL;
+        for (int i = 0; i < comp->n_instrs && !next; i++)
+            if (is_layout_or_type_op(comp->instrs[i]) && comp->instrs[i]->operands[0] == v)
+                next = comp->instrs[i];
+        v = next;
+    }
+    return v;
+}
+
+static void set_probes(CheckSite *s, const IrModule *before, const IrModule *after, Leaf lb, Leaf la)
+{
+    if (lb.r->parent != before->entry || la.r->parent != after->entry)
+        return;
+    const IrInstr *va = leaf_value(after->entry, la);
+    const IrInstr *vb = va ? climb_to(before->entry, leaf_value(before->entry, lb), va->shape) : NULL;
+    if (!va || !vb)
+        return;
+    snprintf(s->after_probe, sizeof s->after_probe, "%s", va->name);
+    snprintf(s->before_probe, sizeof s->before_probe, "%s", vb->name);
+}
+
+static void add_site(CheckSite **sites, int *n, Leaf lb, Leaf la, const IrModule *before, const IrModule *after)
 {
     *sites = xrealloc(*sites, (size_t)(*n + 1) * sizeof **sites);
     CheckSite *s = &(*sites)[(*n)++];
     memset(s, 0, sizeof *s);
-    snprintf(s->before_name, sizeof s->before_name, "%s", r->name);
-    snprintf(s->after_name, sizeof s->after_name, "%s", r2->name);
-    s->op = r2->op;
-    s->before_type = r->shape->type;
-    s->after_type = r2->shape->type;
-    s->value_type = r2->shape->type;
-    s->group_size = (int)ir_collective_group_size(after, r2);
+    leaf_name(lb, s->before_name, sizeof s->before_name);
+    leaf_name(la, s->after_name, sizeof s->after_name);
+    snprintf(s->after_reduction, sizeof s->after_reduction, "%s", la.r->name);
+    s->after_operand = la.i;
+    s->op = la.r->op;
+    s->before_type = leaf_shape(lb)->type;
+    s->after_type = leaf_shape(la)->type;
+    s->value_type = s->after_type;
+    s->group_size = (int)ir_collective_group_size(after, la.r);
+    set_probes(s, before, after, lb, la);
+}
+
+static void sites_of(const IrModule *before, const IrModule *after, const IrInstr *r2, CheckSite **sites, int *n)
+{
+    for (int k = 0; k < r2->n_operands; k++) {
+        /* Down the chain, the first instruction `before` reduces directly. */
+        const IrInstr *x = r2->operands[k];
+        Leaf lb, la = { r2, k };
+        bool found = false;
+        while (!found && is_layout_or_type_op(x)) {
+            x = x->operands[0];
+            found = find_before_leaf(before, x->name, &lb);
+        }
+        if (found && leaf_shape(lb)->type != leaf_shape(la)->type)
+            add_site(sites, n, lb, la, before, after);
+    }
 }
 
 int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **sites)
@@ -66,20 +137,14 @@ int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **
     *sites = NULL;
     for (int c = 0; c < after->n_computations; c++) {
         const IrComputation *comp = after->computations[c];
-        for (int i = 0; i < comp->n_instrs; i++) {
-            const IrInstr *r2 = comp->instrs[i];
-            if (!is_reduction(r2))
-                continue;
-            const IrInstr *x = source_of(r2);
-            const IrInstr *r = x == r2->operands[0] ? NULL : reduction_of(before, x->name);
-            if (r && r->shape->type != r2->shape->type)
-                add_site(sites, &n, r, r2, after);
-        }
+        for (int i = 0; i < comp->n_instrs; i++)
+            if (is_reduction(comp->instrs[i]))
+                sites_of(before, after, comp->instrs[i], sites, &n);
     }
     return n;
 }
 
-/* ---- Probes */
+/* ---- Probe modules */
 
 static IrInstr *entry_instr(const IrModule *m, const char *name)
 {
@@ -120,4 +185,112 @@ IrModule *check_probe_module(const IrModule *m, const char *const *names, int n,
     free(ops);
     free(shapes);
     return p;
+}
+
+/* ---- Exact probes: the site's reduction redone in f64 */
+
+/* ROOT op(a, b) over two f64 scalars: the f64 twin of a trivial reducer. */
+static IrComputation *f64_reducer(IrModule *m, IrOpcode op)
+{
+    char name[64];
+    snprintf(name, sizeof name, "hlocheck.%s.f64", ir_opcode_name(op));
+    IrComputation *c = ir_module_find_computation(m, name);
+    if (c)
+        return c;
+    c = ir_computation_new(m, name);
+    IrShape *s = ir_shape_new_array(m->arena, IR_TYPE_F64, 0, NULL);
+    IrInstr *a = ir_instr_new(m, IR_OP_PARAMETER, "a", s, 0, NULL), *b = ir_instr_new(m, IR_OP_PARAMETER, "b", s, 0, NULL);
+    b->parameter_number = 1;
+    IrInstr *ops[2] = { a, b };
+    ir_computation_append(c, a);
+    ir_computation_append(c, b);
+    ir_computation_append(c, c->root = ir_instr_new(m, op, "r", s, 2, ops));
+    ir_module_insert_computation(m, c, 0);
+    return c;
+}
+
+static IrOpcode trivial_op(const IrComputation *comp)
+{
+    const IrInstr *r = comp->root;
+    if (comp->n_params != 2 || r->n_operands != 2 || r->operands[0]->op != IR_OP_PARAMETER ||
+        r->operands[1]->op != IR_OP_PARAMETER)
+        return IR_OP_COUNT;
+    return r->op == IR_OP_ADD || r->op == IR_OP_MAXIMUM || r->op == IR_OP_MINIMUM ? r->op : IR_OP_COUNT;
+}
+
+/* A single-operand copy of reduction r over x (f64), same groups and dims;
+ * a fresh channel id where r has one, so the group mode is kept. */
+static IrInstr *redo_f64(IrModule *m, IrComputation *e, const IrInstr *r, int k, IrInstr *x, IrComputation *red)
+{
+    const IrShape *leaf = r->shape->type == IR_TYPE_TUPLE ? r->shape->elements[k] : r->shape;
+    IrShape *s = ir_shape_with_type(m->arena, leaf, IR_TYPE_F64);
+    IrInstr *n = ir_instr_new(m, r->op, ir_unique_name(e, "hlocheck.exact"), s, 1, &x);
+    ir_instr_copy_attrs(m, n, r);
+    n->n_raw_attrs = 0;
+    n->comps[IR_COMP_TO_APPLY] = red;
+    if (r->ints[IR_INT_CHANNEL_ID].present)
+        ir_set_channel_id(m, n, ir_fresh_channel_id(m));
+    ir_computation_append(e, n);
+    return n;
+}
+
+static IrInstr *unary(IrModule *m, IrComputation *e, IrOpcode op, IrInstr *x, IrElemType t, const char *base)
+{
+    IrInstr *n = ir_instr_new(m, op, ir_unique_name(e, base), ir_shape_with_type(m->arena, x->shape, t), 1, &x);
+    ir_computation_append(e, n);
+    return n;
+}
+
+static IrInstr *find_in(const IrComputation *e, const char *name)
+{
+    for (int i = 0; i < e->n_instrs; i++)
+        if (strcmp(e->instrs[i]->name, name) == 0)
+            return e->instrs[i];
+    return NULL;
+}
+
+/* Rebuilds the root tuple with extra operands. */
+static void extend_root(IrModule *m, IrComputation *e, IrInstr **extra, int n)
+{
+    IrInstr *t = e->root;
+    int total = t->n_operands + n;
+    IrInstr **ops = xcalloc((size_t)total, sizeof *ops);
+    IrShape **shapes = xcalloc((size_t)total, sizeof *shapes);
+    for (int i = 0; i < total; i++) {
+        ops[i] = i < t->n_operands ? t->operands[i] : extra[i - t->n_operands];
+        shapes[i] = ops[i]->shape;
+    }
+    IrInstr *nt = ir_instr_new(m, IR_OP_TUPLE, ir_unique_name(e, "hlocheck.probes"), ir_shape_new_tuple(m->arena, total, shapes),
+                               total, ops);
+    ir_computation_append(e, nt);
+    e->root = nt;
+    free(ops);
+    free(shapes);
+}
+
+bool check_add_exact_probes(IrModule *p, const CheckSite *sites, int n_sites, Error *err)
+{
+    IrComputation *e = p->entry;
+    IrInstr **extra = xcalloc((size_t)(2 * n_sites + 1), sizeof *extra);
+    int n = 0;
+    for (int s = 0; s < n_sites; s++) {
+        if (!sites[s].measured)
+            continue;
+        IrInstr *r = find_in(e, sites[s].after_reduction);
+        IrOpcode op = r ? trivial_op(r->comps[IR_COMP_TO_APPLY]) : IR_OP_COUNT;
+        if (op == IR_OP_COUNT) {
+            free(extra);
+            return error_set(err, ERR_UNSUPPORTED, r ? r->loc : e->loc,
+                             "site %s: only add/maximum/minimum reductions can be redone exactly", sites[s].after_name);
+        }
+        IrComputation *red = f64_reducer(p, op);
+        IrInstr *w = unary(p, e, IR_OP_CONVERT, r->operands[sites[s].after_operand], IR_TYPE_F64, "hlocheck.wide");
+        IrInstr *a = unary(p, e, IR_OP_ABS, w, IR_TYPE_F64, "hlocheck.abs");
+        extra[n++] = redo_f64(p, e, r, sites[s].after_operand, w, red);
+        extra[n++] = redo_f64(p, e, r, sites[s].after_operand, a, f64_reducer(p, IR_OP_ADD));
+    }
+    if (n)
+        extend_root(p, e, extra, n);
+    free(extra);
+    return true;
 }

@@ -157,3 +157,13 @@ int coll_find(const CollGroups *g, int rank, int *position)
     *position = -1;
     return -1;
 }
+
+int coll_group_size(const IrInstr *instr, int replicas, int partitions)
+{
+    CollGroups g;
+    Error err = { 0 };
+    if (!coll_expand_groups(instr, replicas, partitions, &g, &err))
+        return -1;
+    free(g.ids);
+    return g.size;
+}

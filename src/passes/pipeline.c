@@ -256,7 +256,7 @@ void pass_print_stats(FILE *out, const PipelineStats *stats)
                 fprintf(out, ", gated off");
         }
         for (int k = 0; k < s->n_reasons; k++)
-            fprintf(out, "%s%s %ld", k ? ", " : ", declined (sound mode): ", s->reason[k], s->declined[k]);
+            fprintf(out, "%s%s %ld", k ? ", " : ", declined: ", s->reason[k], s->declined[k]);
         fputc('\n', out);
     }
 }
