@@ -1,0 +1,264 @@
+/* expand.c: the match-and-expand driver of the flip passes (the seeds'
+ * OpExpanderPass::Run) and the helpers their rewrites share: new
+ * instructions named and placed before the one they replace, collective
+ * attributes, shapes, the sound-mode type test, and reducers retyped to a
+ * wider element type (#102, #104 with a convert). */
+#include "expand.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Editing a module has no error path for running out of memory (module.c
+ * does the same). */
+static void *need(void *p)
+{
+    if (!p) {
+        fprintf(stderr, "hlocheck: out of memory\n");
+        exit(3);
+    }
+    return p;
+}
+
+/* ---- The driver */
+
+/* Gives rep what the spec says a replacement inherits from the instruction
+ * it replaces: metadata, and control predecessors (so ordering edges
+ * survive the original's removal); then redirects every use. */
+static void splice(ExpandCtx *ctx, IrInstr *old, IrInstr *rep)
+{
+    const char *metadata = ir_raw_attr_get(old, "metadata");
+    if (metadata)
+        ir_raw_attr_set(ctx->m, rep, "metadata", metadata);
+    if (old->n_control_predecessors > 0) {
+        rep->control_predecessors = old->control_predecessors;
+        rep->n_control_predecessors = old->n_control_predecessors;
+        old->control_predecessors = NULL;
+        old->n_control_predecessors = 0;
+    }
+    ir_replace_all_uses(old->parent, old, rep);
+    ctx->stats->fired++;
+}
+
+static bool sweep(IrComputation *comp, ExpandMatch match, ExpandBuild build, ExpandCtx *ctx, Error *err)
+{
+    IrInstr **order = xmalloc(((size_t)comp->n_instrs + 1) * sizeof *order);
+    int n = pass_post_order(comp, order);
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        IrInstr *instr = order[i];
+        if (instr->dead || !match(instr, ctx))
+            continue;
+        IrInstr *rep = build(instr, ctx, err);
+        ok = rep != NULL;
+        if (ok)
+            splice(ctx, instr, rep);
+    }
+    free(order);
+    return ok;
+}
+
+PassResult pass_expand(IrModule *m, const PassOptions *opt, PassStats *stats, ExpandMatch match,
+                       ExpandBuild build, void *state, Error *err)
+{
+    PassStats scratch = { 0 };
+    ExpandCtx ctx = { m, opt, stats ? stats : &scratch, state };
+    long fired = ctx.stats->fired;
+    IrComputation **comps = xmalloc(((size_t)m->n_computations + 1) * sizeof *comps);
+    int n = pass_computations(m, comps, m->n_computations);
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++)
+        ok = sweep(comps[i], match, build, &ctx, err);
+    free(comps);
+    if (!ok)
+        return PASS_FAILED;
+    return ctx.stats->fired > fired ? PASS_CHANGED : PASS_UNCHANGED;
+}
+
+/* ---- Helpers for match */
+
+bool expand_sound(const ExpandCtx *ctx)
+{
+    return ctx->opt && ctx->opt->mode == PASS_MODE_SOUND;
+}
+
+bool expand_decline(ExpandCtx *ctx, const char *reason)
+{
+    pass_stats_decline(ctx->stats, reason);
+    return false;
+}
+
+bool expand_is_widening_float(IrElemType from, IrElemType to)
+{
+    if (from == to || !ir_type_is_float(from) || !ir_type_is_float(to))
+        return false;
+    const IrTypeInfo *a = &ir_type_info[from], *b = &ir_type_info[to];
+    if (b->exponent_bits < a->exponent_bits || b->mantissa_bits < a->mantissa_bits)
+        return false;
+    return (b->has_inf || !a->has_inf) && (b->has_sign || !a->has_sign);
+}
+
+bool expand_fresh_channel_widens(const IrModule *m, const IrInstr *collective)
+{
+    return !collective->ints[IR_INT_CHANNEL_ID].present && m->num_partitions.present &&
+           m->num_partitions.v > 1;
+}
+
+static bool instr_retypable(const IrInstr *instr)
+{
+    IrComputation *called[4];
+    if (ir_instr_called(instr, called, 4) > 0 || !ir_shape_is_array(instr->shape) || instr->n_operands > 8)
+        return false;
+    if (instr->op == IR_OP_PARAMETER)
+        return true;
+    if (instr->op == IR_OP_CONSTANT)
+        return instr->shape->rank == 0 && instr->literal && !instr->literal->elided && instr->literal->data;
+    return (ir_op_info[instr->op].flags & OPF_ELEMENTWISE) != 0;
+}
+
+bool expand_reducer_retypable(const IrComputation *comp)
+{
+    if (!comp || comp->n_params != 2 || !comp->root)
+        return false;
+    for (int i = 0; i < comp->n_instrs; i++)
+        if (!comp->instrs[i]->dead && !instr_retypable(comp->instrs[i]))
+            return false;
+    return true;
+}
+
+/* ---- Helpers for build */
+
+IrInstr *expand_new(IrInstr *before, IrOpcode op, IrShape *shape, int n_operands, IrInstr *const *operands)
+{
+    IrComputation *comp = before->parent;
+    const char *name = ir_unique_name(comp, ir_opcode_name(op));
+    IrInstr *instr = ir_instr_new(comp->module, op, name, shape, n_operands, operands);
+    instr->loc = before->loc;
+    ir_computation_insert_before(comp, before, instr);
+    return instr;
+}
+
+void expand_copy_typed_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
+{
+    ir_instr_copy_attrs(m, dst, src);
+    dst->raw_attrs = NULL;
+    dst->n_raw_attrs = 0;
+    dst->literal = NULL;
+    dst->parameter_number = 0;
+}
+
+IrShape *expand_shape(IrModule *m, const IrShape *like, IrElemType t, int rank, const int64_t *dims)
+{
+    IrShape *s = need(ir_shape_new_array(m->arena, t, rank, dims));
+    if (like && like->has_layout && rank > 0) {
+        s->has_layout = true;
+        s->minor_to_major = need(ARENA_ARRAY(m->arena, int64_t, (size_t)rank));
+        for (int i = 0; i < rank; i++)
+            s->minor_to_major[i] = rank - 1 - i;
+    }
+    return s;
+}
+
+/* ---- Retyped reducers */
+
+static IrLiteral *retype_literal(IrModule *m, const IrLiteral *lit, IrShape *shape, IrElemType from)
+{
+    IrLiteral *l = need(ARENA_NEW(m->arena, IrLiteral));
+    IrElemType to = shape->type;
+    l->shape = shape;
+    l->data = need(arena_alloc(m->arena, (size_t)ir_type_storage_bytes(to)));
+    if (ir_type_is_float(from) || ir_type_is_float(to))
+        ir_elem_set_f64(to, l->data, ir_elem_get_f64(from, lit->data));
+    else
+        ir_elem_set_i64(to, l->data, ir_elem_get_i64(from, lit->data));
+    return l;
+}
+
+/* The copy of one reducer instruction; operands already copied (by id). */
+static IrInstr *copy_retyped(IrComputation *dst, const IrInstr *src, IrInstr **copies, IrElemType from,
+                             IrElemType to)
+{
+    IrModule *m = dst->module;
+    IrInstr *ops[8];   /* instr_retypable: at most 8 operands */
+    for (int k = 0; k < src->n_operands; k++)
+        ops[k] = copies[src->operands[k]->id];
+    bool retype = src->shape->type == from;
+    IrShape *shape = need(retype ? ir_shape_with_type(m->arena, src->shape, to)
+                                 : ir_shape_clone(m->arena, src->shape));
+    char name[256];
+    snprintf(name, sizeof name, "%.200s.%s", src->name, ir_type_name(to));
+    IrInstr *instr = ir_instr_new(m, src->op, name, shape, src->n_operands, ops);
+    ir_instr_copy_attrs(m, instr, src);
+    instr->loc = src->loc;
+    if (src->op == IR_OP_CONSTANT && retype)
+        instr->literal = retype_literal(m, src->literal, shape, from);
+    ir_computation_append(dst, instr);
+    return instr;
+}
+
+static const char *unique_computation_name(const IrModule *m, const char *base)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.240s", base);
+    for (long k = 1; ir_module_find_computation(m, buf); k++)
+        snprintf(buf, sizeof buf, "%.200s.%ld", base, k);
+    return need(arena_strdup(m->arena, buf));
+}
+
+/* The copy, not yet in m->computations; NULL when an instruction of it
+ * does not verify with the new type (say `and` over floats). */
+static IrComputation *build_retyped(IrModule *m, const IrComputation *comp, IrElemType from, IrElemType to)
+{
+    char base[256];
+    snprintf(base, sizeof base, "%.200s.%s", comp->name, ir_type_name(to));
+    IrComputation *c = need(ir_computation_new(m, unique_computation_name(m, base)));
+    IrInstr **copies = xcalloc((size_t)m->next_instr_id + 1, sizeof *copies);
+    bool ok = true;
+    for (int i = 0; i < comp->n_instrs && ok; i++) {
+        const IrInstr *src = comp->instrs[i];
+        if (src->dead)
+            continue;
+        IrInstr *copy = copy_retyped(c, src, copies, from, to);
+        copies[src->id] = copy;
+        Error err = { 0 };
+        ok = ir_verify_instr(copy, &err);
+    }
+    c->root = copies[comp->root->id];
+    free(copies);
+    c->root_marked = comp->root_marked;
+    c->has_signature = comp->has_signature;
+    c->execution_thread = comp->execution_thread;
+    return ok && c->root ? c : NULL;
+}
+
+static bool params_are(const IrComputation *comp, IrElemType t)
+{
+    for (int k = 0; k < comp->n_params; k++)
+        if (!comp->params[k] || comp->params[k]->shape->type != t || comp->params[k]->shape->rank != 0)
+            return false;
+    return true;
+}
+
+IrComputation *expand_retyped_reducer(IrModule *m, IrComputation *comp, IrElemType from, IrElemType to,
+                                      ExpandReducerCache *cache)
+{
+    for (int i = 0; cache && i < cache->n; i++)
+        if (cache->orig[i] == comp && cache->to[i] == to)
+            return cache->copy[i];
+    IrComputation *copy = NULL;
+    if (expand_reducer_retypable(comp) && params_are(comp, from))
+        copy = build_retyped(m, comp, from, to);
+    if (cache && cache->n < EXPAND_CACHE_MAX) {
+        cache->orig[cache->n] = comp;
+        cache->to[cache->n] = to;
+        cache->copy[cache->n++] = copy;
+    }
+    return copy;
+}
+
+void expand_adopt_computation(IrModule *m, IrComputation *comp)
+{
+    for (int i = 0; i < m->n_computations; i++)
+        if (m->computations[i] == comp)
+            return;
+    ir_module_insert_computation(m, comp, 0);
+}
