@@ -71,7 +71,7 @@ $(foreach t,$(TEST_SRCS),$(eval $(call test_link,$(t))))
 test:
 	@scripts/install-deps.sh
 	@$(MAKE) --no-print-directory all unit-tests
-	@tally=$(BUILD)/tally.txt; : >$$tally; st=0; \
+	@tally=$(CURDIR)/$(BUILD)/tally.txt; : >$$tally; st=0; \
 	TALLY=$$tally scripts/run_unit.sh $(BUILD)/tests || st=1; \
 	TALLY=$$tally scripts/roundtrip.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/run_golden.sh $(BUILD)/hlo-opt || st=1; \

@@ -49,6 +49,22 @@ check() {
     done
 }
 
+# A known-invalid input passes when it fails with exactly its recorded error.
+expected_error() {
+    awk -F '\t' -v n="$1" '!/^#/ && $1 == n { print $2 }' "$root/scripts/known-invalid-inputs.txt"
+}
+
+check_invalid() {
+    local f=$1 want=$2 got
+    timeout 20 "$opt" --passes=none "$f" </dev/null >/dev/null 2>"$tmp/err"
+    local rc=$?
+    got=$(head -n 1 "$tmp/err")
+    want=${want//\{\}/$f}
+    [ $rc -eq 2 ] && [ "$got" = "$want" ] && return 0
+    why="known-invalid input: exit $rc, '$got', want exit 2 and '$want'"
+    return 1
+}
+
 pass=0 fail=0
 for f in "${modules[@]}"; do
     case $f in
@@ -57,6 +73,17 @@ for f in "${modules[@]}"; do
         *) name=$f ;;
     esac
     why=
+    want=$(expected_error "$name")
+    if [ -n "$want" ]; then
+        if check_invalid "$f" "$want"; then
+            pass=$((pass + 1))
+            echo "ok   $name: rejected as recorded (not valid HLO, see scripts/known-invalid-inputs.txt)"
+        else
+            fail=$((fail + 1))
+            echo "FAIL $name: $why"
+        fi
+        continue
+    fi
     if check "$f"; then
         pass=$((pass + 1))
     else

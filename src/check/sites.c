@@ -115,18 +115,35 @@ static void add_site(CheckSite **sites, int *n, Leaf lb, Leaf la, const IrModule
     set_probes(s, before, after, lb, la);
 }
 
+static IrOpcode reducer_op(const IrInstr *r)
+{
+    const IrComputation *c = r->comps[IR_COMP_TO_APPLY];
+    return c ? c->root->op : IR_OP_COUNT;
+}
+
+/* The same reduction of the same number of elements, in another type. */
+static bool same_reduction(Leaf lb, Leaf la)
+{
+    return lb.r->op == la.r->op && reducer_op(lb.r) == reducer_op(la.r) &&
+           ir_shape_elements(leaf_shape(lb)) == ir_shape_elements(leaf_shape(la));
+}
+
 static void sites_of(const IrModule *before, const IrModule *after, const IrInstr *r2, CheckSite **sites, int *n)
 {
     for (int k = 0; k < r2->n_operands; k++) {
-        /* Down the chain, the first instruction `before` reduces directly. */
+        /* Down the chain, the first instruction `before` reduces directly;
+         * none when `before` already reduces this very operand (a combiner
+         * only regrouped it). */
         const IrInstr *x = r2->operands[k];
         Leaf lb, la = { r2, k };
         bool found = false;
+        if (find_before_leaf(before, x->name, &lb))
+            continue;
         while (!found && is_layout_or_type_op(x)) {
             x = x->operands[0];
             found = find_before_leaf(before, x->name, &lb);
         }
-        if (found && leaf_shape(lb)->type != leaf_shape(la)->type)
+        if (found && same_reduction(lb, la) && leaf_shape(lb)->type != leaf_shape(la)->type)
             add_site(sites, n, lb, la, before, after);
     }
 }

@@ -382,6 +382,7 @@ struct IrComputation {
     struct IrModule *module;
     int id;                     /* unique in the module */
     struct IrNameMap *names;    /* instruction names in use; built on demand */
+    struct IrNameMap *name_suffixes;    /* ir_unique_name: next suffix per base */
 };
 
 typedef struct IrModule {
@@ -449,6 +450,7 @@ typedef struct IrNameMap IrNameMap;
 IrNameMap *ir_namemap_new(Arena *a);
 void *ir_namemap_get(const IrNameMap *map, const char *name, size_t len);
 bool  ir_namemap_put(IrNameMap *map, const char *name, void *value);  /* false: already there (value kept) */
+void  ir_namemap_set(IrNameMap *map, const char *name, void *value);  /* insert or overwrite */
 
 /* ------------------------------------------------------------------ */
 /* parse.c                                                              */

@@ -109,6 +109,15 @@ static bool namemap_grow(IrNameMap *map)
     return true;
 }
 
+void ir_namemap_set(IrNameMap *map, const char *name, void *value)
+{
+    NameSlot *s = find_slot(map->slots, map->cap, name, strlen(name));
+    if (s->key)
+        s->value = value;
+    else
+        ir_namemap_put(map, name, value);
+}
+
 bool ir_namemap_put(IrNameMap *map, const char *name, void *value)
 {
     size_t len = strlen(name);
@@ -402,19 +411,27 @@ static bool is_dead_collective(const IrComputation *comp, const IrInstr *instr)
     return instr != comp->root && (ir_op_info[instr->op].flags & OPF_COLLECTIVE);
 }
 
+/* marks[id]: instr is some instruction's control predecessor. */
+static bool *control_targets(const IrComputation *comp)
+{
+    bool *marks = xcalloc((size_t)comp->module->next_instr_id + 1, sizeof *marks);
+    for (int j = 0; j < comp->n_instrs; j++)
+        for (int k = 0; k < comp->instrs[j]->n_control_predecessors; k++)
+            marks[comp->instrs[j]->control_predecessors[k]->id] = true;
+    return marks;
+}
+
 int ir_remove_dead(IrComputation *comp)
 {
     int removed = 0;
     for (bool again = true; again;) {
         again = false;
         ir_computation_build_users(comp);
+        bool *is_target = control_targets(comp);
         int kept = 0;
         for (int i = 0; i < comp->n_instrs; i++) {
             IrInstr *instr = comp->instrs[i];
-            bool used = instr->n_users > 0;
-            for (int j = 0; !used && j < comp->n_instrs; j++)
-                for (int k = 0; k < comp->instrs[j]->n_control_predecessors; k++)
-                    used |= comp->instrs[j]->control_predecessors[k] == instr;
+            bool used = instr->n_users > 0 || is_target[instr->id];
             if (!used && (is_removable(comp, instr) || is_dead_collective(comp, instr))) {
                 instr->dead = true;
                 removed++;
@@ -424,6 +441,7 @@ int ir_remove_dead(IrComputation *comp)
             comp->instrs[kept++] = instr;
         }
         comp->n_instrs = kept;
+        free(is_target);
     }
     return removed;
 }
@@ -448,12 +466,21 @@ const char *ir_unique_name(IrComputation *comp, const char *base)
     }
     if (!ir_namemap_get(comp->names, base, strlen(base)))
         return must(arena_strdup(a, base));
+    /* The next suffix to try for each base, so that many names from one base
+     * cost one probe each rather than a count from 1 every time. */
+    if (!comp->name_suffixes)
+        comp->name_suffixes = must(ir_namemap_new(a));
+    intptr_t k = (intptr_t)ir_namemap_get(comp->name_suffixes, base, strlen(base));
     char buf[256];
-    for (long k = 1;; k++) {
-        snprintf(buf, sizeof buf, "%.200s.%ld", base, k);
+    for (k = k ? k : 1;; k++) {
+        snprintf(buf, sizeof buf, "%.200s.%ld", base, (long)k);
         if (!ir_namemap_get(comp->names, buf, strlen(buf)))
-            return must(arena_strdup(a, buf));
+            break;
     }
+    const char *key = must(arena_strdup(a, base));
+    if (!ir_namemap_put(comp->name_suffixes, key, (void *)(k + 1)))
+        ir_namemap_set(comp->name_suffixes, key, (void *)(k + 1));
+    return must(arena_strdup(a, buf));
 }
 
 /* ---- Raw attributes and channel ids */

@@ -989,12 +989,14 @@ PassResult combine_pass(IrModule *m, const Combiner *c, const PassOptions *opt, 
     CombineLimits limits = { opt->combine_threshold_count, opt->combine_threshold_bytes };
     IrComputation **comps = xmalloc(((size_t)m->n_computations + 1) * sizeof *comps);
     int n = pass_computations(m, comps, m->n_computations);
+    bool *in_while = pass_while_computations(m);
     bool changed = false, ok = true;
     for (int i = 0; ok && i < n; i++) {
-        if (c->skips_while_under_fsdp && opt->neuron_fsdp && pass_is_while_computation(m, comps[i]))
+        if (c->skips_while_under_fsdp && opt->neuron_fsdp && in_while[comps[i]->id])
             continue;
         ok = combine_run(comps[i], c, opt, limits, stats, &changed, err);
     }
+    free(in_while);
     free(comps);
     return !ok ? PASS_FAILED : changed ? PASS_CHANGED : PASS_UNCHANGED;
 }

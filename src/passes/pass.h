@@ -85,8 +85,9 @@ void pass_print_stats(FILE *out, const PipelineStats *stats);
 int pass_post_order(const IrComputation *comp, IrInstr **out);
 /* Non-fusion computations, callees first: what the passes walk. */
 int pass_computations(const IrModule *m, IrComputation **out, int max);
-/* True if comp is the body or condition of some while loop of m. */
-bool pass_is_while_computation(const IrModule *m, const IrComputation *comp);
+/* marks[comp->id] is true for the bodies and conditions of m's while
+ * loops; one scan of the module.  Free the array. */
+bool *pass_while_computations(const IrModule *m);
 /* Removes dead instructions from every computation; returns how many. */
 int pass_remove_dead_code(IrModule *m);
 

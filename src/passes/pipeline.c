@@ -155,38 +155,40 @@ int pass_post_order(const IrComputation *comp, IrInstr **out)
     return w.n;
 }
 
-static bool is_fusion_computation(const IrModule *m, const IrComputation *comp)
+/* marks[id] for every computation called by op through attr: one scan of
+ * the module, not one per computation. */
+static bool *mark_callees(const IrModule *m, IrOpcode op, IrCompAttr a1, IrCompAttr a2)
 {
-    for (int i = 0; i < m->n_computations; i++) {
-        const IrComputation *c = m->computations[i];
-        for (int k = 0; k < c->n_instrs; k++)
-            if (c->instrs[k]->op == IR_OP_FUSION && c->instrs[k]->comps[IR_COMP_CALLS] == comp)
-                return true;
-    }
-    return false;
-}
-
-int pass_computations(const IrModule *m, IrComputation **out, int max)
-{
-    int n = 0;
-    for (int i = 0; i < m->n_computations && n < max; i++)
-        if (!is_fusion_computation(m, m->computations[i]))
-            out[n++] = m->computations[i];
-    return n;
-}
-
-bool pass_is_while_computation(const IrModule *m, const IrComputation *comp)
-{
+    bool *marks = xcalloc((size_t)m->next_computation_id + 1, sizeof *marks);
     for (int i = 0; i < m->n_computations; i++) {
         const IrComputation *c = m->computations[i];
         for (int k = 0; k < c->n_instrs; k++) {
             const IrInstr *instr = c->instrs[k];
-            if (instr->op == IR_OP_WHILE &&
-                (instr->comps[IR_COMP_BODY] == comp || instr->comps[IR_COMP_CONDITION] == comp))
-                return true;
+            if (instr->op != op)
+                continue;
+            if (instr->comps[a1])
+                marks[instr->comps[a1]->id] = true;
+            if (instr->comps[a2])
+                marks[instr->comps[a2]->id] = true;
         }
     }
-    return false;
+    return marks;
+}
+
+int pass_computations(const IrModule *m, IrComputation **out, int max)
+{
+    bool *fused = mark_callees(m, IR_OP_FUSION, IR_COMP_CALLS, IR_COMP_CALLS);
+    int n = 0;
+    for (int i = 0; i < m->n_computations && n < max; i++)
+        if (!fused[m->computations[i]->id])
+            out[n++] = m->computations[i];
+    free(fused);
+    return n;
+}
+
+bool *pass_while_computations(const IrModule *m)
+{
+    return mark_callees(m, IR_OP_WHILE, IR_COMP_BODY, IR_COMP_CONDITION);
 }
 
 int pass_remove_dead_code(IrModule *m)
