@@ -38,7 +38,7 @@ ALL_OBJS  = $(call obj,$(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
-.PHONY: all unit-tests test demo asan clean
+.PHONY: all unit-tests test demo asan clean validate
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(TOOLS)
@@ -76,6 +76,7 @@ test:
 	TALLY=$$tally scripts/roundtrip.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/run_golden.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/test_hlo_run.sh $(BUILD)/hlo-run || st=1; \
+	TALLY=$$tally scripts/validate.sh $(BUILD) || st=1; \
 	awk '{ p += $$1; f += $$2 } END { printf "total: %d passed, %d failed\n", p, f }' $$tally; \
 	exit $$st
 
@@ -87,6 +88,11 @@ demo:
 	@$(MAKE) --no-print-directory all
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 4 \
 	  $(BUILD)/hlo-check --passes=default $(DEMO_HLO)
+
+# The validation suite alone: hlo-check --passes=default over corpus/ at
+# 1, 2, 4 and 8 ranks against each module's expectation (also part of test).
+validate: all
+	scripts/validate.sh $(BUILD)
 
 asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"

@@ -49,7 +49,7 @@ static void print_site(FILE *out, const CheckSite *s, int world)
                 mean(s->after.sum_ulp, s->after.n), ir_type_name(s->value_type), world, s->before_bound,
                 s->after_bound);
     else
-        fputs(", not measured (outside the entry computation, or no oracle)", out);
+        fputs(", not measured (outside the entry computation, no oracle, or not a plain add/max/min)", out);
     bool narrower = ir_type_info[s->after_type].bits < ir_type_info[s->before_type].bits;
     fputs(narrower ? " -- NARROWER: a loss\n" : "\n", out);
 }

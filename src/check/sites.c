@@ -98,6 +98,8 @@ static void set_probes(CheckSite *s, const IrModule *before, const IrModule *aft
     snprintf(s->before_probe, sizeof s->before_probe, "%s", vb->name);
 }
 
+static IrOpcode trivial_op(const IrComputation *comp);
+
 static void add_site(CheckSite **sites, int *n, Leaf lb, Leaf la, const IrModule *before, const IrModule *after)
 {
     *sites = xrealloc(*sites, (size_t)(*n + 1) * sizeof **sites);
@@ -112,7 +114,9 @@ static void add_site(CheckSite **sites, int *n, Leaf lb, Leaf la, const IrModule
     s->after_type = leaf_shape(la)->type;
     s->value_type = s->after_type;
     s->group_size = (int)ir_collective_group_size(after, la.r);
-    set_probes(s, before, after, lb, la);
+    /* Only a plain add/maximum/minimum can be redone exactly in f64. */
+    if (trivial_op(la.r->comps[IR_COMP_TO_APPLY]) != IR_OP_COUNT)
+        set_probes(s, before, after, lb, la);
 }
 
 static IrOpcode reducer_op(const IrInstr *r)
