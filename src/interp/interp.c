@@ -590,8 +590,10 @@ IrOpcode interp_trivial_reducer(const IrComputation *comp)
     if (op != IR_OP_ADD && op != IR_OP_MULTIPLY && op != IR_OP_MAXIMUM && op != IR_OP_MINIMUM &&
         op != IR_OP_AND && op != IR_OP_OR)
         return IR_OP_COUNT;
+    /* In order: maximum(p1, p0) resolves NaN and -0/+0 ties the other way. */
     const IrInstr *a = root->operands[0], *b = root->operands[1];
-    bool params = a->op == IR_OP_PARAMETER && b->op == IR_OP_PARAMETER && a != b;
+    bool params = a->op == IR_OP_PARAMETER && b->op == IR_OP_PARAMETER && a->parameter_number == 0 &&
+                  b->parameter_number == 1;
     bool scalar = root->shape->rank == 0 && a->shape->rank == 0 && b->shape->rank == 0 &&
                   a->shape->type == root->shape->type && b->shape->type == root->shape->type;
     return params && scalar ? root->op : IR_OP_COUNT;

@@ -92,8 +92,9 @@ typedef struct InterpTiming {
 } InterpTiming;
 const InterpTiming *interp_timing(const Interp *it);
 
-/* If comp is `ROOT op(param0, param1)` over two scalar parameters of one
- * type with op one of add, multiply, maximum, minimum, and, or: returns op.
+/* If comp is `ROOT op(param0, param1)` (in that order) over two scalar
+ * parameters of one type with op one of add, multiply, maximum, minimum, and,
+ * or: returns op.
  * Otherwise IR_OP_COUNT.  The fast path for reductions. */
 IrOpcode interp_trivial_reducer(const IrComputation *comp);
 
