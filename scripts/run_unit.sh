@@ -1,7 +1,7 @@
 #!/bin/bash
 # run_unit.sh [DIR]: runs every cmocka test binary in DIR (default build/tests).
 # Binaries built from tests/collectives/ (collectives_*) run under mpirun with
-# 2, 3 and 4 ranks (STYLE.md section 8); the others run alone.  A binary's
+# 2, 3, 4 and 8 ranks (STYLE.md section 8; idle ranks yield, for more ranks than cores); the others run alone.  A binary's
 # output is shown only when it fails.  One line per run, then
 # "unit: N passed, N failed"; exit 1 on any failure.  With TALLY set, appends
 # "passed failed" to it.
@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Open MPI itself leaks at exit, so under ASan the MPI runs skip leak
 # checking (the tests that run alone keep it); the variable is ignored
 # by builds without ASan.
-mpirun_cmd=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" mpirun --oversubscribe)
+mpirun_cmd=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" mpirun --oversubscribe --mca mpi_yield_when_idle 1)
 [ "$(id -u)" -eq 0 ] && mpirun_cmd+=(--allow-run-as-root)
 
 pass=0 fail=0
@@ -45,7 +45,7 @@ if [ -d "$dir" ]; then
         name=$(basename "$t")
         case $name in
             collectives_*)
-                for n in 2 3 4; do run "$name (mpirun -n $n)" "${mpirun_cmd[@]}" -n "$n" "$t"; done ;;
+                for n in 2 3 4 8; do run "$name (mpirun -n $n)" "${mpirun_cmd[@]}" -n "$n" "$t"; done ;;
             *)
                 run "$name" "$t" ;;
         esac
