@@ -3,6 +3,7 @@
 #   make test       install deps, build, unit tests, corpus round trips, golden tests
 #   make demo       install deps, build, then the main job on a corpus module
 #   make asan       make test again in build-asan/ with -fsanitize=address,undefined
+#   make bench      speed against limits measured in the same run (scripts/bench.sh)
 #   make clean      remove build/ and build-asan/
 #
 # Sources are found by wildcard: src/{ir,interp,collectives,passes,check}/*.c go
@@ -38,7 +39,7 @@ ALL_OBJS  = $(call obj,$(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
-.PHONY: all unit-tests test demo asan clean validate
+.PHONY: all unit-tests test demo asan bench clean validate
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(TOOLS)
@@ -76,6 +77,9 @@ test:
 	TALLY=$$tally scripts/roundtrip.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/run_golden.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/test_hlo_run.sh $(BUILD)/hlo-run || st=1; \
+	TALLY=$$tally scripts/run_interp_corpus.sh $(BUILD)/hlo-run || st=1; \
+	TALLY=$$tally scripts/run_peer_e2e.sh $(BUILD)/hlo-run || st=1; \
+	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/validate.sh $(BUILD) || st=1; \
 	awk '{ p += $$1; f += $$2 } END { printf "total: %d passed, %d failed\n", p, f }' $$tally; \
 	exit $$st
@@ -96,6 +100,13 @@ validate: all
 
 asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
+
+# Benchmarks: each speed as a ratio to a limit measured in the same run
+# (memcpy, raw OpenBLAS, raw MPI) or a fixed budget; reported, never asserted.
+bench:
+	@scripts/install-deps.sh
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/bench.sh
 
 clean:
 	rm -rf build build-asan

@@ -448,11 +448,8 @@ static bool save_inputs(Run *r, const char *dir, Error *err)
     Value **in = xcalloc((size_t)n + 1, sizeof *in);
     mkdir(dir, 0777);
     bool ok = check_random_inputs(m, r->rank, r->rep->diff.seed, r->opt->dist, in, err);
-    for (int i = 0; i < n && ok; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/param%d.rank%d.npy", dir, i, r->rank);
-        ok = npy_write(path, in[i], err);
-    }
+    for (int i = 0; i < n && ok; i++)
+        ok = npy_write_param(dir, i, r->rank, in[i], err);
     for (int i = 0; i < n; i++)
         value_release(in[i]);
     free(in);

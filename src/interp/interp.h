@@ -119,6 +119,12 @@ bool interp_binary_kernel(IrOpcode op, IrElemType t, void *dst, const void *a, c
 Value *npy_read(const char *path, const IrShape *s, bool *rounded, Error *err);
 /* Writes an array value; bf16 and the f8 types are written as f32 (exact). */
 bool npy_write(const char *path, const Value *v, Error *err);
+/* A parameter as files: an array parameter p of rank r is
+ * DIR/param<p>.rank<r>.npy; a tuple's array leaves are
+ * DIR/param<p>.<i>.rank<r>.npy with i counting the leaves in order (tokens
+ * have no file).  The reader sets *rounded as npy_read does. */
+Value *npy_read_param(const char *dir, int param, int rank, const IrShape *s, bool *rounded, Error *err);
+bool npy_write_param(const char *dir, int param, int rank, const Value *v, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* custom_call.c: known custom-call targets                             */

@@ -622,3 +622,77 @@ bool npy_write(const char *path, const Value *v, Error *err)
     }
     return true;
 }
+
+/* ---- Parameters as files (tuples leaf by leaf) */
+
+/* Error locations point at the path, so it must outlive the call: a small
+ * ring of buffers. */
+static char *param_path(const char *dir, int param, int leaf, int rank)
+{
+    static char ring[4][4096];
+    static int next;
+    char *p = ring[next++ % 4];
+    if (leaf < 0)
+        snprintf(p, sizeof ring[0], "%s/param%d.rank%d.npy", dir, param, rank);
+    else
+        snprintf(p, sizeof ring[0], "%s/param%d.%d.rank%d.npy", dir, param, leaf, rank);
+    return p;
+}
+
+static Value *read_leaves(const char *dir, int param, int rank, const IrShape *s, int *leaf, bool *rounded,
+                          Error *err)
+{
+    if (s->type == IR_TYPE_TOKEN)
+        return value_new_array(s, err);
+    if (s->type != IR_TYPE_TUPLE) {
+        bool r = false;
+        Value *v = npy_read(param_path(dir, param, (*leaf)++, rank), s, &r, err);
+        *rounded |= r;
+        return v;
+    }
+    Value **el = xcalloc((size_t)(s->n_elements ? s->n_elements : 1), sizeof *el);
+    for (int i = 0; i < s->n_elements; i++)
+        if (!(el[i] = read_leaves(dir, param, rank, s->elements[i], leaf, rounded, err))) {
+            for (int k = 0; k < i; k++)
+                value_release(el[k]);
+            free(el);
+            return NULL;
+        }
+    Value *t = value_new_tuple(s, s->n_elements, el, err);
+    free(el);
+    return t;
+}
+
+Value *npy_read_param(const char *dir, int param, int rank, const IrShape *s, bool *rounded, Error *err)
+{
+    int leaf = 0;
+    *rounded = false;
+    if (s->type != IR_TYPE_TUPLE) {
+        if (s->type == IR_TYPE_TOKEN)
+            return value_new_array(s, err);
+        return npy_read(param_path(dir, param, -1, rank), s, rounded, err);
+    }
+    return read_leaves(dir, param, rank, s, &leaf, rounded, err);
+}
+
+static bool write_leaves(const char *dir, int param, int rank, const Value *v, int *leaf, Error *err)
+{
+    if (v->shape->type == IR_TYPE_TOKEN)
+        return true;
+    if (v->shape->type != IR_TYPE_TUPLE)
+        return npy_write(param_path(dir, param, (*leaf)++, rank), v, err);
+    for (int i = 0; i < v->n_elements; i++)
+        if (!write_leaves(dir, param, rank, v->elements[i], leaf, err))
+            return false;
+    return true;
+}
+
+bool npy_write_param(const char *dir, int param, int rank, const Value *v, Error *err)
+{
+    int leaf = 0;
+    if (v->shape->type == IR_TYPE_TOKEN)
+        return true;
+    if (v->shape->type != IR_TYPE_TUPLE)
+        return npy_write(param_path(dir, param, -1, rank), v, err);
+    return write_leaves(dir, param, rank, v, &leaf, err);
+}

@@ -240,20 +240,15 @@ static bool read_input(const Options *opt, const IrInstr *param, int rank, char 
                        Error *err)
 {
     const IrShape *s = param->shape;
-    if (s->type == IR_TYPE_TOKEN)
-        return (*out = value_new_array(s, err)) != NULL;
-    if (!ir_shape_is_array(s))
-        return error_set(err, ERR_UNSUPPORTED, param->loc,
-                         "parameter %lld has shape %s: .npy inputs hold one array, so --inputs "
-                         "cannot supply it (use random inputs)",
-                         (long long)param->parameter_number, ir_shape_str(s));
-    snprintf(path, PATH_SIZE, "%s/param%lld.rank%d.npy", opt->inputs,
-             (long long)param->parameter_number, rank);
     bool rounded = false;
-    *out = npy_read(path, s, &rounded, err);
-    if (*out && rounded)
-        fprintf(stderr, "hlo-run: note: %s: f32 values rounded to %s (nearest even)\n", path,
-                ir_type_name(s->type));
+    (void)path;
+    *out = npy_read_param(opt->inputs, (int)param->parameter_number, rank, s, &rounded, err);
+    if (*out && rounded && s->type != IR_TYPE_TUPLE)
+        fprintf(stderr, "hlo-run: note: %s/param%lld.rank%d.npy: f32 values rounded to %s (nearest even)\n",
+                opt->inputs, (long long)param->parameter_number, rank, ir_type_name(s->type));
+    else if (*out && rounded)
+        fprintf(stderr, "hlo-run: note: %s/param%lld.*.rank%d.npy: f32 values rounded to the leaves' types "
+                        "(nearest even)\n", opt->inputs, (long long)param->parameter_number, rank);
     return *out != NULL;
 }
 
