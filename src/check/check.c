@@ -488,8 +488,6 @@ bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const
     side_free(&r.after);
     if (r.have_oracle)
         side_free(&r.oracle);
-    if (!ok && err && err->loc.file)
-        err->loc.file = before->file;   /* the side modules' copies of the name are gone */
     return ok;
 }
 

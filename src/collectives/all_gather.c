@@ -1,5 +1,7 @@
 /* all_gather.c: every member's operands, concatenated along the gather
- * dimension in group order.  All operands of a variadic all-gather travel
+ * dimension in group order.  (Neuron's variadic all-gathers carry a scalar
+ * token beside the arrays, which has no dimension to gather along: a scalar
+ * operand comes back as this member's own value.)  All operands of a variadic all-gather travel
  * in one MPI_Allgather: each rank packs its operands back to back, and each
  * gathered block is then placed at its member's slot along the dimension. */
 #include "coll_internal.h"
@@ -51,6 +53,8 @@ bool coll_all_gather(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     if (!coll_group_comm(c, instr, &comm, err))
         return false;
     int dim = (int)instr->lists[IR_LIST_DIMENSIONS].v[0];
+    if (!coll_check_shapes(instr, result, args, n_args, dim, comm.size, true, err))
+        return false;
     size_t per_member = 0;
     for (int i = 0; i < n_args; i++)
         per_member += value_bytes(args[i]);
@@ -73,7 +77,9 @@ bool coll_all_gather(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
         size_t run;
         split_at(args[i]->shape, dim, &outer, &run);
         ok = (leaves[i] = value_new_array(rs, err)) != NULL;
-        if (ok)
+        if (ok && rs->rank == 0)
+            memcpy(leaves[i]->data, args[i]->data, value_bytes(args[i]));
+        else if (ok)
             place(recv, per_member, offset, comm.size, outer, run, leaves[i]->data);
         offset += value_bytes(args[i]);
     }

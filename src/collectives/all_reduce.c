@@ -125,6 +125,12 @@ bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     CollComm comm;
     if (!coll_group_comm(c, instr, &comm, err))
         return false;
+    for (int i = 0; i < n_args; i++) {
+        const IrShape *rs = result->type == IR_TYPE_TUPLE ? result->elements[i] : result;
+        if (!ir_shape_equal(rs, args[i]->shape) || (result->type == IR_TYPE_TUPLE && result->n_elements != n_args))
+            return error_set(err, ERR_SHAPE, instr->loc, "all-reduce: result %s does not match operand %d",
+                             ir_shape_str(rs), i);
+    }
     Plan p = { 0 };
     bool ok = plan_new(&p, args, n_args, comm.size, comm.position, instr, err);
     size_t total = ok ? (size_t)p.displs[p.n] : 0;

@@ -81,6 +81,10 @@ bool coll_all_to_all(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
         return false;
     bool split = instr->lists[IR_LIST_DIMENSIONS].present && instr->lists[IR_LIST_DIMENSIONS].n == 1;
     if (split && n_args == 1) {
+        int dim = (int)instr->lists[IR_LIST_DIMENSIONS].v[0];
+        if (!ir_shape_equal(result, args[0]->shape) || args[0]->shape->dims[dim] % comm.size)
+            return error_set(err, ERR_SHAPE, instr->loc, "all-to-all: dimension %d of %s does not split into %d",
+                             dim, ir_shape_str(args[0]->shape), comm.size);
         if (!(*out = value_new_array(result, err)))
             return false;
         return split_concat(instr, &comm, args[0], *out, err);

@@ -61,6 +61,13 @@ bool coll_all_to_all(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
 bool coll_collective_permute(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
                              Value *const *args, int n_args, Value **out, Error *err);
 
+/* Checks the result shapes of a gather-like (factor n along dim, grow=true)
+ * or scatter-like (grow=false) collective against the group size found at run
+ * time: a module without device counts in its header can only be checked
+ * here.  ERR_SHAPE at instr->loc. */
+bool coll_check_shapes(const IrInstr *instr, const IrShape *result, Value *const *args, int n_args, int dim,
+                       int n, bool grow, Error *err);
+
 /* fold.c: acc = acc op x, n elements, with instr's to_apply: the vectorised
  * kernel for trivial reducers, the interpreter otherwise. */
 bool coll_fold(Interp *it, const IrInstr *instr, IrElemType t, void *acc, const void *x, int64_t n,

@@ -167,3 +167,37 @@ int coll_group_size(const IrInstr *instr, int replicas, int partitions)
     free(g.ids);
     return g.size;
 }
+
+static bool leaf_fits(const IrShape *in, const IrShape *out, int dim, int n, bool grow)
+{
+    if (in->rank == 0 && out->rank == 0 && in->type == out->type)
+        return true;    /* a scalar token riding along: passes through (see all_gather.c) */
+    if (out->type == IR_TYPE_TUPLE || in->rank != out->rank || dim < 0 || dim >= in->rank)
+        return false;
+    for (int d = 0; d < in->rank; d++) {
+        int64_t want = d != dim ? in->dims[d] : grow ? in->dims[d] * n : in->dims[d] / n;
+        if (out->dims[d] != want || (!grow && d == dim && in->dims[d] % n))
+            return false;
+    }
+    return true;
+}
+
+bool coll_check_shapes(const IrInstr *instr, const IrShape *result, Value *const *args, int n_args, int dim,
+                       int n, bool grow, Error *err)
+{
+    bool tuple = result->type == IR_TYPE_TUPLE;
+    if (tuple && result->n_elements != n_args)
+        return error_set(err, ERR_SHAPE, instr->loc, "%s: %d operands but a result of %d elements",
+                         ir_opcode_name(instr->op), n_args, result->n_elements);
+    for (int i = 0; i < n_args; i++) {
+        const IrShape *out = tuple ? result->elements[i] : result, *in = args[i]->shape;
+        if (leaf_fits(in, out, dim, n, grow))
+            continue;
+        char want[160];
+        snprintf(want, sizeof want, "%s", ir_shape_str(in));
+        return error_set(err, ERR_SHAPE, instr->loc,
+                         "%s: with %d devices per group, operand %s %s dimension %d by %d, which does not give %s",
+                         ir_opcode_name(instr->op), n, want, grow ? "grows" : "shrinks", dim, n, ir_shape_str(out));
+    }
+    return true;
+}

@@ -16,9 +16,13 @@ typedef struct Blocks {
     size_t per_dest;        /* outer * block */
 } Blocks;
 
+/* A scalar (Neuron's token beside the arrays) has no blocks: it is not sent
+ * and comes back as this member's own value. */
 static Blocks blocks_of(const IrShape *s, int dim, int n)
 {
     Blocks b = { 1, (size_t)ir_type_storage_bytes(s->type), 0 };
+    if (s->rank == 0)
+        return (Blocks){ 0, 0, 0 };
     for (int d = 0; d < s->rank; d++) {
         if (d < dim)
             b.outer *= s->dims[d];
@@ -55,6 +59,10 @@ static bool fold_blocks(Interp *it, const IrInstr *instr, Value *const *args, in
         IrElemType t = args[i]->shape->type;
         if (!(leaves[i] = value_new_array(rs, err)))
             return false;
+        if (rs->rank == 0) {
+            memcpy(leaves[i]->data, args[i]->data, value_bytes(args[i]));
+            continue;
+        }
         memcpy(leaves[i]->data, recv + offset, b[i].per_dest);
         int64_t count = (int64_t)(b[i].per_dest / (size_t)ir_type_storage_bytes(t));
         for (int j = 1; j < n; j++)
@@ -72,6 +80,8 @@ bool coll_reduce_scatter(Coll *c, Interp *it, const IrInstr *instr, const IrShap
     if (!coll_group_comm(c, instr, &comm, err))
         return false;
     int n = comm.size, dim = (int)instr->lists[IR_LIST_DIMENSIONS].v[0];
+    if (!coll_check_shapes(instr, result, args, n_args, dim, n, false, err))
+        return false;
     Blocks *b = xcalloc((size_t)n_args, sizeof *b);
     size_t per_dest = 0;
     for (int i = 0; i < n_args; i++) {

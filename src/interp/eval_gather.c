@@ -11,8 +11,8 @@
  * slice; scatter skips the whole window when any part of it falls outside
  * the operand (XLA's evaluator), and otherwise folds operand = f(operand,
  * update) in update order: batch positions row-major, then the window
- * row-major.  Indices are read as signed 64-bit (unsigned values above
- * INT64_MAX count as INT64_MAX).
+ * row-major.  Indices are read as signed 64-bit, as dynamic-slice reads
+ * them and XLA's evaluator does (a u64 of 2^64-1 is -1).
  *
  * Fast paths: gather copies whole rows (memcpy when both sides are
  * contiguous); scatter with a combiner that returns the update assigns rows,
@@ -255,7 +255,7 @@ static int64_t read_index(const Value *idx, int64_t off)
 {
     IrElemType t = idx->shape->type;
     int64_t v = ir_elem_get_i64(t, (const unsigned char *)idx->data + (size_t)off * elem_bytes(idx));
-    return ir_type_is_unsigned_int(t) && v < 0 ? INT64_MAX : v;
+    return v;   /* as dynamic-slice and XLA's evaluator: the bits as signed 64-bit */
 }
 
 /* The unclamped window start of batch position g. */

@@ -517,7 +517,7 @@ static bool eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Val
         it->timing.count[instr->op]++;
     }
     if (!ok && err && err->loc.line == 0 && err->code != ERR_OK)
-        err->loc = instr->loc;      /* kernels without a location: name the instruction */
+        error_set_loc(err, instr->loc);     /* kernels without a location: name the instruction */
     return ok;
 }
 

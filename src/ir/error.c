@@ -9,7 +9,7 @@ bool error_set(Error *err, ErrCode code, IrLoc loc, const char *fmt, ...)
     if (!err || err->code != ERR_OK)
         return false;
     err->code = code;
-    err->loc = loc;
+    error_set_loc(err, loc);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
@@ -17,9 +17,15 @@ bool error_set(Error *err, ErrCode code, IrLoc loc, const char *fmt, ...)
     return false;
 }
 
+void error_set_loc(Error *err, IrLoc loc)
+{
+    err->loc = loc;
+    snprintf(err->file, sizeof err->file, "%s", loc.file ? loc.file : "");
+}
+
 void error_print(const Error *err, FILE *out)
 {
-    const char *file = err->loc.file && err->loc.file[0] ? err->loc.file : NULL;
+    const char *file = err->file[0] ? err->file : NULL;
     if (file && err->loc.line > 0)
         fprintf(out, "%s:%d:%d: error: %s\n", file, err->loc.line, err->loc.col, err->msg);
     else if (file)

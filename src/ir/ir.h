@@ -31,7 +31,8 @@ typedef enum ErrCode {
 
 typedef struct Error {
     ErrCode code;
-    IrLoc loc;
+    IrLoc loc;              /* loc.file may point into a module freed since: print uses file */
+    char file[256];         /* a copy of loc.file, made when the error is set */
     char msg[512];
 } Error;
 
@@ -39,6 +40,8 @@ typedef struct Error {
  * `return error_set(err, ...)`.  err may be NULL. */
 bool error_set(Error *err, ErrCode code, IrLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Moves an error that has no place yet to loc (keeping its message). */
+void error_set_loc(Error *err, IrLoc loc);
 /* "file:line:col: error: msg\n" (the location part only when known). */
 void error_print(const Error *err, FILE *out);
 /* The process exit code for an error: 2 for bad input, 3 for internal. */

@@ -1,0 +1,455 @@
+/* bench_kernels.c: single-process benchmarks of the parser and of the
+ * interpreter's kernels, each against a limit measured in the same run.
+ *
+ *     bench_kernels parse FILE    parse, verify and print FILE (a big generated
+ *                                 module); limit: 100 MB in 10 s
+ *     bench_kernels memory        elementwise and data-movement kernels on
+ *                                 16M-element arrays vs memcpy of the same bytes
+ *     bench_kernels dot           dot vs raw cblas_sgemm on the same shapes
+ *
+ * A kernel is timed as the interpreter runs it for a user: a one-instruction
+ * module is parsed, verified and prepared once (interp_new), its inputs are
+ * drawn once (check_random_input), and interp_run is timed, one warm-up and
+ * then the best of several runs, alternating with the limit's runs so that
+ * both see the same machine.  Each run allocates its own result, as
+ * every run of the interpreter does.  memcpy is timed on buffers that are
+ * already paged in. */
+#include "check.h"
+#include "interp.h"
+
+#include "bench.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <string.h>
+
+/* OpenBLAS's own, as eval_dot.c uses them; declared here in case cblas.h is netlib's. */
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
+
+#define MIB ((size_t)1 << 20)
+
+/* ------------------------------------------------------------------ */
+/* A one-instruction module, ready to run                              */
+
+typedef struct Kernel {
+    IrModule *m;
+    Interp *it;
+    Value *params[4];
+    int n_params;
+} Kernel;
+
+static bool kernel_new(Kernel *k, const char *text)
+{
+    Error err = { .code = ERR_OK };
+    memset(k, 0, sizeof *k);
+    k->m = ir_parse_module(text, strlen(text), "bench", &err);
+    if (!k->m || !ir_verify_module(k->m, &err)) {
+        error_print(&err, stderr);
+        return false;
+    }
+    InterpOptions io = { .device = { 0, 1, 1, 1 } };
+    k->it = interp_new(k->m, &io, &err);
+    k->n_params = k->m->entry->n_params;
+    if (k->it)
+        for (int p = 0; p < k->n_params && p < 4; p++)
+            if (!(k->params[p] = check_random_input(k->m, p, 0, 1, CHECK_DIST_UNIFORM, &err)))
+                break;
+    if (err.code != ERR_OK) {
+        error_print(&err, stderr);
+        return false;
+    }
+    return true;
+}
+
+static void kernel_free(Kernel *k)
+{
+    for (int p = 0; p < k->n_params && p < 4; p++)
+        value_release(k->params[p]);
+    interp_free(k->it);
+    ir_module_free(k->m);
+}
+
+/* One run: seconds, or -1 on error. */
+static double kernel_once(Kernel *k)
+{
+    Error err = { .code = ERR_OK };
+    Value *result = NULL;
+    for (int p = 0; p < k->n_params; p++)
+        value_retain(k->params[p]);     /* interp_run takes one reference each */
+    double t0 = bench_now();
+    bool ok = interp_run(k->it, k->params, k->n_params, &result, &err);
+    value_release(result);
+    double t = bench_now() - t0;
+    if (!ok) {
+        error_print(&err, stderr);
+        return -1;
+    }
+    return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* parse                                                                */
+
+static int bench_parse(const char *path)
+{
+    size_t len = 0;
+    char *text = bench_read_file(path, &len);
+    if (!text)
+        return 1;
+    double mb = (double)len / 1e6;
+    Error err = { .code = ERR_OK };
+    double t0 = bench_now();
+    IrModule *m = ir_parse_module(text, len, path, &err);
+    double t_parse = bench_now() - t0;
+    if (!m) {
+        error_print(&err, stderr);
+        free(text);
+        return 1;
+    }
+    t0 = bench_now();
+    bool ok = ir_verify_module(m, &err);
+    double t_verify = bench_now() - t0;
+    if (!ok)
+        error_print(&err, stderr);
+    StrBuf b;
+    strbuf_init(&b);
+    t0 = bench_now();
+    ir_print_module(&b, m);
+    double t_print = bench_now() - t0;
+    long n_instrs = 0;
+    for (int c = 0; c < m->n_computations; c++)
+        n_instrs += m->computations[c]->n_instrs;
+
+    /* The budget: a 100 MB dump in seconds, not minutes; 10 s for 100 MB. */
+    double limit = 10.0 * mb / 100.0;
+    char ours[128], lim[64], name[128];
+    snprintf(lim, sizeof lim, "%.2f s (100 MB in 10 s)", limit);
+    snprintf(name, sizeof name, "parse %.0f MB module (%ld instructions)", mb, n_instrs);
+    snprintf(ours, sizeof ours, "%.2f s (%.1f MB/s)", t_parse, mb / t_parse);
+    bench_line(name, ours, lim, t_parse / limit, "<=", 1.0);
+    snprintf(name, sizeof name, "verify %.0f MB module", mb);
+    snprintf(ours, sizeof ours, "%.2f s (%.1f MB/s)", t_verify, mb / t_verify);
+    bench_line(name, ours, lim, t_verify / limit, NULL, 0);
+    snprintf(name, sizeof name, "print %.0f MB module", mb);
+    snprintf(ours, sizeof ours, "%.2f s (%.1f MB/s, %.0f MB out)", t_print, mb / t_print, (double)b.len / 1e6);
+    bench_line(name, ours, lim, t_print / limit, NULL, 0);
+    strbuf_free(&b);
+    ir_module_free(m);
+    free(text);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* memory: elementwise and data movement vs memcpy                      */
+
+static char *copy_src, *copy_dst;
+static volatile char sink;
+static size_t copy_cap;
+
+/* Best of reps memcpy of n bytes between paged-in buffers: seconds. */
+static double memcpy_best(size_t n, int reps)
+{
+    double best = 1e30;
+    memcpy(copy_dst, copy_src, n);
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        memcpy(copy_dst, copy_src, n);
+        double t = bench_now() - t0;
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+/* memcpy into a buffer freshly taken from malloc (not yet paged in), as a
+ * kernel's result is: what first touching the pages costs. */
+static double memcpy_fresh_best(size_t n, int reps)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        char *dst = malloc(n);
+        double t0 = bench_now();
+        memcpy(dst, copy_src, n);
+        double t = bench_now() - t0;
+        sink += dst[n / 2];     /* keeps the copy from being optimised away */
+        free(dst);
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+typedef struct MemCase {
+    const char *name;
+    const char *text;
+    double traffic;         /* bytes read + bytes written by the kernel */
+    bool informative;       /* no target */
+} MemCase;
+
+#define N16M "16777216"
+#define ELEMENTWISE(T, OP)                                                                   \
+    "HloModule k\nENTRY e {\n  a = " T "[" N16M "] parameter(0)\n  b = " T "[" N16M          \
+    "] parameter(1)\n  ROOT c = " T "[" N16M "] " OP "(a, b)\n}\n"
+
+static const MemCase mem_cases[] = {
+    { "elementwise f32 add [16M]", ELEMENTWISE("f32", "add"), 3.0 * 64 * MIB, false },
+    { "elementwise f32 multiply [16M]", ELEMENTWISE("f32", "multiply"), 3.0 * 64 * MIB, false },
+    { "elementwise bf16 add [16M]", ELEMENTWISE("bf16", "add"), 3.0 * 32 * MIB, false },
+    { "convert f32->bf16 [16M]",
+      "HloModule k\nENTRY e {\n  a = f32[" N16M "] parameter(0)\n  ROOT c = bf16[" N16M "] convert(a)\n}\n",
+      96.0 * MIB, false },
+    { "convert bf16->f32 [16M]",
+      "HloModule k\nENTRY e {\n  a = bf16[" N16M "] parameter(0)\n  ROOT c = f32[" N16M "] convert(a)\n}\n",
+      96.0 * MIB, false },
+    { "transpose f32[4096,4096] {1,0}",
+      "HloModule k\nENTRY e {\n  a = f32[4096,4096] parameter(0)\n"
+      "  ROOT c = f32[4096,4096] transpose(a), dimensions={1,0}\n}\n",
+      128.0 * MIB, false },
+    { "slice f32[4096,4096] -> columns [1024:3072]",
+      "HloModule k\nENTRY e {\n  a = f32[4096,4096] parameter(0)\n"
+      "  ROOT c = f32[4096,2048] slice(a), slice={[0:4096], [1024:3072]}\n}\n",
+      64.0 * MIB, false },
+    { "slice f32[4096,4096] -> rows [1024:3072]",
+      "HloModule k\nENTRY e {\n  a = f32[4096,4096] parameter(0)\n"
+      "  ROOT c = f32[2048,4096] slice(a), slice={[1024:3072], [0:4096]}\n}\n",
+      64.0 * MIB, false },
+    { "concatenate 2 x f32[4096,2048] along dim 1",
+      "HloModule k\nENTRY e {\n  a = f32[4096,2048] parameter(0)\n  b = f32[4096,2048] parameter(1)\n"
+      "  ROOT c = f32[4096,4096] concatenate(a, b), dimensions={1}\n}\n",
+      128.0 * MIB, false },
+    { "reduce-sum f32[4096,4096] over dim 1 (info)",
+      "HloModule k\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+      "ENTRY e {\n  a = f32[4096,4096] parameter(0)\n  z = f32[] constant(0)\n"
+      "  ROOT c = f32[4096] reduce(a, z), dimensions={1}, to_apply=add\n}\n",
+      64.0 * MIB, true },
+    { "broadcast f32[4096] -> f32[4096,4096] (info)",
+      "HloModule k\nENTRY e {\n  a = f32[4096] parameter(0)\n"
+      "  ROOT c = f32[4096,4096] broadcast(a), dimensions={1}\n}\n",
+      64.0 * MIB, true },
+};
+
+/* reuse: malloc keeps freed memory mapped (no mmap per big buffer, no
+ * trimming), so a result buffer is memory a previous run already touched;
+ * the lines are then informative (they separate the allocator's cost from
+ * the kernels').  only: run the cases whose name contains it (with reps
+ * raised, for a profiler). */
+static int bench_memory(bool reuse, const char *only, int reps)
+{
+    if (reuse) {
+        mallopt(M_MMAP_MAX, 0);
+        mallopt(M_TRIM_THRESHOLD, INT_MAX);
+        mallopt(M_TOP_PAD, 64 << 20);
+    }
+    copy_cap = 96 * MIB;
+    copy_src = malloc(copy_cap);
+    copy_dst = malloc(copy_cap);
+    if (!copy_src || !copy_dst) {
+        fprintf(stderr, "bench: out of memory\n");
+        return 1;
+    }
+    memset(copy_src, 1, copy_cap);     /* page both in */
+    memset(copy_dst, 2, copy_cap);
+
+    double t_paged = memcpy_best(64 * MIB, reps), t_fresh = memcpy_fresh_best(64 * MIB, reps);
+    char ours[128], lim[128], name[160];
+    snprintf(ours, sizeof ours, "%.2f GB/s", 2.0 * 64 * MIB / t_fresh / 1e9);
+    snprintf(lim, sizeof lim, "%.2f GB/s (memcpy into paged-in memory)", 2.0 * 64 * MIB / t_paged / 1e9);
+    snprintf(name, sizeof name, "memcpy 64 MiB into a buffer just taken from malloc%s (info)",
+             reuse ? ", malloc reusing memory" : "");
+    if (!only)
+        bench_line(name, ours, lim, t_paged / t_fresh, NULL, 0);
+
+    int failed = 0;
+    for (size_t i = 0; i < sizeof mem_cases / sizeof mem_cases[0]; i++) {
+        const MemCase *c = &mem_cases[i];
+        if (only && !strstr(c->name, only))
+            continue;
+        Kernel k;
+        if (!kernel_new(&k, c->text)) {
+            printf("%s: skipped (could not prepare the module)\n", c->name);
+            failed++;
+            continue;
+        }
+        /* Kernel and memcpy alternate, so both see the same machine (other
+         * jobs on the cores come and go); a memcpy of n bytes moves 2n. */
+        size_t n = (size_t)(c->traffic / 2), chunk = n < copy_cap ? n : copy_cap;
+        double t = kernel_once(&k), limit_t = 1e30;   /* warm-up */
+        memcpy_best(chunk, 1);
+        for (int r = 0; r < reps && t >= 0; r++) {
+            double tk = kernel_once(&k), tm = memcpy_best(chunk, 1) * ((double)n / (double)chunk);
+            t = tk < 0 ? tk : r == 0 || tk < t ? tk : t;
+            limit_t = tm < limit_t ? tm : limit_t;
+        }
+        kernel_free(&k);
+        if (t < 0) {
+            printf("%s: skipped (the run failed)\n", c->name);
+            failed++;
+            continue;
+        }
+        double ours_bw = c->traffic / t / 1e9, limit_bw = c->traffic / limit_t / 1e9;
+        snprintf(ours, sizeof ours, "%.2f GB/s (%.1f ms)", ours_bw, t * 1e3);
+        snprintf(lim, sizeof lim, "%.2f GB/s (memcpy of the same %.0f MiB traffic)", limit_bw, c->traffic / MIB);
+        snprintf(name, sizeof name, "%s%s", c->name, reuse ? " [malloc reusing memory, info]" : "");
+        bench_line(name, ours, lim, ours_bw / limit_bw, c->informative || reuse ? NULL : ">=", 0.7);
+    }
+    free(copy_src);
+    free(copy_dst);
+    return failed ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* dot vs raw cblas_sgemm                                              */
+
+typedef struct DotCase {
+    const char *name;
+    const char *text;
+    int batch, m, n, k;
+    bool trans_a;           /* lhs contracts its dim 0: C = A^T B */
+    bool informative;
+    int reps;
+} DotCase;
+
+#define DOT2(T, M, K, N, LC)                                                                      \
+    "HloModule k\nENTRY e {\n  a = " T "[" #M "," #K "] parameter(0)\n  b = " T "[" #K "," #N     \
+    "] parameter(1)\n  ROOT c = f32[" #M "," #N "] dot(a, b), lhs_contracting_dims={" #LC         \
+    "}, rhs_contracting_dims={0}\n}\n"
+
+static const DotCase dot_cases[] = {
+    { "dot f32 512x512x512", DOT2("f32", 512, 512, 512, 1), 1, 512, 512, 512, false, false, 10 },
+    { "dot f32 1024x1024x1024", DOT2("f32", 1024, 1024, 1024, 1), 1, 1024, 1024, 1024, false, false, 5 },
+    { "dot f32 batch 32 x 256x256x256",
+      "HloModule k\nENTRY e {\n  a = f32[32,256,256] parameter(0)\n  b = f32[32,256,256] parameter(1)\n"
+      "  ROOT c = f32[32,256,256] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+      "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n",
+      32, 256, 256, 256, false, false, 5 },
+    { "dot f32 1024^3, lhs contracting dim 0 (A^T B)", DOT2("f32", 1024, 1024, 1024, 0), 1, 1024, 1024, 1024,
+      true, false, 5 },
+    { "dot bf16 operands 1024^3 -> f32 vs f32 sgemm (info)",
+      "HloModule k\nENTRY e {\n  a = bf16[1024,1024] parameter(0)\n  b = bf16[1024,1024] parameter(1)\n"
+      "  ROOT c = f32[1024,1024] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+      1, 1024, 1024, 1024, false, true, 5 },
+};
+
+/* One raw sgemm (per batch) on the same shapes: seconds. */
+static double sgemm_once(const DotCase *c, const float *a, const float *b, float *out)
+{
+    size_t sa = (size_t)c->m * (size_t)c->k, sb = (size_t)c->k * (size_t)c->n, sc = (size_t)c->m * (size_t)c->n;
+    double t0 = bench_now();
+    for (int i = 0; i < c->batch; i++)
+        cblas_sgemm(CblasRowMajor, c->trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans, c->m, c->n, c->k, 1.0f,
+                    a + i * sa, c->trans_a ? c->m : c->k, b + i * sb, c->n, 0.0f, out + i * sc, c->n);
+    return bench_now() - t0;
+}
+
+/* The best of reps after a warm-up. */
+static double sgemm_best(const DotCase *c, const float *a, const float *b, float *out, int reps)
+{
+    double best = 1e30;
+    sgemm_once(c, a, b, out);
+    for (int r = 0; r < reps; r++) {
+        double t = sgemm_once(c, a, b, out);
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+static float *random_floats(size_t n)
+{
+    float *p = malloc(n * sizeof *p);
+    uint32_t s = 12345;
+    for (size_t i = 0; p && i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        p[i] = (float)(s >> 8) / 8388608.0f - 1.0f;
+    }
+    return p;
+}
+
+static int bench_dot(void)
+{
+    size_t most = (size_t)32 * 256 * 256 > (size_t)1024 * 1024 ? (size_t)32 * 256 * 256 : (size_t)1024 * 1024;
+    float *a = random_floats(most), *b = random_floats(most), *out = random_floats(most);
+    if (!a || !b || !out) {
+        fprintf(stderr, "bench: out of memory\n");
+        return 1;
+    }
+    char ours[128], lim[160];
+
+    /* OpenBLAS at its default thread count, before the interpreter sets it
+     * to one thread (eval_dot.c: one rank per core). */
+    int default_threads = openblas_get_num_threads();
+    const DotCase *big = &dot_cases[1];
+    double t_default = sgemm_best(big, a, b, out, 5);
+    openblas_set_num_threads(1);
+    double t_one = sgemm_best(big, a, b, out, 5);
+    double flops = 2.0 * big->m * big->n * big->k;
+    snprintf(ours, sizeof ours, "%.1f GFLOP/s (raw sgemm, 1 thread)", flops / t_one / 1e9);
+    snprintf(lim, sizeof lim, "%.1f GFLOP/s (raw sgemm, OpenBLAS default %d threads)", flops / t_default / 1e9,
+             default_threads);
+    bench_line("sgemm 1024^3 at 1 thread vs default threads (info: the interpreter runs BLAS on 1 thread)",
+               ours, lim, t_default / t_one, NULL, 0);
+
+    int failed = 0;
+    for (size_t i = 0; i < sizeof dot_cases / sizeof dot_cases[0]; i++) {
+        const DotCase *c = &dot_cases[i];
+        Kernel k;
+        if (!kernel_new(&k, c->text)) {
+            printf("%s: skipped (could not prepare the module)\n", c->name);
+            failed++;
+            continue;
+        }
+        /* The raw call reads the interpreter's own f32 inputs where it has them. */
+        const float *ra = k.params[0]->shape->type == IR_TYPE_F32 ? k.params[0]->data : a;
+        const float *rb = k.params[1]->shape->type == IR_TYPE_F32 ? k.params[1]->data : b;
+        /* Ours and raw alternate after a warm-up each, so both see the same machine. */
+        double t = kernel_once(&k), t_raw = 1e30;
+        openblas_set_num_threads(1);
+        sgemm_once(c, ra, rb, out);
+        for (int r = 0; r < c->reps && t >= 0; r++) {
+            double tk = kernel_once(&k), tr = sgemm_once(c, ra, rb, out);
+            t = tk < 0 ? tk : r == 0 || tk < t ? tk : t;
+            t_raw = tr < t_raw ? tr : t_raw;
+        }
+        kernel_free(&k);
+        if (t < 0) {
+            printf("%s: skipped (the run failed)\n", c->name);
+            failed++;
+            continue;
+        }
+        double f = 2.0 * c->batch * c->m * c->n * c->k;
+        snprintf(ours, sizeof ours, "%.1f GFLOP/s (%.2f ms)", f / t / 1e9, t * 1e3);
+        snprintf(lim, sizeof lim, "%.1f GFLOP/s (raw cblas_sgemm%s, 1 thread)", f / t_raw / 1e9,
+                 c->batch > 1 ? " per batch" : c->trans_a ? " TransA" : "");
+        bench_line(c->name, ours, lim, t_raw / t, c->informative ? NULL : ">=", 0.95);
+    }
+    free(a);
+    free(b);
+    free(out);
+    return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "parse") == 0)
+        return bench_parse(argv[2]);
+    if (argc >= 2 && strcmp(argv[1], "memory") == 0) {
+        bool reuse = false;
+        const char *only = NULL;
+        int reps = 5;
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "--reuse") == 0)
+                reuse = true;
+            else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+                only = argv[++i];
+            else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+                reps = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 5;
+        }
+        return bench_memory(reuse, only, reps);
+    }
+    if (argc == 2 && strcmp(argv[1], "dot") == 0)
+        return bench_dot();
+    fprintf(stderr, "usage: bench_kernels parse FILE | memory [--reuse] [--only NAME] [--reps N] | dot\n");
+    return 2;
+}

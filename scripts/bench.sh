@@ -1,0 +1,169 @@
+#!/bin/bash
+# bench.sh: `make bench`.  Builds the benchmark programs in bench/ against
+# $BUILD/libhlocheck.a (BUILD defaults to build; `make` has built it), writes
+# the generated modules they read, runs them, and prints one line per
+# measurement,
+#
+#     name: ours X, limit Y, ratio R (target T)
+#
+# with the limit measured in the same run (memcpy, raw OpenBLAS, raw MPI) or
+# a fixed budget, then a summary of which ratios meet their design targets.
+# Speed is reported, never asserted: the exit status is 0 unless a benchmark
+# program fails to build or run.  Everything lands in $BUILD/bench/
+# (results.txt holds the lines of the last run).  Takes about 2-3 minutes on
+# a 2-core machine; numbers are noisy when other jobs share the cores.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+out=$BUILD/bench
+mkdir -p "$out"
+results=$out/results.txt
+: >"$results"
+failures=()
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpirun_cmd=(mpirun --oversubscribe --mca mpi_yield_when_idle 1)
+
+PIPELINE_TIMEOUT=${PIPELINE_TIMEOUT:-45}   # seconds for one pipeline run before it is stopped
+
+section() { printf '\n== %s\n' "$*" | tee -a "$results"; }
+
+# Runs a benchmark command, its output to the terminal and results.txt.
+run() {
+    local name=$1 rc
+    shift
+    "$@" 2>&1 | tee -a "$results"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -eq 0 ] || failures+=("$name (exit $rc)")
+}
+
+now() { date +%s.%N; }
+
+# ---- Build
+
+if [ ! -f "$BUILD/libhlocheck.a" ]; then
+    echo "bench: $BUILD/libhlocheck.a is missing; run make first" >&2
+    exit 2
+fi
+cflags=(-std=c11 -g -O2 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla
+        -Wformat=2 -D_POSIX_C_SOURCE=200809L)
+for m in ir interp collectives passes check cli; do cflags+=("-Isrc/$m"); done
+for prog in bench_kernels bench_collectives bench_pipeline bench_check; do
+    if ! mpicc "${cflags[@]}" -o "$out/$prog" "bench/$prog.c" "$BUILD/libhlocheck.a" -lopenblas -lm; then
+        echo "bench: could not build bench/$prog.c" >&2
+        exit 2
+    fi
+done
+
+# ---- Generated modules (kept between runs; rewritten when the generator changes)
+
+gen() {     # gen FILE ARGS...: bench/gen_module.py ARGS... FILE, unless FILE is newer
+    local file=$1
+    shift
+    if [ ! -s "$file" ] || [ bench/gen_module.py -nt "$file" ] || [ scripts/make_transformer_step.py -nt "$file" ]; then
+        python3 bench/gen_module.py "$@" "$file" >/dev/null || { failures+=("gen_module.py $*"); return 1; }
+    fi
+}
+gen "$out/parse_100mb.hlo" parse 100
+gen "$out/pipeline_10k.hlo" pipeline 10000
+gen "$out/pipeline_30k.hlo" pipeline 30000
+gen "$out/pipeline_100k.hlo" pipeline 100000
+gen "$out/step_2dev.hlo" step 1024 4096 512 2
+
+start=$(now)
+echo "make bench: $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg)" \
+    | tee -a "$results"
+
+# ---- Parsing
+
+section "parser: a generated 100 MB module (budget: 100 MB in 10 s)"
+run parse "$out/bench_kernels" parse "$out/parse_100mb.hlo"
+
+# ---- Kernels
+
+section "kernels vs memcpy of the same bytes (design target >= 0.7)"
+run memory "$out/bench_kernels" memory
+section "the same kernels with malloc reusing freed memory (info: the allocator's share of the above)"
+run memory-reuse "$out/bench_kernels" memory --reuse
+
+section "dot vs raw cblas_sgemm on the same shapes (design target >= 0.95)"
+run dot "$out/bench_kernels" dot
+
+# ---- Collectives
+
+for np in 2 4; do
+    section "collectives vs raw MPI on the same bytes, $np ranks (design target <= 1.25x at 64 MiB)"
+    run "collectives np=$np" "${mpirun_cmd[@]}" -np "$np" "$out/bench_collectives"
+done
+for np in 2 4; do
+    section "collectives at 64 MiB with malloc reusing freed memory, $np ranks (info)"
+    run "collectives --reuse np=$np" "${mpirun_cmd[@]}" -np "$np" "$out/bench_collectives" --reuse 64
+done
+
+# ---- Pass pipeline
+
+section "default pass pipeline on generated modules, 20% collectives (budget: seconds; growth 10k -> 100k <= 15)"
+run pipeline "$out/bench_pipeline" "$PIPELINE_TIMEOUT" "$out/pipeline_10k.hlo" "$out/pipeline_30k.hlo" \
+    "$out/pipeline_100k.hlo"
+
+# ---- hlo-check overhead
+
+section "hlo-check overhead: one trial vs hlo-run before + hlo-run after + the f64 oracle run (target <= 1.2)"
+run check "${mpirun_cmd[@]}" -np 2 "$out/bench_check" "$out/step_2dev.hlo" "$out/step_2dev"
+
+# The same as whole commands, process start-up and parsing included.
+timed() {   # timed VAR CMD...: VAR = seconds of wall time; exit status 0 or 1 counts as success
+    local var=$1 t0 rc
+    shift
+    t0=$(now)
+    "$@" >/dev/null 2>&1
+    rc=$?
+    [ $rc -le 1 ] || failures+=("$* (exit $rc)")
+    printf -v "$var" '%s' "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')"
+}
+if [ -s "$out/step_2dev.after.hlo" ] && [ -s "$out/step_2dev.f64.hlo" ]; then
+    timed t_before "${mpirun_cmd[@]}" -np 2 "$BUILD/hlo-run" "$out/step_2dev.hlo"
+    timed t_after "${mpirun_cmd[@]}" -np 2 "$BUILD/hlo-run" "$out/step_2dev.after.hlo"
+    timed t_oracle "${mpirun_cmd[@]}" -np 2 "$BUILD/hlo-run" "$out/step_2dev.f64.hlo"
+    timed t_check "${mpirun_cmd[@]}" -np 2 "$BUILD/hlo-check" --passes=default --trials=1 "$out/step_2dev.hlo"
+    awk -v c="$t_check" -v b="$t_before" -v a="$t_after" -v o="$t_oracle" 'BEGIN {
+        s = b + a + o
+        printf "hlo-check --trials=1 vs 3 hlo-run commands, step_2dev.hlo, 2 ranks (info): ours %.3f s, limit %.3f s (hlo-run before %.3f + after %.3f + f64 %.3f), ratio %.3f (target none)\n", c, s, b, a, o, c / s
+    }' | tee -a "$results"
+    echo "  note: whole commands under mpirun, one run each: start-up and parsing are in every one, and hlo-check also runs the passes" \
+        | tee -a "$results"
+fi
+
+# ---- Summary
+
+section "summary ($(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s)"
+awk '
+/: ours .*, ratio .*\(target / {
+    name = $0; sub(/: ours .*/, "", name)
+    if ($0 ~ /\(target none\)/) { info++; next }
+    if (!match($0, /ratio >? ?[0-9.e+-]+ \(target (<=|>=) [0-9.]+\)/)) next
+    part = substr($0, RSTART, RLENGTH)
+    split(part, w, " ")
+    lower = (w[2] == ">")              # "ratio > R": at least R (a run that was stopped)
+    r = lower ? w[3] + 0 : w[2] + 0
+    op = lower ? w[5] : w[4]
+    t = (lower ? w[6] : w[5]) + 0
+    ok = (op == "<=") ? (r <= t && !lower) : (r >= t)
+    n++
+    if (ok) met++
+    else missed[++k] = sprintf("  missed: %s (ratio %s%.3f, target %s %.2f)", name, lower ? "> " : "", r, op, t)
+}
+END {
+    printf "%d measurements with a target: %d meet it, %d miss it; %d informative lines\n", n, met, n - met, info
+    for (i = 1; i <= k; i++) print missed[i]
+}' "$results" | tee -a "$results.summary"
+cat "$results.summary" >>"$results"
+rm -f "$results.summary"
+
+if [ ${#failures[@]} -gt 0 ]; then
+    printf 'bench: these did not run cleanly:\n' >&2
+    printf '  %s\n' "${failures[@]}" >&2
+    exit 1
+fi
+exit 0

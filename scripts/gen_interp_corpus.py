@@ -1,0 +1,2655 @@
+#!/usr/bin/python3
+"""gen_interp_corpus.py: writes corpus/interp/, the interpreter's op corpus.
+
+Run offline with Debian's python3 and numpy (no ml_dtypes needed):
+
+    /usr/bin/python3 scripts/gen_interp_corpus.py
+
+Each case is a directory corpus/interp/<case>/ holding
+  module.hlo                  the module (its entry computation is run)
+  param<p>.rank0.npy          the inputs, in the dtype hlo-run reads
+                              (bf16 as f32 holding bf16 values, pred as bool)
+  expected/out<i>.rank0.npy   the expected value of leaf i of the root
+                              (bf16 written as f32, as hlo-run writes it)
+  compare                     how scripts/run_interp_corpus.sh compares:
+                              "exact" (bitwise, any NaN equals any NaN),
+                              "ulp N" (in ulps of the output type) or
+                              "rtol X" (|got - want| <= X |want|)
+
+Every expected value is computed here, from the semantics of
+../shared/spec/hlo-reference.md section 5 (and XLA's evaluator where the
+reference is silent), with numpy, Python integers and fractions.  Nothing is
+ever computed by running our interpreter.  Conventions:
+  * f16 and bf16 ops compute in f32 and round (nearest even) to the type once
+    per op; bf16 rounding is done here on the f32 bits.
+  * Integer arithmetic is done on Python ints and wrapped to the type.
+  * Reductions fold sequentially (acc = init, then acc = f(acc, x) in
+    row-major order), rounding to the element type after every step, so they
+    compare exactly.
+  * Transcendentals are evaluated in f64 (numpy / Python's math, i.e. glibc)
+    and rounded to the type; they compare within a few ulps.
+  * Dots use exact rational sums rounded once (data chosen so that any
+    summation order gives the same bits, except the one rtol case).
+Inputs are drawn from numpy Generators seeded by the case name (crc32), so
+the output is the same on every run.  The corpus directory is rewritten
+from scratch.
+"""
+import math
+import os
+import shutil
+import sys
+import zlib
+from fractions import Fraction
+
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus", "interp")
+
+# --------------------------------------------------------------------------
+# Element types
+
+NP = {
+    "pred": np.bool_, "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "f16": np.float16, "bf16": np.float32, "f32": np.float32, "f64": np.float64,
+}
+BITS = {"pred": 8, "s8": 8, "s16": 16, "s32": 32, "s64": 64, "u8": 8, "u16": 16, "u32": 32,
+        "u64": 64, "f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+INTS = ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"]
+FLOATS = ["f16", "bf16", "f32", "f64"]
+# (precision in bits incl. the implicit one, min normal exponent, max exponent)
+FMT = {"f16": (11, -14, 15), "bf16": (8, -126, 127), "f32": (24, -126, 127),
+       "f64": (53, -1022, 1023)}
+
+NAN = float("nan")
+INF = float("inf")
+
+
+def signed(t):
+    return t.startswith("s")
+
+
+def int_range(t):
+    b = BITS[t]
+    return (-(1 << (b - 1)), (1 << (b - 1)) - 1) if signed(t) else (0, (1 << b) - 1)
+
+
+def wrap(v, t):
+    """Python int v reduced modulo 2^bits into t's range."""
+    b = BITS[t]
+    v &= (1 << b) - 1
+    if signed(t) and v >= 1 << (b - 1):
+        v -= 1 << b
+    return v
+
+
+def bf16(x):
+    """f32 array -> f32 array rounded to bf16 (nearest even, on the bits).
+    NaN stays NaN (quietened, sign kept); overflow goes to inf."""
+    x = np.asarray(x, dtype=np.float32)
+    shape = x.shape
+    x = x.reshape(-1)
+    b = x.view(np.uint32).astype(np.uint64)
+    u = np.uint64
+    r = ((b + u(0x7FFF) + ((b >> u(16)) & u(1))) >> u(16)) << u(16)
+    r = np.where(np.isnan(x), (b | u(0x400000)) & u(0xFFFF0000), r)
+    return (r & u(0xFFFFFFFF)).astype(np.uint32).view(np.float32).reshape(shape)
+
+
+def to_type(t, x):
+    """Round an f32 (or f64 for f32/f64) array to element type t's storage."""
+    if t == "bf16":
+        return bf16(np.asarray(x, np.float32))
+    return np.asarray(x).astype(NP[t])
+
+
+def arr(t, vals, shape=None):
+    """An array of element type t from Python values (ints wrap; floats round)."""
+    if t == "pred":
+        a = np.array(vals, dtype=np.bool_)
+    elif t in INTS:
+        flat = np.array(vals, dtype=object).reshape(-1)
+        a = np.array([wrap(int(v), t) for v in flat], dtype=NP[t]).reshape(np.shape(vals))
+    else:
+        with np.errstate(over="ignore"):        # values beyond the type become inf
+            a = np.array(vals, dtype=np.float32 if t == "bf16" else NP[t])
+        if t == "bf16":
+            a = bf16(a)
+    return a.reshape(shape) if shape is not None else a
+
+
+def f32_of(t, a):
+    """The exact f32 (or f64 for f64) value of a float array of type t."""
+    return a.astype(np.float64) if t == "f64" else a.astype(np.float32)
+
+
+def round_frac(q, t):
+    """Fraction (or int) q rounded to nearest even in float type t, as a
+    Python float (exact: every type here fits in a double).  Overflow -> inf."""
+    p, emin, emax = FMT[t]
+    if isinstance(q, float) and q == 0:
+        return q                      # keeps the sign of zero
+    q = Fraction(q)
+    if q == 0:
+        return 0.0
+    s = -1.0 if q < 0 else 1.0
+    a = abs(q)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    e = max(e, emin)
+    ulp = Fraction(2) ** (e - p + 1)
+    m = a / ulp
+    n = math.floor(m)
+    rem = m - n
+    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    r = n * ulp
+    if r > (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax:
+        return s * INF
+    return s * float(r)
+
+
+def seeded(name):
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+# --------------------------------------------------------------------------
+# Modules
+
+def shape_str(t, dims, layout=None):
+    s = f"{t}[{','.join(str(d) for d in dims)}]"
+    return s + ("{" + ",".join(str(d) for d in layout) + "}" if layout is not None else "")
+
+
+def arr_shape(t, a):
+    return shape_str(t, a.shape)
+
+
+class Module:
+    """A module under construction: helper computations, then an ENTRY whose
+    instructions are added in order; text(roots) closes it."""
+
+    def __init__(self, name):
+        self.name = name
+        self.comps = []
+        self.params = []
+        self.lines = []
+        self.shapes = {}
+        self.n = 0
+
+    def comp(self, text):
+        if text not in self.comps:
+            self.comps.append(text)
+
+    def param(self, shape):
+        i = len(self.params)
+        nm = f"%p{i}"
+        self.params.append(shape)
+        self.lines.append(f"{nm} = {shape} parameter({i})")
+        self.shapes[nm] = shape
+        return nm
+
+    def op(self, shape, opcode, *operands, attrs=None):
+        nm = f"%{opcode.replace('-', '_')}.{self.n}"
+        self.n += 1
+        args = ", ".join(f"{self.shapes[o]} {o}" for o in operands)
+        line = f"{nm} = {shape} {opcode}({args})"
+        if attrs:
+            line += ", " + attrs
+        self.lines.append(line)
+        self.shapes[nm] = shape
+        return nm
+
+    def constant(self, shape, literal):
+        nm = f"%constant.{self.n}"
+        self.n += 1
+        self.lines.append(f"{nm} = {shape} constant({literal})")
+        self.shapes[nm] = shape
+        return nm
+
+    def tuple(self, *operands):
+        return self.op("(" + ", ".join(self.shapes[o] for o in operands) + ")", "tuple", *operands)
+
+    def text(self, roots):
+        lines = list(self.lines)
+        if len(roots) == 1 and lines[-1].startswith(roots[0] + " = "):
+            root = roots[0]
+        else:
+            root = self.tuple(*roots)
+            lines = list(self.lines)
+        lines[-1] = "ROOT " + lines[-1]
+        sig = ", ".join(f"p{i}: {s}" for i, s in enumerate(self.params))
+        out = [f"HloModule {self.name}", ""]
+        for c in self.comps:
+            out += [c.strip("\n"), ""]
+        out.append(f"ENTRY %main ({sig}) -> {self.shapes[root]} {{")
+        out += ["  " + ln for ln in lines]
+        out.append("}")
+        return "\n".join(out) + "\n"
+
+
+def binary_comp(name, opcode, t):
+    """%name (x: t[], y: t[]) -> t[] { ROOT opcode(x, y) }"""
+    return f"""
+%{name} (x: {t}[], y: {t}[]) -> {t}[] {{
+  %{name}.x = {t}[] parameter(0)
+  %{name}.y = {t}[] parameter(1)
+  ROOT %{name}.r = {t}[] {opcode}({t}[] %{name}.x, {t}[] %{name}.y)
+}}"""
+
+
+CASES = []
+
+
+def case(name, text, params, outs, compare="exact"):
+    """Registers a case: the module text, the input arrays (parameter order),
+    the expected arrays (one per leaf of the root) and the compare mode."""
+    CASES.append((name, text, params, outs, compare))
+
+
+# --------------------------------------------------------------------------
+# Elementwise helpers
+
+def elementwise_case(name, types, ops, params, compare="exact"):
+    """One parameter per entry of types (shape from params); ops is a list of
+    (out_type, opcode, [param indices], attrs, expected array)."""
+    m = Module(name)
+    ps = [m.param(arr_shape(t, a)) for t, a in zip(types, params)]
+    roots, outs = [], []
+    for out_t, opcode, idx, attrs, want in ops:
+        dims = params[idx[0]].shape if idx else want.shape
+        if opcode == "select":
+            dims = params[idx[1]].shape
+        if opcode == "clamp":
+            dims = params[idx[1]].shape
+        roots.append(m.op(shape_str(out_t, dims), opcode, *[ps[i] for i in idx], attrs=attrs))
+        outs.append(want)
+    case(name, m.text(roots), params, outs, compare)
+
+
+def fl(t, fn, *args):
+    """Elementwise float op with HLO rounding: f16/bf16 compute in f32 and round
+    once; f32/f64 compute natively.  fn gets numpy arrays."""
+    with np.errstate(all="ignore"):
+        if t in ("f16", "bf16"):
+            r = fn(*[a.astype(np.float32) for a in args])
+            return to_type(t, np.asarray(r, np.float32))
+        r = fn(*[a.astype(NP[t]) for a in args])
+        return np.asarray(r).astype(NP[t])
+
+
+def transc(t, fn, *args):
+    """A transcendental: evaluated in f64 from the exact inputs and rounded to
+    f32 (for f32 and narrower, which then round to t) or kept (f64)."""
+    with np.errstate(all="ignore"):
+        r = np.asarray(fn(*[a.astype(np.float64) for a in args]), np.float64)
+        if t == "f64":
+            return r
+        return to_type(t, r.astype(np.float32))
+
+
+def per_elem(fn):
+    """Wraps a Python float function for arrays (NaN in, NaN out handled by fn)."""
+    def g(*arrays):
+        b = np.broadcast_arrays(*arrays)
+        flat = [x.reshape(-1) for x in b]
+        return np.array([fn(*vals) for vals in zip(*[x.tolist() for x in flat])],
+                        np.float64).reshape(b[0].shape)
+    return g
+
+
+def float_specials(t):
+    """Edge values for float type t: NaNs, infinities, signed zeros, halves,
+    a subnormal, values near rounding boundaries."""
+    sub = {"f16": 1e-7, "bf16": 1e-39, "f32": 1e-40, "f64": 1e-310}[t]
+    near_half = {"f16": 0.4998, "bf16": 0.498, "f32": 0.49999997, "f64": 0.49999999999999994}[t]
+    vals = [NAN, -NAN, INF, -INF, 0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 3.7, -3.2,
+            sub, -sub, near_half, -near_half, 123.456, -7.0, 1.0, -1.0, 100.5, 4.0]
+    return arr(t, vals)
+
+
+# --------------------------------------------------------------------------
+# Families: parameter and constant
+
+def fam_parameter():
+    """Parameters of every dtype, rank 0, empty and degenerate shapes, passed
+    straight through (the parameter op itself)."""
+    name = "parameter_all_dtypes"
+    g = seeded(name)
+    params, types = [], []
+    for t in ["pred"] + INTS + FLOATS:
+        if t == "pred":
+            a = g.integers(0, 2, (2, 3)).astype(bool)
+        elif t in INTS:
+            lo, hi = int_range(t)
+            a = arr(t, [lo, hi, 0, 1, -1, 7])
+        else:
+            a = to_type(t, g.standard_normal(4).astype(np.float32) * 3)
+        params.append(a)
+        types.append(t)
+    params += [arr("f32", 2.5), np.zeros((0, 3), np.float32), arr("s32", [[[5], [6], [7]]])]
+    types += ["f32", "f32", "s32"]
+    m = Module(name)
+    ps = [m.param(arr_shape(t, a)) for t, a in zip(types, params)]
+    case(name, m.text(ps), params, [p.copy() for p in params])
+
+
+def fam_constant():
+    """Literals of every dtype: specials, extremes, rank 0 and 2, empty."""
+    name = "constant_literals"
+    m = Module(name)
+    consts = [
+        ("pred[3]", "{1, 0, 1}", arr("pred", [True, False, True])),
+        ("pred[]", "true", arr("pred", True)),
+        ("s8[3]", "{-128, 127, -1}", arr("s8", [-128, 127, -1])),
+        ("s16[2]", "{-32768, 32767}", arr("s16", [-32768, 32767])),
+        ("s32[2,2]", "{ { 1, -2 }, { 2147483647, -2147483648 } }",
+         arr("s32", [[1, -2], [2147483647, -2147483648]])),
+        ("s64[2]", "{-9223372036854775808, 9223372036854775807}",
+         arr("s64", [-(1 << 63), (1 << 63) - 1])),
+        ("u8[2]", "{0, 255}", arr("u8", [0, 255])),
+        ("u16[1]", "{65535}", arr("u16", [65535])),
+        ("u32[]", "4294967295", arr("u32", 4294967295)),
+        ("u64[2]", "{18446744073709551615, 9223372036854775808}",
+         arr("u64", [(1 << 64) - 1, 1 << 63])),
+        ("f16[5]", "{nan, -inf, 65504, -0, 0.000061035156}",
+         arr("f16", [NAN, -INF, 65504, -0.0, 2.0 ** -14])),
+        ("bf16[4]", "{1.5, -inf, 3.38953139e+38, -0.0078125}",
+         arr("bf16", [1.5, -INF, 3.3895313892515355e38, -0.0078125])),
+        ("f32[6]", "{nan, -inf, inf, -0, 0.1, 1e-45}",
+         arr("f32", [NAN, -INF, INF, -0.0, 0.1, 1e-45])),
+        ("f32[]", "-2.5", arr("f32", -2.5)),
+        ("f64[3]", "{0.1, -1.7976931348623157e+308, 5e-324}",
+         arr("f64", [0.1, -1.7976931348623157e308, 5e-324])),
+        ("f32[0]", "{}", np.zeros(0, np.float32)),
+    ]
+    roots = [m.constant(shape, lit) for shape, lit, _ in consts]
+    outs = [want for _, _, want in consts]
+    case(name, m.text(roots), [], outs)
+
+
+# --------------------------------------------------------------------------
+# Families: elementwise unary
+
+def sign_f(x):
+    return np.where(np.isnan(x) | (x == 0), x, np.copysign(np.ones_like(x), x))
+
+
+def round_afz(x):
+    t = np.trunc(x)
+    frac = np.abs(x - t)
+    r = np.where(frac >= 0.5, t + np.copysign(np.ones_like(x), x), t)
+    return np.where(np.isfinite(x), np.copysign(r, x), x)
+
+
+def fam_unary_float_exact():
+    """abs negate sign floor ceil round-* is-finite sqrt copy: exact in every float type."""
+    for t in FLOATS:
+        name = f"unary_{t}_exact"
+        g = seeded(name)
+        extra = to_type(t, (g.standard_normal(8) * 10).astype(np.float32)) if t != "f64" \
+            else g.standard_normal(8) * 10
+        a = np.concatenate([float_specials(t), extra.astype(NP[t])])
+        ops = [
+            ("abs", np.abs), ("negate", np.negative), ("sign", sign_f), ("floor", np.floor),
+            ("ceil", np.ceil), ("round-nearest-afz", round_afz),
+            ("round-nearest-even", np.rint), ("sqrt", np.sqrt), ("copy", lambda x: x),
+        ]
+        spec = [(t, op, [0], None, fl(t, fn, a)) for op, fn in ops]
+        spec.append(("pred", "is-finite", [0], None, np.isfinite(f32_of(t, a))))
+        elementwise_case(name, [t], spec, [a])
+
+
+def logistic(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def libm(math_fn, np_fn):
+    """Elementwise: glibc's double function through Python's math module (so
+    f64 results are the C library's), numpy's where math raises (domain
+    errors, overflow: NaN, infinities)."""
+    def one(*xs):
+        try:
+            return math_fn(*xs)
+        except (ValueError, OverflowError):
+            with np.errstate(all="ignore"):
+                return float(np_fn(*[np.float64(x) for x in xs]))
+    return per_elem(one)
+
+
+UNARY_TRANSC = [
+    ("exponential", libm(math.exp, np.exp)), ("exponential-minus-one", libm(math.expm1, np.expm1)),
+    ("log", libm(math.log, np.log)), ("log-plus-one", libm(math.log1p, np.log1p)),
+    ("rsqrt", lambda x: 1.0 / np.sqrt(x)), ("cbrt", libm(math.cbrt, np.cbrt)),
+    ("tanh", libm(math.tanh, np.tanh)), ("logistic", logistic),
+    ("sine", libm(math.sin, np.sin)), ("cosine", libm(math.cos, np.cos)),
+    ("tan", libm(math.tan, np.tan)), ("erf", per_elem(math.erf)),
+]
+
+
+def fam_unary_float_transc():
+    """exp expm1 log log1p rsqrt cbrt tanh logistic sin cos tan erf, within a few ulps."""
+    for t in FLOATS:
+        name = f"unary_{t}_transcendental"
+        g = seeded(name)
+        special = [NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 1e-3, -1e-3, 0.5, 6.0, -6.0, 2.0, 7.5,
+                   12.0, -20.0]
+        rnd = (g.uniform(-4, 4, 10)).astype(np.float32)
+        a = arr(t, special + rnd.tolist())
+        spec = [(t, op, [0], None, transc(t, fn, a)) for op, fn in UNARY_TRANSC]
+        elementwise_case(name, [t], spec, [a], compare="ulp 1" if t in ("f16", "bf16") else "ulp 2")
+
+
+def int_unary(op, t, v):
+    lo, hi = int_range(t)
+    mask = (1 << BITS[t]) - 1
+    if op == "abs":
+        return wrap(abs(v), t)
+    if op == "negate":
+        return wrap(-v, t)
+    if op == "sign":
+        return (v > 0) - (v < 0)
+    if op == "not":
+        return wrap(~v, t)
+    if op == "popcnt":
+        return bin(v & mask).count("1")
+    if op == "count-leading-zeros":
+        return BITS[t] - (v & mask).bit_length()
+    raise ValueError(op)
+
+
+def fam_unary_int():
+    """abs negate sign not popcnt count-leading-zeros on every integer type
+    (one case for the signed types, one for the unsigned)."""
+    for group, types in [("signed", INTS[:4]), ("unsigned", INTS[4:])]:
+        name = f"unary_{group}_ints"
+        g = seeded(name)
+        m = Module(name)
+        params, roots, outs = [], [], []
+        for t in types:
+            lo, hi = int_range(t)
+            vals = [0, 1, -1, 2, lo, hi, lo + 1, hi - 1, 0x55, 1 << (BITS[t] - 2)]
+            vals += [int(x) for x in g.integers(lo, hi, 6, dtype=NP[t], endpoint=True)]
+            a = arr(t, vals)
+            pa = m.param(arr_shape(t, a))
+            params.append(a)
+            for op in ["abs", "negate", "sign", "not", "popcnt", "count-leading-zeros"]:
+                roots.append(m.op(arr_shape(t, a), op, pa))
+                outs.append(arr(t, [int_unary(op, t, int(v)) for v in a.tolist()]))
+        case(name, m.text(roots), params, outs)
+
+
+# --------------------------------------------------------------------------
+# Families: elementwise binary
+
+def fam_binary_float_exact():
+    """add subtract multiply divide remainder maximum minimum with NaN in either
+    operand, infinities, signed zeros, division by zero and overflow."""
+    big = {"f16": 60000.0, "bf16": 3e38, "f32": 3e38, "f64": 1.5e308}
+    tiny = {"f16": 2.0 ** -14, "bf16": 2.0 ** -126, "f32": 2.0 ** -126, "f64": 2.0 ** -1022}
+    for t in FLOATS:
+        name = f"binary_{t}_exact"
+        g = seeded(name)
+        pairs = [(NAN, 1.0), (1.0, NAN), (NAN, -NAN), (INF, -INF), (INF, INF), (-0.0, -0.0),
+                 (-0.0, 0.0), (0.0, -0.0), (1.0, 0.0), (-1.0, 0.0), (0.0, 0.0), (-1.0, -0.0),
+                 (5.5, 2.0), (-5.5, 2.0), (5.5, -2.0), (1.0, INF), (INF, 1.0), (-7.0, 0.5),
+                 (big[t], big[t]), (-big[t], 3.0), (3.0, 3.0), (0.1, 0.3), (1e-3, 1e3), (2.0, -INF),
+                 (-4.0, 2.0), (-0.0, 3.0), (0.0, -3.0), (-INF, -0.0), (tiny[t], 0.75),
+                 (-tiny[t], tiny[t] * 0.5)]
+        rnd = g.standard_normal((2, 8)) * 4
+        a = arr(t, [p[0] for p in pairs] + rnd[0].tolist())
+        b = arr(t, [p[1] for p in pairs] + rnd[1].tolist())
+        ops = [("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
+               ("divide", np.divide), ("remainder", np.fmod), ("maximum", std_max),
+               ("minimum", std_min)]
+        spec = [(t, op, [0, 1], None, fl(t, fn, a, b)) for op, fn in ops]
+        elementwise_case(name, [t, t], spec, [a, b])
+
+
+def std_max(x, y):
+    """XLA's evaluator: a NaN operand wins (lhs first), else std::max, which
+    returns the lhs when the operands compare equal (so max(-0, +0) = -0)."""
+    return np.where(np.isnan(x), x, np.where(np.isnan(y), y, np.where(x < y, y, x)))
+
+
+def std_min(x, y):
+    return np.where(np.isnan(x), x, np.where(np.isnan(y), y, np.where(y < x, y, x)))
+
+
+def fam_binary_float_transc():
+    """power and atan2 with their special cases (x^0 = 1 even for NaN, 1^y = 1,
+    negative base, signed zeros, infinities)."""
+    for t in FLOATS:
+        name = f"binary_{t}_power_atan2"
+        g = seeded(name)
+        pairs = [(NAN, 0.0), (1.0, NAN), (-8.0, 1.0 / 3), (0.0, -1.0), (-0.0, -1.0), (-2.0, 3.0),
+                 (2.0, 0.5), (0.5, -2.0), (INF, -1.0), (-INF, 3.0), (10.0, 2.0), (-1.0, INF),
+                 (0.0, 0.0), (-0.0, -0.0), (0.0, -0.0), (-0.0, 0.0), (1.0, INF), (-1.0, -INF),
+                 (3.0, -2.0), (-3.0, 2.0)]
+        rnd_a = g.uniform(0.1, 4, 8)
+        rnd_b = g.uniform(-3, 3, 8)
+        a = arr(t, [p[0] for p in pairs] + rnd_a.tolist())
+        b = arr(t, [p[1] for p in pairs] + rnd_b.tolist())
+        spec = [(t, "power", [0, 1], None, transc(t, libm(math.pow, np.power), a, b)),
+                (t, "atan2", [0, 1], None, transc(t, libm(math.atan2, np.arctan2), a, b))]
+        elementwise_case(name, [t, t], spec, [a, b],
+                         compare="ulp 1" if t in ("f16", "bf16") else "ulp 2")
+
+
+def int_binary(op, t, a, b):
+    lo, hi = int_range(t)
+    bits = BITS[t]
+    mask = (1 << bits) - 1
+    if op == "add":
+        return wrap(a + b, t)
+    if op == "subtract":
+        return wrap(a - b, t)
+    if op == "multiply":
+        return wrap(a * b, t)
+    if op == "divide":
+        if b == 0:
+            return -1 if signed(t) else hi
+        if signed(t) and a == lo and b == -1:
+            return lo
+        q = abs(a) // abs(b)
+        return -q if (a < 0) != (b < 0) else q
+    if op == "remainder":
+        if b == 0:
+            return a
+        if signed(t) and a == lo and b == -1:
+            return 0
+        r = abs(a) % abs(b)
+        return -r if a < 0 else r
+    if op == "maximum":
+        return max(a, b)
+    if op == "minimum":
+        return min(a, b)
+    if op == "power":
+        if b == 0 or a == 1:
+            return 1
+        if b < 0:
+            return 0
+        return wrap(pow(a, b, 1 << bits), t)
+    if op == "and":
+        return wrap((a & mask) & (b & mask), t)
+    if op == "or":
+        return wrap((a & mask) | (b & mask), t)
+    if op == "xor":
+        return wrap((a & mask) ^ (b & mask), t)
+    amount = b & mask          # shift amounts are read as unsigned
+    if op == "shift-left":
+        return 0 if amount >= bits else wrap((a & mask) << amount, t)
+    if op == "shift-right-logical":
+        return 0 if amount >= bits else wrap((a & mask) >> amount, t)
+    if op == "shift-right-arithmetic":
+        sa = wrap(a, "s" + str(bits))      # the signed reading of the bits
+        return wrap(-1 if sa < 0 else 0, t) if amount >= bits else wrap(sa >> amount, t)
+    raise ValueError(op)
+
+
+INT_BINARY_OPS = ["add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum",
+                  "power", "and", "or", "xor", "shift-left", "shift-right-arithmetic",
+                  "shift-right-logical"]
+
+
+def fam_binary_int():
+    """Every integer binary op on every integer type (one case for the signed
+    types, one for the unsigned): wrapping, division by zero, INT_MIN / -1,
+    negative exponents, shifts by >= the bit width and by "negative" (huge
+    unsigned) amounts, arithmetic right shifts of unsigned values with the
+    top bit set."""
+    for group, types in [("signed", INTS[:4]), ("unsigned", INTS[4:])]:
+        name = f"binary_{group}_ints"
+        g = seeded(name)
+        m = Module(name)
+        params, roots, outs = [], [], []
+        for t in types:
+            lo, hi = int_range(t)
+            w = BITS[t]
+            pairs = [(7, 0), (-7, 0), (lo, -1), (lo, 1), (hi, 1), (hi, hi), (lo, lo), (-7, 2),
+                     (7, -2), (-7, -2), (3, 5), (-3, 3), (2, w - 1), (1, w), (-1, w + 1), (-5, 1),
+                     (lo, w - 1), (hi, -1), (5, 1 << 30), (1, -5), (-1, -1), (0, 0), (6, 7),
+                     (-2, 2)]
+            pairs += [(int(x), int(y)) for x, y in
+                      zip(g.integers(lo, hi, 8, dtype=NP[t], endpoint=True),
+                          g.integers(0, min(hi, 40), 8, dtype=NP[t], endpoint=True))]
+            a = arr(t, [p[0] for p in pairs])
+            b = arr(t, [p[1] for p in pairs])
+            pa, pb = m.param(arr_shape(t, a)), m.param(arr_shape(t, b))
+            params += [a, b]
+            for op in INT_BINARY_OPS:
+                roots.append(m.op(arr_shape(t, a), op, pa, pb))
+                outs.append(arr(t, [int_binary(op, t, x, y) for x, y in zip(a.tolist(), b.tolist())]))
+        case(name, m.text(roots), params, outs)
+
+
+def fam_pred_logic():
+    """not and or xor on pred, power on pred (a || !b), maximum/minimum on
+    pred (or/and), and compare on pred (false < true)."""
+    name = "pred_logic_compare"
+    a = arr("pred", [False, False, True, True])
+    b = arr("pred", [False, True, False, True])
+    spec = [("pred", "not", [0], None, ~a), ("pred", "and", [0, 1], None, a & b),
+            ("pred", "or", [0, 1], None, a | b), ("pred", "xor", [0, 1], None, a ^ b),
+            ("pred", "compare", [0, 1], "direction=LT", a < b),
+            ("pred", "compare", [0, 1], "direction=GE", a >= b),
+            ("pred", "compare", [0, 1], "direction=NE", a != b),
+            ("pred", "power", [0, 1], None, a | ~b),
+            ("pred", "maximum", [0, 1], None, a | b), ("pred", "minimum", [0, 1], None, a & b)]
+    elementwise_case(name, ["pred", "pred"], spec, [a, b])
+
+
+# --------------------------------------------------------------------------
+# compare, select, clamp
+
+DIRS = {"EQ": lambda x, y: x == y, "NE": lambda x, y: x != y, "LT": lambda x, y: x < y,
+        "LE": lambda x, y: x <= y, "GT": lambda x, y: x > y, "GE": lambda x, y: x >= y}
+
+
+def total_order_key(t, a):
+    """Sign-magnitude bits mapped to ordered integers: -NaN < -inf < ... < -0 < +0 < ... < NaN."""
+    if t == "f64":
+        i = a.view(np.int64).astype(object)
+        m = (1 << 63) - 1
+    elif t == "f16":
+        i = a.view(np.int16).astype(object)
+        m = (1 << 15) - 1
+    else:                      # f32 and bf16 (an f32 holding the bf16 value)
+        i = a.view(np.int32).astype(object)
+        m = (1 << 31) - 1
+    return np.array([v if v >= 0 else v ^ m for v in i.reshape(-1)], dtype=object).reshape(a.shape)
+
+
+def fam_compare_float():
+    """Every direction, IEEE (NaN compares false except NE) and TOTALORDER."""
+    for t in FLOATS:
+        name = f"compare_{t}"
+        g = seeded(name)
+        pairs = [(NAN, NAN), (NAN, 1.0), (1.0, NAN), (-0.0, 0.0), (0.0, -0.0), (INF, INF),
+                 (-INF, INF), (1.0, 2.0), (2.0, 1.0), (2.0, 2.0), (-NAN, -INF), (-NAN, NAN),
+                 (INF, NAN), (-1.0, -0.0)]
+        r = g.integers(-2, 3, (2, 6)).astype(float)
+        a = arr(t, [p[0] for p in pairs] + r[0].tolist())
+        b = arr(t, [p[1] for p in pairs] + r[1].tolist())
+        x, y = f32_of(t, a), f32_of(t, b)
+        ka, kb = total_order_key(t, a), total_order_key(t, b)
+        spec = []
+        for d, fn in DIRS.items():
+            spec.append(("pred", "compare", [0, 1], f"direction={d}", fn(x, y)))
+        for d, fn in DIRS.items():
+            spec.append(("pred", "compare", [0, 1], f"direction={d}, type=TOTALORDER",
+                         np.array(fn(ka, kb), dtype=bool)))
+        elementwise_case(name, [t, t], spec, [a, b])
+
+
+def fam_compare_int():
+    """Every direction on every integer type (unsigned values above the signed
+    range compare as unsigned)."""
+    for group, types in [("signed", INTS[:4]), ("unsigned", INTS[4:])]:
+        name = f"compare_{group}_ints"
+        g = seeded(name)
+        m = Module(name)
+        params, roots, outs = [], [], []
+        for t in types:
+            lo, hi = int_range(t)
+            va = [lo, hi, 0, 5, hi, lo, 3] + [int(v) for v in g.integers(-3, 4, 5)]
+            vb = [hi, lo, 0, 5, hi - 1, lo + 1, 4] + [int(v) for v in g.integers(-3, 4, 5)]
+            if not signed(t):
+                va = [v if v >= 0 else hi + 1 + v for v in va]
+                vb = [v if v >= 0 else hi + 1 + v for v in vb]
+            a, b = arr(t, va), arr(t, vb)
+            pa, pb = m.param(arr_shape(t, a)), m.param(arr_shape(t, b))
+            params += [a, b]
+            for d, fn in DIRS.items():
+                roots.append(m.op(shape_str("pred", a.shape), "compare", pa, pb,
+                                  attrs=f"direction={d}"))
+                outs.append(np.array([fn(int(x), int(y)) for x, y in zip(a.tolist(), b.tolist())]))
+        case(name, m.text(roots), params, outs)
+
+
+def fam_select():
+    """select with an array predicate over several types, and with a scalar
+    predicate (which picks a whole operand)."""
+    name = "select_array_and_scalar_pred"
+    g = seeded(name)
+    m = Module(name)
+    p = g.integers(0, 2, (2, 3)).astype(bool)
+    params = [p]
+    pp = m.param(arr_shape("pred", p))
+    roots, outs = [], []
+    for t in ["f32", "s64", "u8", "bf16", "f16", "pred"]:
+        if t == "pred":
+            x, y = g.integers(0, 2, (2, 3)).astype(bool), g.integers(0, 2, (2, 3)).astype(bool)
+        elif t in INTS:
+            x, y = arr(t, g.integers(0, 200, (2, 3))), arr(t, g.integers(0, 200, (2, 3)))
+        else:
+            x = to_type(t, g.standard_normal((2, 3)).astype(np.float32))
+            y = to_type(t, g.standard_normal((2, 3)).astype(np.float32))
+        px, py = m.param(arr_shape(t, x)), m.param(arr_shape(t, y))
+        params += [x, y]
+        roots.append(m.op(arr_shape(t, x), "select", pp, px, py))
+        outs.append(np.where(p, x, y))
+    # Scalar predicates: true picks the first operand, false the second.
+    st, sf = arr("pred", True), arr("pred", False)
+    a = arr("f32", [[NAN, -0.0, 1.0]])
+    b = arr("f32", [[2.0, 3.0, 4.0]])
+    pst, psf, pa, pb = (m.param(arr_shape(t, v)) for t, v in
+                        [("pred", st), ("pred", sf), ("f32", a), ("f32", b)])
+    params += [st, sf, a, b]
+    roots.append(m.op(arr_shape("f32", a), "select", pst, pa, pb))
+    roots.append(m.op(arr_shape("f32", a), "select", psf, pa, pb))
+    outs += [a.copy(), b.copy()]
+    case(name, m.text(roots), params, outs)
+
+
+def clamp_f(lo, x, hi):
+    """min(max(x, lo), hi) with the first NaN of lo, x, hi propagating."""
+    lo, x, hi = np.broadcast_arrays(lo, x, hi)
+    r = np.minimum(np.maximum(x, lo), hi)
+    r = np.where(np.isnan(hi), hi, r)
+    r = np.where(np.isnan(x), x, r)
+    return np.where(np.isnan(lo), lo, r)
+
+
+def fam_clamp():
+    """clamp with array and scalar bounds, NaN in any operand, ints."""
+    name = "clamp_f32_s32_u8"
+    m = Module(name)
+    lo = arr("f32", [0.0, 0.0, NAN, 0.0, -1.0, -1.0])
+    x = arr("f32", [-5.0, 5.0, 1.0, NAN, 0.5, 2.0])
+    hi = arr("f32", [1.0, 1.0, 2.0, 3.0, NAN, 1.0])
+    slo, shi = arr("f32", -1.0), arr("f32", 1.0)
+    xi = arr("s32", [-100, 0, 100, -2147483648, 2147483647])
+    ilo, ihi = arr("s32", -10), arr("s32", 10)
+    xu = arr("u8", [0, 5, 200, 255, 30])
+    ulo, uhi = arr("u8", [3, 3, 3, 3, 50]), arr("u8", [100, 100, 100, 100, 20])   # lo > hi: hi
+    params = [lo, x, hi, slo, shi, xi, ilo, ihi, xu, ulo, uhi]
+    types = ["f32"] * 5 + ["s32"] * 3 + ["u8"] * 3
+    ps = [m.param(arr_shape(t, a)) for t, a in zip(types, params)]
+    roots = [m.op("f32[6]", "clamp", ps[0], ps[1], ps[2]),
+             m.op("f32[6]", "clamp", ps[3], ps[1], ps[4]),
+             m.op("s32[5]", "clamp", ps[6], ps[5], ps[7]),
+             m.op("u8[5]", "clamp", ps[9], ps[8], ps[10])]
+    outs = [clamp_f(lo, x, hi).astype(np.float32), clamp_f(slo, x, shi).astype(np.float32),
+            np.clip(xi, -10, 10).astype(np.int32), np.minimum(np.maximum(xu, ulo), uhi)]
+    case(name, m.text(roots), params, outs)
+
+
+# --------------------------------------------------------------------------
+# convert and bitcast-convert
+
+def f2i(x, t):
+    lo, hi = int_range(t)
+    if math.isnan(x):
+        return 0
+    if x == INF or x >= hi:
+        return hi
+    if x == -INF or x <= lo:
+        return lo
+    return math.trunc(x)
+
+
+def fam_convert_float_to_int():
+    """float -> every integer type: truncation toward zero, saturation, NaN -> 0;
+    float -> pred is != 0 (NaN is true, -0 false)."""
+    for src in ["f32", "f64", "bf16", "f16"]:
+        name = f"convert_{src}_to_ints"
+        big = {"f16": 65504.0, "bf16": 3e38, "f32": 3e38, "f64": 1e300}[src]
+        vals = [NAN, -NAN, INF, -INF, 0.0, -0.0, 0.9, -0.9, 1.5, -1.5, 127.5, 128.0, -128.0,
+                -129.0, 255.9, 256.0, 32767.0, 32768.0, -32769.0, 65535.0, 65536.0,
+                2147483520.0, 2147483648.0, -2147483904.0, 4294967296.0,
+                9.223372036854775e18, -9.3e18, 1.8446744073709552e19, 2e19, big, -big, -1.0,
+                1e19, -9.223372036854775808e18, 4294967295.0, 2.0 ** 53 + 2]
+        a = arr(src, vals)
+        spec = []
+        for t in INTS:
+            want = arr(t, [f2i(v, t) for v in f32_of(src, a).tolist()])
+            spec.append((t, "convert", [0], None, want))
+        spec.append(("pred", "convert", [0], None, f32_of(src, a) != 0))
+        elementwise_case(name, [src], spec, [a])
+
+
+def fam_convert_int_to_float():
+    """integers -> floats, rounding to nearest even (ties, overflow of f16),
+    and pred -> numbers."""
+    name = "convert_ints_to_floats"
+    m = Module(name)
+    params, roots, outs = [], [], []
+    srcs = {
+        "s64": [0, -1, (1 << 24) + 1, (1 << 24) + 3, -(1 << 24) - 1, (1 << 53) + 1,
+                (1 << 63) - 1, -(1 << 63), 16777217 * 3, 70000],
+        "u64": [0, 1, (1 << 64) - 1, (1 << 63) + 1, (1 << 53) + 1, (1 << 24) + 1, 65519, 65520],
+        "s32": [0, -7, 2147483647, -2147483648, (1 << 24) + 1, 257, 259, 65504, -65520, 1000],
+        "u8": [0, 1, 127, 128, 255, 254, 253, 129],
+        "s8": [-128, -1, 0, 127, 100, -100, 3, 5],
+        "u32": [4294967295, 16777217, 16777219, 1, 2049, 2051, 0, 123456],
+        "s16": [-32768, 32767, 2049, 2051, -2051, 257, 259, 0],
+        "u16": [65535, 65519, 65520, 2049, 2050, 257, 0, 1],
+    }
+    # Only values below 2^24 go to f16/bf16 (where "via f32" and "directly"
+    # agree); f32 and f64 take every value and round once.
+    for s, vals in srcs.items():
+        a = arr(s, vals)
+        pa = m.param(arr_shape(s, a))
+        params.append(a)
+        for t in FLOATS:
+            if t in ("f16", "bf16") and any(abs(v) >= 1 << 24 for v in a.tolist()):
+                continue
+            want = arr(t, [round_frac(int(v), t) for v in a.tolist()]) if t != "bf16" else \
+                np.array([round_frac(int(v), t) for v in a.tolist()], np.float32)
+            roots.append(m.op(arr_shape(t, a), "convert", pa))
+            outs.append(want)
+    p = arr("pred", [True, False, True])
+    pp = m.param(arr_shape("pred", p))
+    params.append(p)
+    for t in ["f32", "bf16", "s32", "u8"]:
+        roots.append(m.op(shape_str(t, p.shape), "convert", pp))
+        outs.append(p.astype(NP[t]))
+    case(name, m.text(roots), params, outs)
+
+
+def fam_convert_int_to_int():
+    """integer -> integer conversions wrap (truncate or sign-/zero-extend);
+    integer -> pred is != 0."""
+    name = "convert_ints_to_ints"
+    m = Module(name)
+    params, roots, outs = [], [], []
+    for s, vals in [("s32", [-1, 255, 256, -129, 70000, -2147483648, 2147483647, 128]),
+                    ("u64", [(1 << 64) - 1, 1 << 63, 0xFFFF0001, 0x80, 0, 1, 300, 1 << 32]),
+                    ("s8", [-128, -1, 0, 1, 127, -2, 64, -64])]:
+        a = arr(s, vals)
+        pa = m.param(arr_shape(s, a))
+        params.append(a)
+        for t in INTS:
+            if t == s:
+                continue
+            roots.append(m.op(arr_shape(t, a), "convert", pa))
+            outs.append(arr(t, [wrap(int(v), t) for v in a.tolist()]))
+        roots.append(m.op(shape_str("pred", a.shape), "convert", pa))
+        outs.append(a != 0)
+    case(name, m.text(roots), params, outs)
+
+
+def fam_convert_float_to_float():
+    """Between float types: f32 -> bf16 with ties (to even), overflow to inf,
+    NaN kept; f32 -> f16 with subnormals and overflow; f64 -> f32/f16/bf16
+    rounding once (a value that double rounding would get wrong); widening is
+    exact; f16 <-> bf16."""
+    name = "convert_floats_to_floats"
+    m = Module(name)
+    params, roots, outs = [], [], []
+    one = 0x3F800000
+    bits32 = [one | 0x8000, one | 0x18000, one | 0x8001, one | 0x7FFF, 0x7F7FFFFF, 0xFF7FFFFF,
+              0x7F7F8000, 0x00008000, 0x00018000, 0x80008000, 0x7FC00001, 0xFFC00000, 0x7F800000,
+              0x00000001, 0x3DCCCCCD, 0xC2F6E979]
+    a32 = np.array(bits32, np.uint32).view(np.float32)
+    a32 = np.concatenate([a32, arr("f32", [65504.0, 65519.0, 65520.0, 1e-8, 3e-8, 6e-8,
+                                           -2.0 ** -24 * 1.5, 2.0 ** -15 + 2.0 ** -26, 0.1, -0.0])])
+    p32 = m.param(arr_shape("f32", a32))
+    params.append(a32)
+    roots.append(m.op(arr_shape("bf16", a32), "convert", p32))
+    outs.append(bf16(a32))
+    roots.append(m.op(arr_shape("f16", a32), "convert", p32))
+    outs.append(np.array([round_frac(v, "f16") if math.isfinite(v) else v
+                          for v in a32.astype(np.float64).tolist()], np.float16))
+    roots.append(m.op(arr_shape("f64", a32), "convert", p32))
+    outs.append(a32.astype(np.float64))
+
+    trap_f16 = 1 + 2.0 ** -11 + 2.0 ** -40     # via f32: exact tie -> 1; once: 1 + 2^-10
+    trap_bf16 = 1 + 2.0 ** -8 + 2.0 ** -40     # via f32: exact tie -> 1; once: 1 + 2^-7
+    trap_f32 = 1 + 2.0 ** -24 + 2.0 ** -60
+    a64 = arr("f64", [trap_f16, trap_bf16, trap_f32, -trap_f16, 1e300, -1e300, 1e-300, NAN,
+                      -INF, 0.1, 3.4028235677973366e38, 3.4028234663852886e38, 65519.99, 1e-45,
+                      -0.0, 2.0 ** -149 * 0.5 + 2.0 ** -170])
+    p64 = m.param(arr_shape("f64", a64))
+    params.append(a64)
+    for t in ["f32", "f16", "bf16"]:
+        want = [round_frac(v, t) if math.isfinite(v) else v for v in a64.tolist()]
+        roots.append(m.op(arr_shape(t, a64), "convert", p64))
+        outs.append(np.array(want, np.float32 if t == "bf16" else NP[t]))
+
+    a16 = arr("f16", [65504.0, -65504.0, 6e-8, 2.0 ** -14, 1.0 + 2.0 ** -10, 3.0 + 2.0 ** -9,
+                      NAN, -INF, -0.0, 1000.5])
+    pb = arr("bf16", [3e38, 1e-30, 1.0078125, 65536.0, 65280.0, -2.0 ** -20, NAN, INF, 300.0,
+                      -0.0])
+    p16, pbf = m.param(arr_shape("f16", a16)), m.param(arr_shape("bf16", pb))
+    params += [a16, pb]
+    roots.append(m.op(arr_shape("bf16", a16), "convert", p16))
+    outs.append(bf16(a16.astype(np.float32)))
+    roots.append(m.op(arr_shape("f32", a16), "convert", p16))
+    outs.append(a16.astype(np.float32))
+    roots.append(m.op(arr_shape("f16", pb), "convert", pbf))
+    outs.append(np.array([round_frac(v, "f16") if math.isfinite(v) else v
+                          for v in pb.astype(np.float64).tolist()], np.float16))
+    roots.append(m.op(arr_shape("f64", pb), "convert", pbf))
+    outs.append(pb.astype(np.float64))
+    case(name, m.text(roots), params, outs)
+
+
+def fam_bitcast_convert():
+    """Reinterpreting bits: same width, narrower (a new minor dim, little-endian
+    order) and wider (the minor dim dropped)."""
+    name = "bitcast_convert"
+    m = Module(name)
+    f = arr("f32", [1.0, -2.5, NAN, -0.0])
+    u = arr("u32", [0x7F800000, 0x3F800000, 0x80000001, 0x7FC00000])
+    b8 = arr("u8", [[0, 0, 128, 63], [0, 0, 0, 192], [1, 0, 0, 0]])
+    d = arr("f64", [1.0, -INF, 5e-324])
+    h = arr("f16", [1.0, -2.0, 65504.0, 6e-8])
+    bb = arr("bf16", [1.0, -3.0, INF, 1e-38])
+    s16 = arr("s16", [0x3F80, -16384, 0x7F80, 1])
+    params = [f, u, b8, d, h, bb, s16]
+    types = ["f32", "u32", "u8", "f64", "f16", "bf16", "s16"]
+    pf, pu, pb8, pd, ph, pbb, ps16 = (m.param(arr_shape(t, a)) for t, a in zip(types, params))
+    roots = [
+        m.op("s32[4]", "bitcast-convert", pf), m.op("f32[4]", "bitcast-convert", pu),
+        m.op("u16[4,2]", "bitcast-convert", pf), m.op("f32[3]", "bitcast-convert", pb8),
+        m.op("s64[3]", "bitcast-convert", pd), m.op("u8[3,8]", "bitcast-convert", pd),
+        m.op("s16[4]", "bitcast-convert", ph), m.op("u16[4]", "bitcast-convert", pbb),
+        m.op("bf16[4]", "bitcast-convert", ps16), m.op("f16[4]", "bitcast-convert", ps16),
+    ]
+    bf_bits = (bb.view(np.uint32) >> 16).astype(np.uint16)
+    s16_as_bf16 = (s16.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+    outs = [f.view(np.int32), u.view(np.float32), f.view(np.uint16).reshape(4, 2),
+            b8.reshape(-1).view(np.float32).reshape(3), d.view(np.int64),
+            d.view(np.uint8).reshape(3, 8), h.view(np.int16), bf_bits, s16_as_bf16,
+            s16.view(np.float16)]
+    case(name, m.text(roots), params, outs)
+
+
+# --------------------------------------------------------------------------
+# Data movement
+
+def fam_iota():
+    """iota along each dim, in ints and floats (bf16 rounds integers above 256
+    and f16 above 2048 to nearest even), an empty iota."""
+    name = "iota_dtypes"
+    m = Module(name)
+    specs = [("s32", (2, 3), 1), ("f32", (4, 2), 0), ("bf16", (300,), 0), ("u8", (2, 3, 2), 2),
+             ("s64", (5,), 0), ("f16", (3, 1), 0), ("u16", (0, 4), 1),
+             ("f16", (2100,), 0)]
+    roots, outs = [], []
+    for t, dims, d in specs:
+        roots.append(m.op(shape_str(t, dims), "iota", attrs=f"iota_dimension={d}"))
+        idx = np.indices(dims)[d] if dims else np.zeros(())
+        if t in ("bf16", "f16"):
+            outs.append(np.array([round_frac(int(v), t) for v in idx.reshape(-1)],
+                                 np.float32 if t == "bf16" else np.float16).reshape(dims))
+        else:
+            outs.append(idx.astype(NP[t]))
+    case(name, m.text(roots), [], outs)
+
+
+def fam_reshape():
+    """reshape: row-major reinterpretation, to and from rank 0, empty arrays,
+    degenerate dims."""
+    name = "reshape_shapes"
+    g = seeded(name)
+    m = Module(name)
+    a = g.standard_normal((2, 3, 4)).astype(np.float32)
+    b = arr("s8", list(range(-12, 12)))
+    c = arr("f64", [[7.25]])
+    e = np.zeros((0, 3), np.float32)
+    s = arr("u16", 9)
+    params = [a, b, c, e, s]
+    types = ["f32", "s8", "f64", "f32", "u16"]
+    pa, pb, pc, pe, ps = (m.param(arr_shape(t, v)) for t, v in zip(types, params))
+    roots = [m.op("f32[6,4]", "reshape", pa), m.op("f32[4,1,6]", "reshape", pa),
+             m.op("s8[2,12]", "reshape", pb), m.op("f64[]", "reshape", pc),
+             m.op("f32[3,0,5]", "reshape", pe), m.op("u16[1,1,1]", "reshape", ps)]
+    outs = [a.reshape(6, 4), a.reshape(4, 1, 6), b.reshape(2, 12), c.reshape(()),
+            e.reshape(3, 0, 5), s.reshape(1, 1, 1)]
+    case(name, m.text(roots), params, outs)
+
+
+def fam_bitcast():
+    """bitcast reads the operand's physical buffer (by its layout) as the result
+    shape under the result's layout: default layouts = reshape; {0,1} layouts
+    encode a transpose."""
+    name = "bitcast_layouts"
+    m = Module(name)
+    a = arr("f32", [[1, 2, 3], [4, 5, 6]])
+    b = arr("s32", [[1, 2, 3], [4, 5, 6]])
+    pa = m.param(shape_str("f32", (2, 3), [1, 0]))
+    pb = m.param(shape_str("s32", (2, 3), [0, 1]))
+    roots = [m.op(shape_str("f32", (6,), [0]), "bitcast", pa),
+             m.op(shape_str("f32", (3, 2), [0, 1]), "bitcast", pa),
+             m.op(shape_str("s32", (6,), [0]), "bitcast", pb)]
+    # f32[2,3]{1,0} buffer = a row-major; read as [3,2] with dim 0 fastest:
+    # out[i, j] = buf[i + 3 j] = a[j, i].  s32[2,3]{0,1}: buffer = b column-major.
+    outs = [a.reshape(6), a.T.copy(), b.T.reshape(6).copy()]
+    case(name, m.text(roots), [a, b], outs)
+
+
+def fam_transpose():
+    name = "transpose_perms"
+    g = seeded(name)
+    m = Module(name)
+    a = g.standard_normal((2, 3, 4)).astype(np.float32)
+    b = arr("s64", g.integers(-100, 100, (3, 5)))
+    c = arr("u8", g.integers(0, 255, (2, 1, 3, 2)))
+    d = arr("bf16", g.standard_normal((1, 4, 1)).astype(np.float32))
+    params = [a, b, c, d]
+    types = ["f32", "s64", "u8", "bf16"]
+    pa, pb, pc, pd = (m.param(arr_shape(t, v)) for t, v in zip(types, params))
+    perms = [(pa, a, "f32", (2, 0, 1)), (pa, a, "f32", (1, 0, 2)), (pb, b, "s64", (1, 0)),
+             (pc, c, "u8", (3, 1, 0, 2)), (pd, d, "bf16", (2, 1, 0))]
+    roots, outs = [], []
+    for p, v, t, perm in perms:
+        w = np.transpose(v, perm).copy()
+        roots.append(m.op(arr_shape(t, w), "transpose", p,
+                          attrs="dimensions={" + ",".join(map(str, perm)) + "}"))
+        outs.append(w)
+    case(name, m.text(roots), params, outs)
+
+
+def broadcast_ref(x, out_dims, dims):
+    """out[idx] = x[idx[dims[0]], idx[dims[1]], ...]"""
+    out = np.empty(out_dims, x.dtype)
+    for idx in np.ndindex(*out_dims):
+        out[idx] = x[tuple(idx[d] for d in dims)]
+    return out
+
+
+def fam_broadcast():
+    name = "broadcast_dims"
+    g = seeded(name)
+    m = Module(name)
+    s = arr("f32", -1.5)
+    v = arr("s32", [1, 2, 3])
+    w = arr("f16", g.standard_normal((2, 4)).astype(np.float32))
+    p = arr("pred", [True, False])
+    params = [s, v, w, p]
+    types = ["f32", "s32", "f16", "pred"]
+    ps, pv, pw, pp = (m.param(arr_shape(t, x)) for t, x in zip(types, params))
+    specs = [(ps, s, "f32", (2, 3), ()), (pv, v, "s32", (2, 3, 4), (1,)),
+             (pv, v, "s32", (3, 2), (0,)), (pw, w, "f16", (2, 3, 4), (0, 2)),
+             (pw, w, "f16", (4, 2), (1, 0)), (pp, p, "pred", (2, 2), (1,)),
+             (ps, s, "f32", (0, 2), ())]
+    roots, outs = [], []
+    for pr, x, t, od, dims in specs:
+        roots.append(m.op(shape_str(t, od), "broadcast", pr,
+                          attrs="dimensions={" + ",".join(map(str, dims)) + "}"))
+        outs.append(broadcast_ref(x, od, dims))
+    case(name, m.text(roots), params, outs)
+
+
+def fam_slice():
+    name = "slice_strides"
+    g = seeded(name)
+    m = Module(name)
+    a = arr("f32", g.standard_normal((5, 7)).astype(np.float32))
+    b = arr("u32", g.integers(0, 1 << 32, (4, 3, 2), dtype=np.uint64))
+    s = arr("s8", -3)
+    params = [a, b, s]
+    pa, pb, ps = (m.param(arr_shape(t, x)) for t, x in zip(["f32", "u32", "s8"], params))
+    specs = [(pa, a, "f32", [(1, 4, 1), (0, 7, 3)]), (pa, a, "f32", [(0, 5, 2), (6, 7, 1)]),
+             (pa, a, "f32", [(2, 2, 1), (0, 7, 1)]), (pb, b, "u32", [(3, 4, 1), (0, 3, 2), (1, 2, 1)]),
+             (ps, s, "s8", []), (pa, a, "f32", [(3, 5, 7), (1, 6, 9)])]
+    roots, outs = [], []
+    for p, x, t, rng in specs:
+        w = x[tuple(slice(lo, hi, st) for lo, hi, st in rng)].copy()
+        attr = "slice={" + ", ".join(f"[{lo}:{hi}:{st}]" if st != 1 else f"[{lo}:{hi}]"
+                                     for lo, hi, st in rng) + "}"
+        roots.append(m.op(arr_shape(t, w), "slice", p, attrs=attr))
+        outs.append(w)
+    case(name, m.text(roots), params, outs)
+
+
+def ds_start(idx, dim, size):
+    return min(max(idx, 0), dim - size)
+
+
+def fam_dynamic_slice():
+    """dynamic-slice with in-range, negative and too-large starts (clamped),
+    index operands of types s32, s64, u32 (0xFFFFFFFF reads as a large
+    positive number), u8, and u64 (values >= 2^63 read as negative: the
+    reference reads indices as signed 64-bit)."""
+    name = "dynamic_slice_clamped"
+    g = seeded(name)
+    m = Module(name)
+    a = arr("f32", g.standard_normal((4, 6)).astype(np.float32))
+    b = arr("s16", g.integers(-1000, 1000, (5,)))
+    params = [a, b]
+    pa, pb = m.param(arr_shape("f32", a)), m.param(arr_shape("s16", b))
+    roots, outs = [], []
+    for (it, i0), (jt, j0), sizes in [(("s32", 1), ("s32", 2), (2, 3)),
+                                      (("s32", -5), ("s32", 100), (2, 3)),
+                                      (("s64", 3), ("s64", -(1 << 40)), (3, 6)),
+                                      (("u32", 0xFFFFFFFF), ("u32", 1), (1, 2)),
+                                      (("u8", 200), ("u8", 0), (4, 1)),
+                                      (("u64", (1 << 64) - 1), ("u64", (1 << 63) + 5), (2, 2))]:
+        iv, jv = arr(it, i0), arr(jt, j0)
+        pi, pj = m.param(arr_shape(it, iv)), m.param(arr_shape(jt, jv))
+        params += [iv, jv]
+        # Indices are read as signed 64-bit: u64 values >= 2^63 are negative.
+        r0 = ds_start(wrap(int(iv), "s64"), 4, sizes[0])
+        r1 = ds_start(wrap(int(jv), "s64"), 6, sizes[1])
+        roots.append(m.op(shape_str("f32", sizes), "dynamic-slice", pa, pi, pj,
+                          attrs="dynamic_slice_sizes={%d,%d}" % sizes))
+        outs.append(a[r0:r0 + sizes[0], r1:r1 + sizes[1]].copy())
+    k = arr("s32", 4)
+    pk = m.param(arr_shape("s32", k))
+    params.append(k)
+    roots.append(m.op("s16[3]", "dynamic-slice", pb, pk, attrs="dynamic_slice_sizes={3}"))
+    outs.append(b[2:5].copy())
+    case(name, m.text(roots), params, outs)
+
+
+def fam_dynamic_update_slice():
+    """dynamic-update-slice with in-range and clamped starts, bf16 and s64."""
+    name = "dynamic_update_slice_clamped"
+    g = seeded(name)
+    m = Module(name)
+    a = arr("bf16", g.standard_normal((4, 5)).astype(np.float32))
+    u = arr("bf16", g.standard_normal((2, 3)).astype(np.float32))
+    c = arr("s64", g.integers(-50, 50, (6,)))
+    cu = arr("s64", [1000, 2000])
+    params = [a, u, c, cu]
+    pa, pu, pc, pcu = (m.param(arr_shape(t, x)) for t, x in
+                       zip(["bf16", "bf16", "s64", "s64"], params))
+    roots, outs = [], []
+    for i0, j0 in [(1, 1), (-3, 4), (7, -1), (2, 2)]:
+        iv, jv = arr("s32", i0), arr("s32", j0)
+        pi, pj = m.param("s32[]"), m.param("s32[]")
+        params += [iv, jv]
+        r0, r1 = ds_start(i0, 4, 2), ds_start(j0, 5, 3)
+        w = a.copy()
+        w[r0:r0 + 2, r1:r1 + 3] = u
+        roots.append(m.op(arr_shape("bf16", a), "dynamic-update-slice", pa, pu, pi, pj))
+        outs.append(w)
+    for k0 in [-1, 3, 5, 6]:
+        kv = arr("s64", k0)
+        pk = m.param("s64[]")
+        params.append(kv)
+        r = ds_start(k0, 6, 2)
+        w = c.copy()
+        w[r:r + 2] = cu
+        roots.append(m.op(arr_shape("s64", c), "dynamic-update-slice", pc, pcu, pk))
+        outs.append(w)
+    case(name, m.text(roots), params, outs)
+
+
+def fam_concatenate():
+    name = "concatenate_dims"
+    g = seeded(name)
+    m = Module(name)
+    a = arr("f32", g.standard_normal((2, 3)).astype(np.float32))
+    b = arr("f32", g.standard_normal((2, 1)).astype(np.float32))
+    e = np.zeros((2, 0), np.float32)
+    c = arr("f32", g.standard_normal((1, 3)).astype(np.float32))
+    x = arr("u64", [1, (1 << 64) - 1])
+    y = arr("u64", [5])
+    params = [a, b, e, c, x, y]
+    types = ["f32"] * 4 + ["u64"] * 2
+    pa, pb, pe, pc, px, py = (m.param(arr_shape(t, v)) for t, v in zip(types, params))
+    roots = [m.op("f32[2,4]", "concatenate", pa, pe, pb, attrs="dimensions={1}"),
+             m.op("f32[3,3]", "concatenate", pa, pc, attrs="dimensions={0}"),
+             m.op("u64[4]", "concatenate", px, py, py, attrs="dimensions={0}")]
+    outs = [np.concatenate([a, e, b], 1), np.concatenate([a, c], 0),
+            np.concatenate([x, y, y])]
+    case(name, m.text(roots), params, outs)
+
+
+def pad_ref(x, v, cfg):
+    """cfg: (lo, hi, interior) per dim; negative lo/hi crop."""
+    out = x
+    for d, (lo, hi, interior) in enumerate(cfg):
+        n = out.shape[d]
+        inner = max(n + (n - 1) * interior, 0) if n else 0
+        shp = list(out.shape)
+        shp[d] = inner
+        y = np.full(shp, v, out.dtype)
+        sl = [slice(None)] * out.ndim
+        sl[d] = slice(0, inner, interior + 1)
+        y[tuple(sl)] = out
+        if lo >= 0:
+            shp[d] = lo
+            y = np.concatenate([np.full(shp, v, out.dtype), y], d)
+        else:
+            sl = [slice(None)] * out.ndim
+            sl[d] = slice(-lo, None)
+            y = y[tuple(sl)]
+        if hi >= 0:
+            shp = list(y.shape)
+            shp[d] = hi
+            y = np.concatenate([y, np.full(shp, v, out.dtype)], d)
+        else:
+            sl = [slice(None)] * out.ndim
+            sl[d] = slice(0, y.shape[d] + hi)
+            y = y[tuple(sl)]
+        out = y
+    return out
+
+
+def fam_pad():
+    """pad with low/high/interior padding, negative (cropping) edges, an empty
+    operand, and a rank-0 operand."""
+    name = "pad_negative_interior"
+    g = seeded(name)
+    m = Module(name)
+    a = arr("f32", g.integers(1, 9, (3, 4)).astype(np.float32))
+    v = arr("f32", -1.0)
+    b = arr("s8", [1, 2, 3])
+    bv = arr("s8", 0)
+    e = np.zeros((0,), np.float32)
+    params = [a, v, b, bv, e]
+    pa, pv, pb, pbv, pe = (m.param(arr_shape(t, x)) for t, x in
+                           zip(["f32", "f32", "s8", "s8", "f32"], params))
+    specs = [(pa, pv, a, v, "f32", [(1, 2, 1), (-1, 0, 0)]),
+             (pa, pv, a, v, "f32", [(-2, -1, 2), (0, -2, 1)]),
+             (pa, pv, a, v, "f32", [(0, 0, 0), (2, 1, 0)]),
+             (pb, pbv, b, bv, "s8", [(-3, 1, 3)]),
+             (pe, pv, e, v, "f32", [(2, 1, 4)])]
+    roots, outs = [], []
+    for po, pvv, x, val, t, cfg in specs:
+        w = pad_ref(x, val, cfg)
+        any_interior = any(c[2] for c in cfg)
+        txt = "x".join(f"{lo}_{hi}_{it}" if any_interior else f"{lo}_{hi}" for lo, hi, it in cfg)
+        roots.append(m.op(arr_shape(t, w), "pad", po, pvv, attrs="padding=" + txt))
+        outs.append(w)
+    case(name, m.text(roots), params, outs)
+
+
+def fam_reverse():
+    name = "reverse_dims"
+    g = seeded(name)
+    m = Module(name)
+    a = arr("f64", g.standard_normal((2, 3, 4)))
+    b = arr("pred", g.integers(0, 2, (5,)).astype(bool))
+    pa, pb = m.param(arr_shape("f64", a)), m.param(arr_shape("pred", b))
+    e = np.zeros((3, 0), np.int16)
+    pe = m.param("s16[3,0]")
+    roots = [m.op("f64[2,3,4]", "reverse", pa, attrs="dimensions={0,2}"),
+             m.op("f64[2,3,4]", "reverse", pa, attrs="dimensions={1}"),
+             m.op("pred[5]", "reverse", pb, attrs="dimensions={0}"),
+             m.op("s16[3,0]", "reverse", pe, attrs="dimensions={0,1}")]
+    outs = [a[::-1, :, ::-1].copy(), a[:, ::-1, :].copy(), b[::-1].copy(), e.copy()]
+    case(name, m.text(roots), [a, b, e], outs)
+
+
+def fam_elementwise_shapes():
+    """Elementwise ops on rank-0, empty and degenerate shapes."""
+    name = "elementwise_rank0_empty_degenerate"
+    m = Module(name)
+    s1, s2 = arr("f32", 1.5), arr("f32", -0.25)
+    i1, i2 = arr("s64", -(1 << 63)), arr("s64", -1)
+    e1, e2 = np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)
+    d1 = arr("u16", [[[65535]], [[2]]])
+    d2 = arr("u16", [[[1]], [[3]]])
+    params = [s1, s2, i1, i2, e1, e2, d1, d2]
+    types = ["f32", "f32", "s64", "s64", "f32", "f32", "u16", "u16"]
+    ps = [m.param(arr_shape(t, x)) for t, x in zip(types, params)]
+    roots = [m.op("f32[]", "multiply", ps[0], ps[1]), m.op("s64[]", "divide", ps[2], ps[3]),
+             m.op("f32[0,3]", "add", ps[4], ps[5]), m.op("f32[0,3]", "exponential", ps[4]),
+             m.op("pred[0,3]", "compare", ps[4], ps[5], attrs="direction=LT"),
+             m.op("u16[2,1,1]", "add", ps[6], ps[7])]
+    outs = [np.float32(-0.375).reshape(()), arr("s64", -(1 << 63)), e1.copy(), e1.copy(),
+            np.zeros((0, 3), bool), arr("u16", [[[0]], [[5]]])]
+    case(name, m.text(roots), params, outs)
+
+
+# --------------------------------------------------------------------------
+# reduce, reduce-window
+
+def fold(t, op, init, xs):
+    """Sequential left fold in element type t (rounding after every step)."""
+    acc = init
+    for x in xs:
+        acc = apply_scalar(t, op, acc, x)
+    return acc
+
+
+def apply_scalar(t, op, a, b):
+    if t in INTS:
+        return int_binary(op, t, int(a), int(b))
+    if t == "pred":
+        return {"and": a and b, "or": a or b}[op]
+    fn = {"add": np.add, "multiply": np.multiply, "maximum": std_max, "minimum": std_min}[op]
+    ct = np.float64 if t == "f64" else np.float32
+    r = fn(np.array(a, ct), np.array(b, ct))
+    return to_type(t, np.asarray(r, ct)).reshape(())[()]
+
+
+def reduce_ref(t, op, x, init, dims):
+    """reduce over dims, each output folding its elements in row-major order."""
+    keep = [d for d in range(x.ndim) if d not in dims]
+    out_shape = [x.shape[d] for d in keep]
+    out = np.empty(out_shape, x.dtype)
+    red_shape = [x.shape[d] for d in dims]
+    for oi in np.ndindex(*out_shape):
+        xs = []
+        for ri in np.ndindex(*red_shape):
+            idx = [0] * x.ndim
+            for k, d in enumerate(keep):
+                idx[d] = oi[k]
+            for k, d in enumerate(dims):
+                idx[d] = ri[k]
+            xs.append(x[tuple(idx)])
+        out[oi] = fold(t, op, init, xs)
+    return out
+
+
+def fam_reduce_simple():
+    """reduce with add / multiply / maximum / minimum / and / or over one dim,
+    several dims, all dims (rank 0) and no dims, in every float type (folded
+    sequentially, rounding each step) and ints (wrapping)."""
+    specs = [
+        ("reduce_f32_add_rows", "f32", "add", (3, 17), (1,), 0.1, "normal"),
+        ("reduce_f32_add_cols_and_all", "f32", "add", (16, 5), (0,), 0.0, "wide"),
+        ("reduce_f64_add_mid", "f64", "add", (3, 9, 2), (1,), 0.0, "normal"),
+        ("reduce_bf16_add", "bf16", "add", (4, 33), (1,), 0.0, "normal"),
+        ("reduce_f16_add_outer", "f16", "add", (20, 3), (0,), 0.0, "normal"),
+        ("reduce_f32_max_nan", "f32", "maximum", (4, 6), (1,), -INF, "nan"),
+        ("reduce_f32_min_two_dims", "f32", "minimum", (3, 4, 5), (0, 2), INF, "normal"),
+        ("reduce_s32_add_wrap", "s32", "add", (3, 4), (1,), 7, "big"),
+        ("reduce_u8_multiply", "u8", "multiply", (2, 5), (0, 1), 1, "small"),
+        ("reduce_s64_max", "s64", "maximum", (4, 3), (0,), -(1 << 63), "big"),
+        ("reduce_pred_and_or", "pred", "and", (3, 4), (1,), True, "pred"),
+    ]
+    for name, t, op, shape, dims, init, dist in specs:
+        g = seeded(name)
+        if dist == "normal":
+            x = to_type(t, g.standard_normal(shape).astype(np.float32)) if t != "f64" \
+                else g.standard_normal(shape)
+        elif dist == "wide":
+            x = to_type(t, (g.standard_normal(shape) * 2.0 ** g.integers(-20, 20, shape))
+                        .astype(np.float32))
+        elif dist == "nan":
+            x = g.standard_normal(shape).astype(np.float32)
+            x[1, 2] = NAN
+            x[3, 0] = -NAN
+            x[3, 5] = INF
+        elif dist == "big":
+            lo, hi = int_range(t)
+            x = arr(t, g.integers(lo, hi, shape, dtype=NP[t], endpoint=True))
+        elif dist == "small":
+            x = arr(t, g.integers(1, 6, shape))
+        else:
+            x = g.integers(0, 2, shape).astype(bool)
+            x[0, :] = True
+        m = Module(name)
+        comp = f"{op}_{t}"
+        m.comp(binary_comp(comp, op, t))
+        px = m.param(arr_shape(t, x))
+        iv = arr(t, init)
+        pi = m.param(arr_shape(t, iv))
+        want = reduce_ref(t, op, x, iv[()], dims)
+        out_shape = shape_str(t, want.shape)
+        roots = [m.op(out_shape, "reduce", px, pi,
+                      attrs="dimensions={" + ",".join(map(str, dims)) + "}, to_apply=%" + comp)]
+        outs = [want]
+        if name == "reduce_f32_add_cols_and_all":
+            roots.append(m.op("f32[]", "reduce", px, pi, attrs="dimensions={0,1}, to_apply=%" + comp))
+            outs.append(reduce_ref(t, op, x, iv[()], (0, 1)))
+            roots.append(m.op(arr_shape(t, x), "reduce", px, pi, attrs="dimensions={}, to_apply=%" + comp))
+            outs.append(reduce_ref(t, op, x, iv[()], ()))
+        if name == "reduce_pred_and_or":
+            m.comp(binary_comp("or_pred", "or", "pred"))
+            roots.append(m.op("pred[4]", "reduce", px, pi, attrs="dimensions={0}, to_apply=%or_pred"))
+            outs.append(reduce_ref(t, "or", x, True, (0,)))
+        case(name, m.text(roots), [x, iv], outs)
+
+
+def fam_reduce_empty():
+    """Reducing an empty dim gives init; reducing dims of size 1 is identity."""
+    name = "reduce_empty_and_unit_dims"
+    m = Module(name)
+    m.comp(binary_comp("add_f32", "add", "f32"))
+    e = np.zeros((0, 3), np.float32)
+    u = arr("f32", [[[1.5], [-2.0]]])
+    init = arr("f32", 0.5)
+    pe, pu, pi = m.param("f32[0,3]"), m.param("f32[1,2,1]"), m.param("f32[]")
+    roots = [m.op("f32[3]", "reduce", pe, pi, attrs="dimensions={0}, to_apply=%add_f32"),
+             m.op("f32[0]", "reduce", pe, pi, attrs="dimensions={1}, to_apply=%add_f32"),
+             m.op("f32[2]", "reduce", pu, pi, attrs="dimensions={0,2}, to_apply=%add_f32")]
+    outs = [np.full(3, 0.5, np.float32), np.zeros(0, np.float32), arr("f32", [2.0, -1.5])]
+    case(name, m.text(roots), [e, u, init], outs)
+
+
+def fam_reduce_custom():
+    """A non-commutative reducer acc*2 + x over two dims: the result spells the
+    reduced elements in the order they were folded (row-major)."""
+    name = "reduce_s32_order_sensitive"
+    g = seeded(name)
+    m = Module(name)
+    m.comp("""
+%horner (acc: s32[], x: s32[]) -> s32[] {
+  %horner.acc = s32[] parameter(0)
+  %horner.x = s32[] parameter(1)
+  %horner.two = s32[] constant(2)
+  %horner.m = s32[] multiply(s32[] %horner.acc, s32[] %horner.two)
+  ROOT %horner.r = s32[] add(s32[] %horner.m, s32[] %horner.x)
+}""")
+    x = arr("s32", g.integers(0, 2, (3, 2, 4)))
+    init = arr("s32", 1)
+    px, pi = m.param("s32[3,2,4]"), m.param("s32[]")
+    roots = [m.op("s32[2]", "reduce", px, pi, attrs="dimensions={0,2}, to_apply=%horner"),
+             m.op("s32[3]", "reduce", px, pi, attrs="dimensions={1,2}, to_apply=%horner"),
+             m.op("s32[2]", "reduce", px, pi, attrs="dimensions={2,0}, to_apply=%horner")]
+
+    def horner(xs):
+        acc = 1
+        for v in xs:
+            acc = wrap(acc * 2 + int(v), "s32")
+        return acc
+    outs = [arr("s32", [horner(x[:, j, :].reshape(-1)) for j in range(2)]),
+            arr("s32", [horner(x[i].reshape(-1)) for i in range(3)])]
+    outs.append(outs[0].copy())     # dimensions={2,0} folds in ascending-dim row-major order too
+    case(name, m.text(roots), [x, init], outs)
+
+
+def fam_reduce_variadic():
+    """Variadic reduce: argmax (value, index) with first-index tie breaking and
+    NaN never winning, plus a (sum, count-of-positive) pair of types f32/s32."""
+    name = "reduce_variadic_argmax"
+    g = seeded(name)
+    m = Module(name)
+    m.comp("""
+%argmax (av: f32[], ai: s32[], bv: f32[], bi: s32[]) -> (f32[], s32[]) {
+  %argmax.av = f32[] parameter(0)
+  %argmax.ai = s32[] parameter(1)
+  %argmax.bv = f32[] parameter(2)
+  %argmax.bi = s32[] parameter(3)
+  %argmax.gt = pred[] compare(f32[] %argmax.bv, f32[] %argmax.av), direction=GT
+  %argmax.eq = pred[] compare(f32[] %argmax.bv, f32[] %argmax.av), direction=EQ
+  %argmax.lt = pred[] compare(s32[] %argmax.bi, s32[] %argmax.ai), direction=LT
+  %argmax.tie = pred[] and(pred[] %argmax.eq, pred[] %argmax.lt)
+  %argmax.take = pred[] or(pred[] %argmax.gt, pred[] %argmax.tie)
+  %argmax.v = f32[] select(pred[] %argmax.take, f32[] %argmax.bv, f32[] %argmax.av)
+  %argmax.i = s32[] select(pred[] %argmax.take, s32[] %argmax.bi, s32[] %argmax.ai)
+  ROOT %argmax.r = (f32[], s32[]) tuple(f32[] %argmax.v, s32[] %argmax.i)
+}""")
+    x = arr("f32", g.integers(-5, 5, (3, 6)).astype(np.float32))
+    x[0, 2] = NAN
+    x[1, :] = 2.0
+    idx = np.tile(np.arange(6, dtype=np.int32), (3, 1))
+    px, pidx = m.param("f32[3,6]"), m.param("s32[3,6]")
+    vi, ii = arr("f32", -INF), arr("s32", -1)
+    pvi, pii = m.param("f32[]"), m.param("s32[]")
+    r = m.op("(f32[3], s32[3])", "reduce", px, pidx, pvi, pii,
+             attrs="dimensions={1}, to_apply=%argmax")
+    want_v, want_i = [], []
+    for row in range(3):
+        av, ai = np.float32(-INF), -1
+        for j in range(6):
+            bv, bi = x[row, j], j
+            if bv > av or (bv == av and bi < ai):
+                av, ai = bv, bi
+        want_v.append(av)
+        want_i.append(ai)
+    case(name, m.text([r]), [x, idx, vi, ii],
+         [np.array(want_v, np.float32), np.array(want_i, np.int32)])
+
+
+def rw_ref(t, op, x, init, size, stride, pad, lhs_dil, rhs_dil):
+    """reduce-window, XLA evaluator style: per output, fold the window
+    positions (row-major) that land on real elements; padding and base
+    dilation holes are skipped."""
+    n = x.ndim
+    dil_in = [(x.shape[d] - 1) * lhs_dil[d] + 1 if x.shape[d] else 0 for d in range(n)]
+    padded = [dil_in[d] + pad[d][0] + pad[d][1] for d in range(n)]
+    win = [(size[d] - 1) * rhs_dil[d] + 1 for d in range(n)]
+    out_shape = [max((padded[d] - win[d]) // stride[d] + 1, 0) for d in range(n)]
+    out = np.empty(out_shape, x.dtype)
+    for oi in np.ndindex(*out_shape):
+        xs = []
+        for wi in np.ndindex(*size):
+            pos = []
+            ok = True
+            for d in range(n):
+                p = oi[d] * stride[d] + wi[d] * rhs_dil[d] - pad[d][0]
+                if p < 0 or p % lhs_dil[d] or p // lhs_dil[d] >= x.shape[d]:
+                    ok = False
+                    break
+                pos.append(p // lhs_dil[d])
+            if ok:
+                xs.append(x[tuple(pos)])
+        out[oi] = fold(t, op, init, xs)
+    return out
+
+
+def window_attr(size, stride, pad, lhs_dil, rhs_dil):
+    parts = ["size=" + "x".join(map(str, size))]
+    if any(s != 1 for s in stride):
+        parts.append("stride=" + "x".join(map(str, stride)))
+    if any(p != (0, 0) for p in pad):
+        parts.append("pad=" + "x".join(f"{lo}_{hi}" for lo, hi in pad))
+    if any(v != 1 for v in lhs_dil):
+        parts.append("lhs_dilate=" + "x".join(map(str, lhs_dil)))
+    if any(v != 1 for v in rhs_dil):
+        parts.append("rhs_dilate=" + "x".join(map(str, rhs_dil)))
+    return "window={" + " ".join(parts) + "}"
+
+
+def fam_reduce_window():
+    """reduce-window: max pooling with padding and strides, sums with base
+    (lhs) and window (rhs) dilation, bf16 sums rounding each step, a non-identity
+    init without padding."""
+    specs = [
+        ("reduce_window_f32_max_pad_stride", "f32", "maximum", (4, 5), -INF,
+         (2, 3), (1, 2), ((0, 1), (1, 1)), (1, 1), (1, 1)),
+        ("reduce_window_s32_add_dilations", "s32", "add", (5, 4), 0,
+         (2, 2), (1, 1), ((1, 1), (0, 0)), (2, 1), (1, 2)),
+        ("reduce_window_bf16_add", "bf16", "add", (3, 8), 0.0,
+         (1, 4), (1, 2), ((0, 0), (0, 0)), (1, 1), (1, 1)),
+        ("reduce_window_f64_add_init", "f64", "add", (6,), 100.0,
+         (3,), (2,), ((0, 0),), (1,), (1,)),
+        ("reduce_window_u16_min_3d", "u16", "minimum", (2, 3, 4), 65535,
+         (2, 2, 1), (1, 1, 2), ((0, 0), (1, 0), (0, 1)), (1, 1, 1), (1, 1, 1)),
+    ]
+    for name, t, op, shape, init, size, stride, pad, ld, rd in specs:
+        g = seeded(name)
+        if t in INTS:
+            x = arr(t, g.integers(0, 1000, shape))
+        elif t == "f64":
+            x = g.standard_normal(shape)
+        else:
+            x = to_type(t, g.standard_normal(shape).astype(np.float32) * 4)
+        m = Module(name)
+        comp = f"{op}_{t}"
+        m.comp(binary_comp(comp, op, t))
+        px = m.param(arr_shape(t, x))
+        iv = arr(t, init)
+        pi = m.param(arr_shape(t, iv))
+        want = rw_ref(t, op, x, iv[()], size, stride, pad, ld, rd)
+        r = m.op(arr_shape(t, want), "reduce-window", px, pi,
+                 attrs=window_attr(size, stride, pad, ld, rd) + ", to_apply=%" + comp)
+        case(name, m.text([r]), [x, iv], [want])
+
+
+# --------------------------------------------------------------------------
+# dot
+
+def dot_ref(lhs, rhs, lb, lc, rb, rc, out_t):
+    """Exact sum of products (Fractions / Python ints), rounded once to out_t
+    (integers wrap)."""
+    lf = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
+    rf = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
+    out_shape = [lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lf] + [rhs.shape[d] for d in rf]
+    kshape = [lhs.shape[d] for d in lc]
+    res = []
+    for oi in np.ndindex(*out_shape):
+        b, i, j = oi[:len(lb)], oi[len(lb):len(lb) + len(lf)], oi[len(lb) + len(lf):]
+        acc = 0
+        for k in np.ndindex(*kshape):
+            li, ri = [0] * lhs.ndim, [0] * rhs.ndim
+            for n, d in enumerate(lb):
+                li[d] = b[n]
+            for n, d in enumerate(rb):
+                ri[d] = b[n]
+            for n, d in enumerate(lf):
+                li[d] = i[n]
+            for n, d in enumerate(rf):
+                ri[d] = j[n]
+            for n, d in enumerate(lc):
+                li[d] = k[n]
+            for n, d in enumerate(rc):
+                ri[d] = k[n]
+            x, y = lhs[tuple(li)].item(), rhs[tuple(ri)].item()
+            if out_t in INTS:
+                acc += int(x) * int(y)
+            else:
+                acc += Fraction(x) * Fraction(y)
+        res.append(wrap(acc, out_t) if out_t in INTS else round_frac(acc, out_t))
+    dt = np.float32 if out_t == "bf16" else NP[out_t]
+    return np.array(res, dt).reshape(out_shape)
+
+
+def dyadic(g, t, shape, lo=-8, hi=8, den=4):
+    """Small multiples of 1/den: every product and partial sum is exact, so
+    any summation order gives the same bits."""
+    return arr(t, (g.integers(lo * den, hi * den + 1, shape) / den).astype(np.float32))
+
+
+def dot_attrs(lb, lc, rb, rc):
+    s = []
+    if lb:
+        s.append("lhs_batch_dims={" + ",".join(map(str, lb)) + "}")
+    s.append("lhs_contracting_dims={" + ",".join(map(str, lc)) + "}")
+    if rb:
+        s.append("rhs_batch_dims={" + ",".join(map(str, rb)) + "}")
+    s.append("rhs_contracting_dims={" + ",".join(map(str, rc)) + "}")
+    return ", ".join(s)
+
+
+def fam_dot():
+    """dot: matrix products, batch and multiple contracting dims in unusual
+    positions (two batch dims paired in swapped order: the result's batch dims
+    follow lhs_batch_dims), vector and outer products, bf16/f16 inputs (to
+    f32, and to bf16/f16 accumulating in f32 and rounding once), f64, integer
+    dots that wrap, an empty contraction, and two tolerance cases on random
+    positive data (f32 at rtol 1e-5, above the K*u worst case; f32 operands
+    with an f64 result, which must accumulate in f64, at rtol 1e-12)."""
+    specs = [
+        # name, lhs type, lhs shape, rhs type, rhs shape, lb, lc, rb, rc, out type, data
+        ("dot_f32_matmul", "f32", (3, 5), "f32", (5, 4), [], [1], [], [0], "f32", "dyadic"),
+        ("dot_f32_batch_transposed", "f32", (4, 2, 3), "f32", (3, 2, 4), [1], [0], [1], [2],
+         "f32", "dyadic"),
+        ("dot_f32_two_contracting", "f32", (2, 3, 4), "f32", (4, 5, 3), [], [1, 2], [], [2, 0],
+         "f32", "dyadic"),
+        ("dot_f64_vector", "f64", (7,), "f64", (7,), [], [0], [], [0], "f64", "dyadic"),
+        ("dot_bf16_to_f32", "bf16", (2, 3, 8), "bf16", (2, 8, 4), [0], [2], [0], [1], "f32",
+         "dyadic"),
+        ("dot_bf16_to_bf16", "bf16", (3, 6), "bf16", (6, 2), [], [1], [], [0], "bf16", "wide"),
+        ("dot_f16_f32_accumulation", "f16", (4, 12), "f16", (12, 3), [], [1], [], [0], "f16", "wide"),
+        ("dot_s32_wrap", "s32", (2, 3), "s32", (3, 2), [], [1], [], [0], "s32", "bigint"),
+        ("dot_s64_batch", "s64", (2, 2, 3), "s64", (2, 3), [0], [2], [0], [1], "s64", "bigint"),
+        ("dot_u8_wrap", "u8", (2, 4), "u8", (4, 3), [], [1], [], [0], "u8", "bigint"),
+        ("dot_f32_empty_contraction", "f32", (2, 0), "f32", (0, 3), [], [1], [], [0], "f32",
+         "dyadic"),
+        ("dot_f32_outer_product", "f32", (3,), "f32", (2,), [], [], [], [], "f32", "dyadic"),
+        ("dot_f32_random_rtol", "f32", (8, 64), "f32", (64, 8), [], [1], [], [0], "f32",
+         "positive"),
+        ("dot_f32_two_batch_dims_swapped", "f32", (2, 3, 4, 5), "f32", (4, 5, 2, 6), [2, 0], [3],
+         [0, 2], [1], "f32", "dyadic"),
+        ("dot_f32_operands_f64_result", "f32", (3, 50), "f32", (50, 2), [], [1], [], [0], "f64",
+         "positive"),
+    ]
+    for name, lt, ls, rt, rs, lb, lc, rb, rc, ot, data in specs:
+        g = seeded(name)
+        if data == "dyadic":
+            lhs, rhs = dyadic(g, lt, ls), dyadic(g, rt, rs)
+        elif data == "wide":
+            # bf16 products summed exactly in f32, then rounded once to bf16.
+            lhs = arr(lt, g.standard_normal(ls).astype(np.float32))
+            rhs = arr(rt, g.standard_normal(rs).astype(np.float32))
+        elif data == "bigint":
+            lo, hi = int_range(lt)
+            lhs = arr(lt, g.integers(lo, hi, ls, dtype=NP[lt], endpoint=True))
+            rhs = arr(rt, g.integers(lo, hi, rs, dtype=NP[rt], endpoint=True))
+        else:
+            lhs = g.uniform(0.5, 1.5, ls).astype(np.float32)
+            rhs = g.uniform(0.5, 1.5, rs).astype(np.float32)
+        want = dot_ref(lhs, rhs, lb, lc, rb, rc, ot)
+        if data == "wide":
+            # 16-bit results accumulate in f32 and round once.  The data must
+            # tell that apart from rounding to the type after every step, and
+            # must not depend on the f32 summation order (checked against an
+            # in-order f32 fold).
+            assert np.array_equal(to_type(ot, dot_ref_f32_fold(lhs, rhs)), want), name
+            assert not np.array_equal(dot_ref_f32_fold(lhs, rhs, ot), want), name
+        m = Module(name)
+        pl, pr = m.param(arr_shape(lt, lhs)), m.param(arr_shape(rt, rhs))
+        r = m.op(shape_str(ot, want.shape), "dot", pl, pr, attrs=dot_attrs(lb, lc, rb, rc))
+        case(name, m.text([r]), [lhs, rhs], [want],
+             compare=("rtol 1e-12" if ot == "f64" else "rtol 1e-5") if data == "positive" else "exact")
+
+
+def dot_ref_f32_fold(lhs, rhs, step_type="f32"):
+    """[m,k] x [k,n] folded in k order in f32, rounding each product and
+    partial sum to step_type (f32: plain f32 accumulation)."""
+    out = np.zeros((lhs.shape[0], rhs.shape[1]), np.float32)
+    for i in range(lhs.shape[0]):
+        for j in range(rhs.shape[1]):
+            acc = np.float32(0)
+            for k in range(lhs.shape[1]):
+                prod = to_type(step_type, np.float32(lhs[i, k]) * np.float32(rhs[k, j]))
+                acc = to_type(step_type, np.float32(acc + np.float32(prod))).reshape(())
+            out[i, j] = np.float32(acc)
+    return out
+
+
+# --------------------------------------------------------------------------
+# Tuples and control flow
+
+def fam_tuple_gte():
+    """tuple (nested), get-tuple-element, a nested tuple root (leaves in order)."""
+    name = "tuple_get_tuple_element_nested"
+    m = Module(name)
+    a = arr("f32", [1.0, 2.0])
+    b = arr("s8", -4)
+    c = arr("pred", [[True, False]])
+    pa, pb, pc = m.param("f32[2]"), m.param("s8[]"), m.param("pred[1,2]")
+    inner = m.tuple(pa, pb)
+    outer = m.op("((f32[2], s8[]), pred[1,2])", "tuple", inner, pc)
+    g0 = m.op("(f32[2], s8[])", "get-tuple-element", outer, attrs="index=0")
+    g01 = m.op("s8[]", "get-tuple-element", g0, attrs="index=1")
+    g1 = m.op("pred[1,2]", "get-tuple-element", outer, attrs="index=1")
+    g00 = m.op("f32[2]", "get-tuple-element", g0, attrs="index=0")
+    neg = m.op("f32[2]", "negate", g00)
+    root = m.op("((s8[], f32[2]), pred[1,2], f32[2])", "tuple",
+                m.tuple(g01, neg), g1, g00)
+    case(name, m.text([root]), [a, b, c], [b.copy(), -a, c.copy(), a.copy()])
+
+
+def fam_call_fusion():
+    """call and fusion (single and tuple-shaped output) run their computation."""
+    name = "call_and_fusion"
+    m = Module(name)
+    m.comp("""
+%fma (a: f32[4], b: f32[4]) -> f32[4] {
+  %fma.a = f32[4] parameter(0)
+  %fma.b = f32[4] parameter(1)
+  %fma.m = f32[4] multiply(f32[4] %fma.a, f32[4] %fma.b)
+  ROOT %fma.r = f32[4] add(f32[4] %fma.m, f32[4] %fma.a)
+}""")
+    m.comp("""
+%fused (x: f32[4], y: s32[4]) -> (f32[4], s32[4]) {
+  %fused.x = f32[4] parameter(0)
+  %fused.y = s32[4] parameter(1)
+  %fused.c = f32[4] convert(s32[4] %fused.y)
+  %fused.s = f32[4] subtract(f32[4] %fused.x, f32[4] %fused.c)
+  %fused.n = s32[4] negate(s32[4] %fused.y)
+  ROOT %fused.t = (f32[4], s32[4]) tuple(f32[4] %fused.s, s32[4] %fused.n)
+}""")
+    m.comp("""
+%fused_scale (x: f32[4]) -> f32[4] {
+  %fused_scale.x = f32[4] parameter(0)
+  %fused_scale.k = f32[] constant(0.5)
+  %fused_scale.b = f32[4] broadcast(f32[] %fused_scale.k), dimensions={}
+  ROOT %fused_scale.r = f32[4] multiply(f32[4] %fused_scale.x, f32[4] %fused_scale.b)
+}""")
+    g = seeded(name)
+    a = dyadic(g, "f32", (4,))
+    b = dyadic(g, "f32", (4,))
+    y = arr("s32", [1, -2, 3, 2147483647])
+    pa, pb, py = m.param("f32[4]"), m.param("f32[4]"), m.param("s32[4]")
+    c = m.op("f32[4]", "call", pa, pb, attrs="to_apply=%fma")
+    f = m.op("(f32[4], s32[4])", "fusion", c, py, attrs="kind=kLoop, calls=%fused")
+    f0 = m.op("f32[4]", "get-tuple-element", f, attrs="index=0")
+    f1 = m.op("s32[4]", "get-tuple-element", f, attrs="index=1")
+    s = m.op("f32[4]", "fusion", f0, attrs="kind=kOutput, calls=%fused_scale")
+    call_v = (a * b + a).astype(np.float32)
+    sub = (call_v - y.astype(np.float32)).astype(np.float32)
+    case(name, m.text([c, s, f1]), [a, b, y],
+         [call_v, (sub * np.float32(0.5)).astype(np.float32), arr("s32", [-1, 2, -3, -2147483647])])
+
+
+def fam_while():
+    """while: a counted loop carrying (s32 counter, f32 vector, bf16 scalar),
+    rounding every step; and a loop whose condition is false at once."""
+    name = "while_counted_and_zero_trip"
+    m = Module(name)
+    m.comp("""
+%cond (s: (s32[], f32[3], bf16[])) -> pred[] {
+  %cond.s = (s32[], f32[3], bf16[]) parameter(0)
+  %cond.i = s32[] get-tuple-element((s32[], f32[3], bf16[]) %cond.s), index=0
+  %cond.n = s32[] constant(7)
+  ROOT %cond.lt = pred[] compare(s32[] %cond.i, s32[] %cond.n), direction=LT
+}""")
+    m.comp("""
+%body (s: (s32[], f32[3], bf16[])) -> (s32[], f32[3], bf16[]) {
+  %body.s = (s32[], f32[3], bf16[]) parameter(0)
+  %body.i = s32[] get-tuple-element((s32[], f32[3], bf16[]) %body.s), index=0
+  %body.x = f32[3] get-tuple-element((s32[], f32[3], bf16[]) %body.s), index=1
+  %body.z = bf16[] get-tuple-element((s32[], f32[3], bf16[]) %body.s), index=2
+  %body.one = s32[] constant(1)
+  %body.i1 = s32[] add(s32[] %body.i, s32[] %body.one)
+  %body.k = f32[] constant(1.1)
+  %body.kb = f32[3] broadcast(f32[] %body.k), dimensions={}
+  %body.x1 = f32[3] multiply(f32[3] %body.x, f32[3] %body.kb)
+  %body.x2 = f32[3] add(f32[3] %body.x1, f32[3] %body.x)
+  %body.zk = bf16[] constant(0.3)
+  %body.z1 = bf16[] add(bf16[] %body.z, bf16[] %body.zk)
+  ROOT %body.r = (s32[], f32[3], bf16[]) tuple(s32[] %body.i1, f32[3] %body.x2, bf16[] %body.z1)
+}""")
+    i0, i9 = arr("s32", 0), arr("s32", 9)
+    x = arr("f32", [1.0, -0.3, 1e30])
+    z = arr("bf16", 1.0)
+    pi0, pi9, px, pz = m.param("s32[]"), m.param("s32[]"), m.param("f32[3]"), m.param("bf16[]")
+    shape = "(s32[], f32[3], bf16[])"
+    t0 = m.tuple(pi0, px, pz)
+    t9 = m.tuple(pi9, px, pz)
+    w0 = m.op(shape, "while", t0, attrs="condition=%cond, body=%body")
+    w9 = m.op(shape, "while", t9, attrs="condition=%cond, body=%body")
+    xs, zs = x.copy(), np.float32(z)
+    k = np.float32(1.1)
+    zk = bf16(np.float32(0.3))[()]
+    for _ in range(7):
+        xs = ((xs * k).astype(np.float32) + xs).astype(np.float32)
+        zs = bf16(np.float32(zs + zk))[()]
+    case(name, m.text([w0, w9]), [i0, i9, x, z],
+         [arr("s32", 7), xs, np.array(zs, np.float32), arr("s32", 9), x.copy(), z.copy()])
+
+
+def fam_conditional():
+    """conditional: pred form (both branches) and indexed form with in-range,
+    negative and too-large indices (the last two run the last branch)."""
+    name = "conditional_pred_and_index"
+    m = Module(name)
+    for nm, body in [("neg", "negate(f32[3] %neg.x)"), ("dbl", "add(f32[3] %dbl.x, f32[3] %dbl.x)"),
+                     ("ident", "copy(f32[3] %ident.x)"), ("sq", "multiply(f32[3] %sq.x, f32[3] %sq.x)")]:
+        m.comp(f"""
+%{nm} (x: f32[3]) -> f32[3] {{
+  %{nm}.x = f32[3] parameter(0)
+  ROOT %{nm}.r = f32[3] {body}
+}}""")
+    x = arr("f32", [1.5, -2.0, 3.0])
+    y = arr("f32", [4.0, 0.5, -1.0])
+    params = [x, y]
+    px, py = m.param("f32[3]"), m.param("f32[3]")
+    roots, outs = [], []
+    for v in [True, False]:
+        pv = arr("pred", v)
+        pp = m.param("pred[]")
+        params.append(pv)
+        roots.append(m.op("f32[3]", "conditional", pp, px, py,
+                          attrs="true_computation=%neg, false_computation=%dbl"))
+        outs.append(-x if v else y + y)
+    branches = [lambda v: -v, lambda v: v + v, lambda v: v.copy(), lambda v: v * v]
+    for k in [0, 1, 2, -1, 4, -2147483648]:
+        kv = arr("s32", k)
+        pk = m.param("s32[]")
+        params.append(kv)
+        roots.append(m.op("f32[3]", "conditional", pk, px, py, px, py,
+                          attrs="branch_computations={%neg, %dbl, %ident, %sq}"))
+        b = k if 0 <= k < 4 else 3
+        outs.append(branches[b]([x, y, x, y][b]).astype(np.float32))
+    case(name, m.text(roots), params, outs)
+
+
+def fam_map():
+    """map applies a scalar computation elementwise (two operands, rank 2; and a
+    unary one on s16 that wraps)."""
+    name = "map_binary_and_unary"
+    g = seeded(name)
+    m = Module(name)
+    m.comp("""
+%mx2 (x: f32[], y: f32[]) -> f32[] {
+  %mx2.x = f32[] parameter(0)
+  %mx2.y = f32[] parameter(1)
+  %mx2.m = f32[] maximum(f32[] %mx2.x, f32[] %mx2.y)
+  ROOT %mx2.r = f32[] add(f32[] %mx2.m, f32[] %mx2.x)
+}""")
+    m.comp("""
+%sq16 (x: s16[]) -> s16[] {
+  %sq16.x = s16[] parameter(0)
+  ROOT %sq16.r = s16[] multiply(s16[] %sq16.x, s16[] %sq16.x)
+}""")
+    a = arr("f32", g.standard_normal((2, 3)).astype(np.float32))
+    b = arr("f32", g.standard_normal((2, 3)).astype(np.float32))
+    a[0, 0] = NAN
+    c = arr("s16", [300, -200, 181, 182, 32767])
+    pa, pb, pc = m.param("f32[2,3]"), m.param("f32[2,3]"), m.param("s16[5]")
+    r1 = m.op("f32[2,3]", "map", pa, pb, attrs="dimensions={0,1}, to_apply=%mx2")
+    r2 = m.op("s16[5]", "map", pc, attrs="dimensions={0}, to_apply=%sq16")
+    w1 = (std_max(a, b) + a).astype(np.float32)
+    w2 = arr("s16", [wrap(int(v) * int(v), "s16") for v in c.tolist()])
+    case(name, m.text([r1, r2]), [a, b, c], [w1, w2])
+
+
+def fam_opt_barrier_after_all():
+    """opt-barrier is the identity on a tuple; after-all makes tokens and
+    add-dependency passes its value through."""
+    name = "opt_barrier_after_all"
+    m = Module(name)
+    a = arr("f32", [1.0, NAN])
+    b = arr("u32", 77)
+    pa, pb = m.param("f32[2]"), m.param("u32[]")
+    t = m.tuple(pa, pb)
+    ob = m.op("(f32[2], u32[])", "opt-barrier", t)
+    o0 = m.op("f32[2]", "get-tuple-element", ob, attrs="index=0")
+    o1 = m.op("u32[]", "get-tuple-element", ob, attrs="index=1")
+    tk0 = m.op("token[]", "after-all")
+    tk1 = m.op("token[]", "after-all", tk0)
+    tk2 = m.op("token[]", "after-all", tk0, tk1)
+    d = m.op("f32[2]", "add-dependency", o0, tk2)
+    n = m.op("f32[2]", "negate", d)
+    case(name, m.text([n, o1]), [a, b], [-a, b.copy()])
+
+
+# --------------------------------------------------------------------------
+# sort, gather, scatter
+
+def cmp_comp(name, t, direction, extra=""):
+    return f"""
+%{name} (a: {t}[], b: {t}[]) -> pred[] {{
+  %{name}.a = {t}[] parameter(0)
+  %{name}.b = {t}[] parameter(1)
+  ROOT %{name}.r = pred[] compare({t}[] %{name}.a, {t}[] %{name}.b), direction={direction}{extra}
+}}"""
+
+
+def stable_sort_along(keys, axis, key_fn, others=()):
+    """Stable sort of keys (and others, permuted alike) along axis by key_fn."""
+    keys = np.moveaxis(keys, axis, -1)
+    outs = [np.empty_like(keys)] + [np.empty_like(np.moveaxis(o, axis, -1)) for o in others]
+    moved = [np.moveaxis(o, axis, -1) for o in others]
+    for idx in np.ndindex(*keys.shape[:-1]):
+        row = keys[idx]
+        order = sorted(range(row.shape[0]), key=lambda j: key_fn(row[j]))
+        outs[0][idx] = row[order]
+        for k, o in enumerate(moved):
+            outs[k + 1][idx] = o[idx][order]
+    return [np.moveaxis(o, -1, axis).copy() for o in outs]
+
+
+def fam_sort():
+    """sort: stable ascending f32 (-0 and +0 and duplicates keep their order),
+    TOTALORDER over NaNs/infinities/zeros, multi-operand descending on a
+    rank-2 array along dim 1, along dim 0 with u16 keys, by |x|, and an
+    empty array."""
+    g = seeded("sort")
+    # 1. ascending, LT: ties (including -0 == +0) keep input order.
+    name = "sort_f32_stable_lt"
+    m = Module(name)
+    m.comp(cmp_comp("lt_f32", "f32", "LT"))
+    x = arr("f32", [3.0, -0.0, 1.0, 0.0, -2.0, 1.0, -0.0, 7.5, -INF, INF])
+    idx = arr("s32", list(range(10)))
+    px, pi = m.param("f32[10]"), m.param("s32[10]")
+    m.comp("""
+%lt_key (a: f32[], b: f32[], c: s32[], d: s32[]) -> pred[] {
+  %lt_key.a = f32[] parameter(0)
+  %lt_key.b = f32[] parameter(1)
+  %lt_key.c = s32[] parameter(2)
+  %lt_key.d = s32[] parameter(3)
+  ROOT %lt_key.r = pred[] compare(f32[] %lt_key.a, f32[] %lt_key.b), direction=LT
+}""")
+    r1 = m.op("f32[10]", "sort", px, attrs="dimensions={0}, is_stable=true, to_apply=%lt_f32")
+    r2 = m.op("(f32[10], s32[10])", "sort", px, pi,
+              attrs="dimensions={0}, is_stable=true, to_apply=%lt_key")
+    w = stable_sort_along(x, 0, lambda v: float(v), [idx])
+    case(name, m.text([r1, r2]), [x, idx], [w[0], w[0], w[1]])
+
+    # 2. TOTALORDER: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN.
+    name = "sort_f32_totalorder"
+    m = Module(name)
+    m.comp(cmp_comp("lt_total", "f32", "LT", ", type=TOTALORDER"))
+    x = arr("f32", [NAN, 1.0, -0.0, -NAN, 0.0, -INF, INF, -1.0, 2.5, -0.0])
+    px = m.param("f32[10]")
+    r = m.op("f32[10]", "sort", px, attrs="dimensions={0}, is_stable=true, to_apply=%lt_total")
+    key = total_order_key("f32", x)
+    order = sorted(range(10), key=lambda j: key[j])
+    case(name, m.text([r]), [x], [x[order].copy()])
+
+    # 3. Multi-operand, descending by s32 keys along dim 1, three operands.
+    name = "sort_multi_operand_desc_dim1"
+    m = Module(name)
+    m.comp("""
+%gt_key3 (a: s32[], b: s32[], c: f32[], d: f32[], e: u8[], f: u8[]) -> pred[] {
+  %gt_key3.a = s32[] parameter(0)
+  %gt_key3.b = s32[] parameter(1)
+  %gt_key3.c = f32[] parameter(2)
+  %gt_key3.d = f32[] parameter(3)
+  %gt_key3.e = u8[] parameter(4)
+  %gt_key3.f = u8[] parameter(5)
+  ROOT %gt_key3.r = pred[] compare(s32[] %gt_key3.a, s32[] %gt_key3.b), direction=GT
+}""")
+    k = arr("s32", g.integers(-3, 3, (3, 8)))
+    v = arr("f32", g.standard_normal((3, 8)).astype(np.float32))
+    u = arr("u8", np.tile(np.arange(8), (3, 1)))
+    pk, pv, pu = m.param("s32[3,8]"), m.param("f32[3,8]"), m.param("u8[3,8]")
+    r = m.op("(s32[3,8], f32[3,8], u8[3,8])", "sort", pk, pv, pu,
+             attrs="dimensions={1}, is_stable=true, to_apply=%gt_key3")
+    w = stable_sort_along(k, 1, lambda a: -int(a), [v, u])
+    case(name, m.text([r]), [k, v, u], w)
+
+    # 4. Along dim 0, u16 keys (values above 32767 sort as unsigned), a
+    #    comparator on the second operand (s8), and sorting by |x|.
+    name = "sort_dim0_and_custom_comparators"
+    m = Module(name)
+    m.comp(cmp_comp("lt_u16", "u16", "LT"))
+    m.comp("""
+%by_second (a: f32[], b: f32[], c: s8[], d: s8[]) -> pred[] {
+  %by_second.a = f32[] parameter(0)
+  %by_second.b = f32[] parameter(1)
+  %by_second.c = s8[] parameter(2)
+  %by_second.d = s8[] parameter(3)
+  ROOT %by_second.r = pred[] compare(s8[] %by_second.c, s8[] %by_second.d), direction=LT
+}""")
+    m.comp("""
+%by_abs (a: f64[], b: f64[]) -> pred[] {
+  %by_abs.a = f64[] parameter(0)
+  %by_abs.b = f64[] parameter(1)
+  %by_abs.x = f64[] abs(f64[] %by_abs.a)
+  %by_abs.y = f64[] abs(f64[] %by_abs.b)
+  ROOT %by_abs.r = pred[] compare(f64[] %by_abs.x, f64[] %by_abs.y), direction=LT
+}""")
+    ku = arr("u16", g.integers(0, 65536, (5, 2)))
+    ku[1, 0] = ku[3, 0]
+    fv = arr("f32", g.standard_normal(7).astype(np.float32))
+    sk = arr("s8", [5, -3, 5, 127, -128, 0, -3])
+    dv = arr("f64", [-3.0, 2.0, -1.0, 1.0, 0.5, -2.0, 3.0, -0.5])
+    pku, pfv, psk, pdv = m.param("u16[5,2]"), m.param("f32[7]"), m.param("s8[7]"), m.param("f64[8]")
+    r1 = m.op("u16[5,2]", "sort", pku, attrs="dimensions={0}, is_stable=true, to_apply=%lt_u16")
+    r2 = m.op("(f32[7], s8[7])", "sort", pfv, psk,
+              attrs="dimensions={0}, is_stable=true, to_apply=%by_second")
+    r3 = m.op("f64[8]", "sort", pdv, attrs="dimensions={0}, is_stable=true, to_apply=%by_abs")
+    empty = np.zeros((2, 0), np.uint16)
+    pem = m.param("u16[2,0]")
+    r4 = m.op("u16[2,0]", "sort", pem, attrs="dimensions={1}, is_stable=true, to_apply=%lt_u16")
+    w1 = stable_sort_along(ku, 0, int)[0]
+    w2 = stable_sort_along(sk, 0, int, [fv])
+    w3 = stable_sort_along(dv, 0, abs)[0]
+    case(name, m.text([r1, r2, r3, r4]), [ku, fv, sk, dv, empty], [w1, w2[1], w2[0], w3, empty.copy()])
+
+
+def fam_sort_key_types():
+    """Sort keys that a double cannot tell apart (u64 above 2^63 and s64 near
+    2^60 differing by 1), f16 keys under TOTALORDER (NaNs of both signs,
+    zeros), bf16 keys under LT (zeros of both signs tie: stable)."""
+    name = "sort_wide_int_and_narrow_float_keys"
+    m = Module(name)
+    m.comp(cmp_comp("lt_u64", "u64", "LT"))
+    m.comp(cmp_comp("gt_s64", "s64", "GT"))
+    m.comp(cmp_comp("lt_f16_total", "f16", "LT", ", type=TOTALORDER"))
+    m.comp(cmp_comp("lt_bf16", "bf16", "LT"))
+    u = arr("u64", [(1 << 64) - 1, (1 << 64) - 2, (1 << 63) + 1, 1 << 63, 5, (1 << 63) - 1,
+                    (1 << 64) - 3, 0])
+    sv = arr("s64", [(1 << 60) + 1, 1 << 60, -(1 << 60), -(1 << 60) - 1, (1 << 60) + 2, 3,
+                     -(1 << 63), (1 << 63) - 1])
+    h = arr("f16", [NAN, -0.0, 1.0, -NAN, 0.0, -INF, 65504.0, -1.0, 6e-8, INF])
+    b = arr("bf16", [0.0, -1.0, -0.0, 2.0, 0.0, -0.0, -1.0, 1.5])
+    pu, ps, ph, pb = (m.param(arr_shape(t, v)) for t, v in
+                      zip(["u64", "s64", "f16", "bf16"], [u, sv, h, b]))
+    roots = [m.op("u64[8]", "sort", pu, attrs="dimensions={0}, is_stable=true, to_apply=%lt_u64"),
+             m.op("s64[8]", "sort", ps, attrs="dimensions={0}, is_stable=true, to_apply=%gt_s64"),
+             m.op("f16[10]", "sort", ph, attrs="dimensions={0}, is_stable=true, to_apply=%lt_f16_total"),
+             m.op("bf16[8]", "sort", pb, attrs="dimensions={0}, is_stable=true, to_apply=%lt_bf16")]
+    hk = total_order_key("f16", h)
+    outs = [np.array(sorted(u.tolist()), np.uint64), np.array(sorted(sv.tolist(), reverse=True), np.int64),
+            h[sorted(range(10), key=lambda j: hk[j])].copy(),
+            stable_sort_along(b, 0, float)[0]]
+    case(name, m.text(roots), [u, sv, h, b], outs)
+
+
+def gather_ref(operand, indices, offset_dims, collapsed, start_index_map, ivd, slice_sizes):
+    """XLA gather (no batching dims); start indices clamped so the slice fits."""
+    idx = indices[..., None] if ivd == indices.ndim else indices
+    batch_shape = [idx.shape[d] for d in range(idx.ndim) if d != ivd]
+    offset_op_dims = [d for d in range(operand.ndim) if d not in collapsed]
+    out_rank = len(batch_shape) + len(offset_dims)
+    batch_out = [d for d in range(out_rank) if d not in offset_dims]
+    out_shape = [0] * out_rank
+    for i, d in enumerate(batch_out):
+        out_shape[d] = batch_shape[i]
+    for i, d in enumerate(offset_dims):
+        out_shape[d] = slice_sizes[offset_op_dims[i]]
+    out = np.empty(out_shape, operand.dtype)
+    for oi in np.ndindex(*out_shape):
+        G = [oi[d] for d in batch_out]
+        vec = []
+        for k in range(idx.shape[ivd]):
+            full = list(G)
+            full.insert(ivd, k)
+            vec.append(wrap(int(idx[tuple(full)]), "s64"))    # read as signed 64-bit
+        start = [0] * operand.ndim
+        for k, d in enumerate(start_index_map):
+            start[d] = vec[k]
+        pos = [min(max(start[d], 0), operand.shape[d] - slice_sizes[d]) for d in range(operand.ndim)]
+        for i, d in enumerate(offset_dims):
+            pos[offset_op_dims[i]] += oi[d]
+        out[oi] = operand[tuple(pos)]
+    return out
+
+
+def ilist(v):
+    return "{" + ",".join(map(str, v)) + "}"
+
+
+def fam_gather():
+    """gather: row gather (embedding lookup), 2-D index vectors with clamped
+    starts, index_vector_dim = rank (implicit), offset dims before batch dims,
+    s64/u32 indices, a bf16 operand.  Indices are read as signed 64-bit, as
+    the reference says for dynamic-slice and as XLA's evaluator reads every
+    index (Literal::GetIntegralAsS64): u64 2^64-1 is -1 and clamps to 0."""
+    specs = [
+        ("gather_rows_embedding", "f32", (5, 3), "s32", [3, 0, 4, 3], [1], [0], [0], 1, (1, 3)),
+        ("gather_2d_clamped", "s32", (4, 5), "s32", [[0, 0], [3, 4], [-1, 2], [2, -7], [1, 1]],
+         [1, 2], [], [0, 1], 1, (2, 3)),
+        ("gather_implicit_index_dim", "bf16", (6, 4), "s64", [[5, 0], [2, 9]], [2], [0], [0], 2,
+         (1, 4)),
+        ("gather_offset_first_ivd0", "f64", (3, 4, 2), "u32", [[2, 0, 1], [1, 3, 0]], [0, 1], [1],
+         [1, 0], 0, (2, 1, 2)),
+        ("gather_scalar_index_collapse_all", "u8", (7,), "s32", 4, [], [0], [0], 0, (1,)),
+        ("gather_u64_indices_read_signed", "s32", (5,), "u64", [[(1 << 64) - 1], [3], [1 << 63], [1]],
+         [1], [], [0], 1, (2,)),
+    ]
+    for name, ot, oshape, it, ivals, offset, collapsed, sim, ivd, sizes in specs:
+        g = seeded(name)
+        if ot in INTS:
+            op = arr(ot, g.integers(0, 100, oshape))
+        elif ot == "f64":
+            op = g.standard_normal(oshape)
+        else:
+            op = to_type(ot, g.standard_normal(oshape).astype(np.float32))
+        ind = arr(it, ivals)
+        want = gather_ref(op, ind, offset, collapsed, sim, ivd, sizes)
+        m = Module(name)
+        po, pi = m.param(arr_shape(ot, op)), m.param(arr_shape(it, ind))
+        attrs = (f"offset_dims={ilist(offset)}, collapsed_slice_dims={ilist(collapsed)}, "
+                 f"start_index_map={ilist(sim)}, index_vector_dim={ivd}, slice_sizes={ilist(sizes)}")
+        r = m.op(arr_shape(ot, want), "gather", po, pi, attrs=attrs)
+        case(name, m.text([r]), [op, ind], [want])
+
+
+def scatter_ref(operand, indices, updates, uwd, iwd, sdod, ivd, combine):
+    """XLA scatter (no batching dims): per scatter position (row-major), the
+    window is skipped when any part of it falls outside the operand, otherwise
+    operand = combine(operand, update) over the window (row-major)."""
+    out = operand.copy()
+    idx = indices[..., None] if ivd == indices.ndim else indices
+    scatter_dims = [d for d in range(updates.ndim) if d not in uwd]
+    win_op_dims = [d for d in range(operand.ndim) if d not in iwd]
+    wsize = [1] * operand.ndim
+    for i, d in enumerate(win_op_dims):
+        wsize[d] = updates.shape[uwd[i]]
+    for G in np.ndindex(*[updates.shape[d] for d in scatter_dims]):
+        vec = []
+        for k in range(idx.shape[ivd]):
+            full = list(G)
+            full.insert(ivd, k)
+            vec.append(wrap(int(idx[tuple(full)]), "s64"))    # read as signed 64-bit
+        start = [0] * operand.ndim
+        for k, d in enumerate(sdod):
+            start[d] = vec[k]
+        if any(start[d] < 0 or start[d] + wsize[d] > operand.shape[d] for d in range(operand.ndim)):
+            continue
+        for W in np.ndindex(*[updates.shape[d] for d in uwd]):
+            ui = [0] * updates.ndim
+            for k, d in enumerate(scatter_dims):
+                ui[d] = G[k]
+            for k, d in enumerate(uwd):
+                ui[d] = W[k]
+            pos = list(start)
+            for k, d in enumerate(win_op_dims):
+                pos[d] += W[k]
+            out[tuple(pos)] = combine(out[tuple(pos)], updates[tuple(ui)])
+    return out
+
+
+def fam_scatter():
+    """scatter: add with duplicate indices, replace with out-of-bounds windows
+    skipped, 2-D windows from 2-D index vectors, a non-commutative combiner
+    applied in update order."""
+    specs = [
+        ("scatter_add_duplicates", "f32", (5, 3), "s32", [1, 3, 1, 0], (4, 3), [1], [0], [0], 1,
+         "add"),
+        ("scatter_replace_out_of_bounds", "s32", (6,), "s32", [[2], [9], [-1], [5], [-6]], (5,),
+         [], [0], [0], 1, "replace"),
+        ("scatter_2d_windows", "s64", (4, 5), "s32", [[0, 0], [2, 3], [3, 3], [1, 1]],
+         (4, 2, 2), [1, 2], [], [0, 1], 1, "add"),
+        ("scatter_u8_order_sensitive", "u8", (4,), "s64", [[1], [1], [3], [1]], (4,), [], [0],
+         [0], 1, "horner"),
+        ("scatter_bf16_implicit_index_dim", "bf16", (3, 4), "u32", [2, 0], (2, 4), [1], [0], [0],
+         1, "add"),
+    ]
+    for name, t, oshape, it, ivals, ushape, uwd, iwd, sdod, ivd, comb in specs:
+        g = seeded(name)
+        if t == "f32":
+            op, upd = dyadic(g, t, oshape), dyadic(g, t, ushape)
+        elif t == "bf16":
+            op, upd = dyadic(g, t, oshape, den=2), dyadic(g, t, ushape, den=2)
+        else:
+            op, upd = arr(t, g.integers(0, 50, oshape)), arr(t, g.integers(1, 50, ushape))
+        ind = arr(it, ivals)
+        if name == "scatter_bf16_implicit_index_dim":
+            ivd = 1             # indices u32[2]: index_vector_dim = rank = 1
+        m = Module(name)
+        comp = f"comb_{t}"
+        if comb == "add":
+            m.comp(binary_comp(comp, "add", t))
+            fn = (lambda a, b, t=t: apply_scalar(t, "add", a, b))
+        elif comb == "replace":
+            m.comp(f"""
+%{comp} (a: {t}[], b: {t}[]) -> {t}[] {{
+  %{comp}.a = {t}[] parameter(0)
+  ROOT %{comp}.b = {t}[] parameter(1)
+}}""")
+            fn = (lambda a, b: b)
+        else:
+            m.comp(f"""
+%{comp} (a: {t}[], b: {t}[]) -> {t}[] {{
+  %{comp}.a = {t}[] parameter(0)
+  %{comp}.b = {t}[] parameter(1)
+  %{comp}.k = {t}[] constant(3)
+  %{comp}.m = {t}[] multiply({t}[] %{comp}.a, {t}[] %{comp}.k)
+  ROOT %{comp}.r = {t}[] add({t}[] %{comp}.m, {t}[] %{comp}.b)
+}}""")
+            fn = (lambda a, b, t=t: wrap(int(a) * 3 + int(b), t))
+        want = scatter_ref(op, ind, upd, uwd, iwd, sdod, ivd, fn)
+        po, pi, pu = m.param(arr_shape(t, op)), m.param(arr_shape(it, ind)), m.param(arr_shape(t, upd))
+        attrs = (f"update_window_dims={ilist(uwd)}, inserted_window_dims={ilist(iwd)}, "
+                 f"scatter_dims_to_operand_dims={ilist(sdod)}, index_vector_dim={ivd}, "
+                 f"to_apply=%{comp}")
+        r = m.op(arr_shape(t, op), "scatter", po, pi, pu, attrs=attrs)
+        case(name, m.text([r]), [op, ind, upd], [want])
+
+
+# --------------------------------------------------------------------------
+# Larger shapes: the blocked, vectorised and BLAS paths (still small files)
+
+def fam_elementwise_blocks():
+    """Elementwise ops on a few thousand elements, so that narrow floats cross
+    the f32 block boundaries and loops have tails: bf16 add, f16 multiply,
+    f32 -> bf16 and f16 -> f32 converts, s8 add (wraps), pred and."""
+    name = "elementwise_block_boundaries"
+    g = seeded(name)
+    m = Module(name)
+    n = 2500
+    a = arr("bf16", g.standard_normal(n).astype(np.float32))
+    b = arr("bf16", g.standard_normal(n).astype(np.float32))
+    h1 = arr("f16", g.standard_normal(n).astype(np.float32) * 100)
+    h2 = arr("f16", g.standard_normal(n).astype(np.float32) * 100)
+    f = (g.standard_normal(n) * 2.0 ** g.integers(-30, 30, n)).astype(np.float32)
+    i1, i2 = arr("s8", g.integers(-128, 128, n)), arr("s8", g.integers(-128, 128, n))
+    q1, q2 = g.integers(0, 2, n).astype(bool), g.integers(0, 2, n).astype(bool)
+    params = [a, b, h1, h2, f, i1, i2, q1, q2]
+    types = ["bf16", "bf16", "f16", "f16", "f32", "s8", "s8", "pred", "pred"]
+    ps = [m.param(arr_shape(t, v)) for t, v in zip(types, params)]
+    roots = [m.op(f"bf16[{n}]", "add", ps[0], ps[1]), m.op(f"f16[{n}]", "multiply", ps[2], ps[3]),
+             m.op(f"bf16[{n}]", "convert", ps[4]), m.op(f"f32[{n}]", "convert", ps[2]),
+             m.op(f"s8[{n}]", "add", ps[5], ps[6]), m.op(f"pred[{n}]", "and", ps[7], ps[8])]
+    outs = [fl("bf16", np.add, a, b), fl("f16", np.multiply, h1, h2), bf16(f),
+            h1.astype(np.float32), arr("s8", [wrap(int(x) + int(y), "s8") for x, y in zip(i1, i2)]),
+            q1 & q2]
+    case(name, m.text(roots), params, outs)
+
+
+def fam_reduce_long():
+    """Long reductions, still folded sequentially: f32 add over rows of 1500
+    (several rows at once), one long s32 row (wrapping), one long f32 row of
+    maximum with a NaN in the middle, bf16 add over a row of 2000 (every step
+    rounded to bf16), f32 add over the outer dim of [200,7], long rows of
+    zeros of both signs under maximum/minimum (equal operands keep the
+    accumulator, so the first zero's sign wins), a long pred row under and
+    (one false at the very end) and a long u8 row under add (wraps)."""
+    name = "reduce_long_rows"
+    g = seeded(name)
+    m = Module(name)
+    for t, op in [("f32", "add"), ("s32", "add"), ("f32", "maximum"), ("bf16", "add"),
+                  ("f32", "minimum"), ("pred", "and"), ("u8", "add")]:
+        m.comp(binary_comp(f"{op}_{t}", op, t))
+    x = g.standard_normal((4, 1500)).astype(np.float32)
+    y = arr("s32", g.integers(-(1 << 31), 1 << 31, (1, 4113), dtype=np.int64))
+    z = g.standard_normal(5000).astype(np.float32)
+    z[3001] = NAN
+    w = arr("bf16", g.uniform(0, 1, 2000).astype(np.float32))
+    v = g.standard_normal((200, 7)).astype(np.float32)
+    zero_f, zero_i, ninf, zero_b = arr("f32", 0.0), arr("s32", 0), arr("f32", -INF), arr("bf16", 0.0)
+    params = [x, y, z, w, v, zero_f, zero_i, ninf, zero_b]
+    types = ["f32", "s32", "f32", "bf16", "f32", "f32", "s32", "f32", "bf16"]
+    px, py, pz, pw, pv, pzf, pzi, pni, pzb = (m.param(arr_shape(t, a)) for t, a in zip(types, params))
+    roots = [m.op("f32[4]", "reduce", px, pzf, attrs="dimensions={1}, to_apply=%add_f32"),
+             m.op("s32[1]", "reduce", py, pzi, attrs="dimensions={1}, to_apply=%add_s32"),
+             m.op("f32[]", "reduce", pz, pni, attrs="dimensions={0}, to_apply=%maximum_f32"),
+             m.op("bf16[]", "reduce", pw, pzb, attrs="dimensions={0}, to_apply=%add_bf16"),
+             m.op("f32[7]", "reduce", pv, pzf, attrs="dimensions={0}, to_apply=%add_f32")]
+    outs = [reduce_ref("f32", "add", x, np.float32(0), (1,)),
+            reduce_ref("s32", "add", y, 0, (1,)),
+            reduce_ref("f32", "maximum", z, np.float32(-INF), (0,)),
+            reduce_ref("bf16", "add", w, np.float32(0), (0,)),
+            reduce_ref("f32", "add", v, np.float32(0), (0,))]
+    # The bf16 sum must show the per-step rounding (it stalls far below the
+    # exact sum), so a reduction that accumulated in f32 would fail.
+    assert abs(float(outs[3]) - float(np.sum(w.astype(np.float64)))) > 16, outs[3]
+    zs = np.where(g.integers(0, 2, (2, 3000)) == 1, -0.0, 0.0).astype(np.float32)
+    zs[0, 0], zs[1, 0] = -0.0, 0.0
+    q = np.ones(4000, bool)
+    q[-1] = False
+    c = arr("u8", g.integers(0, 256, 3001))
+    pinf, ptrue, pzu = arr("f32", INF), arr("pred", True), arr("u8", 0)
+    more = [zs, q, c, pinf, ptrue, pzu]
+    pzs, pq, pc, ppi, ppt, ppz = (m.param(arr_shape(t, a)) for t, a in
+                                  zip(["f32", "pred", "u8", "f32", "pred", "u8"], more))
+    params += more
+    roots += [m.op("f32[2]", "reduce", pzs, pni, attrs="dimensions={1}, to_apply=%maximum_f32"),
+              m.op("f32[2]", "reduce", pzs, ppi, attrs="dimensions={1}, to_apply=%minimum_f32"),
+              m.op("pred[]", "reduce", pq, ppt, attrs="dimensions={0}, to_apply=%and_pred"),
+              m.op("u8[]", "reduce", pc, ppz, attrs="dimensions={0}, to_apply=%add_u8")]
+    outs += [reduce_ref("f32", "maximum", zs, np.float32(-INF), (1,)),
+             reduce_ref("f32", "minimum", zs, np.float32(INF), (1,)),
+             reduce_ref("pred", "and", q, True, (0,)),
+             reduce_ref("u8", "add", c, 0, (0,))]
+    assert list(np.signbit(outs[-4])) == [True, False]
+    case(name, m.text(roots), params, outs)
+
+
+def fam_transpose_blocked():
+    """Transposes big enough for cache-blocked copies with ragged edge tiles,
+    in 1-, 2-, 4- and 8-byte types."""
+    name = "transpose_blocked"
+    g = seeded(name)
+    m = Module(name)
+    a = g.standard_normal((67, 45)).astype(np.float32)
+    b = arr("u8", g.integers(0, 256, (33, 17, 5)))
+    c = g.standard_normal((40, 50))
+    d = arr("s16", g.integers(-30000, 30000, (2, 40, 45)))
+    e = g.integers(0, 2, (19, 70)).astype(bool)
+    params = [a, b, c, d, e]
+    types = ["f32", "u8", "f64", "s16", "pred"]
+    ps = [m.param(arr_shape(t, v)) for t, v in zip(types, params)]
+    specs = [(0, (1, 0)), (1, (2, 0, 1)), (2, (1, 0)), (3, (0, 2, 1)), (4, (1, 0)), (1, (1, 2, 0))]
+    roots, outs = [], []
+    for i, perm in specs:
+        wnt = np.transpose(params[i], perm).copy()
+        roots.append(m.op(arr_shape(types[i], wnt), "transpose", ps[i], attrs="dimensions=" + ilist(perm)))
+        outs.append(wnt)
+    case(name, m.text(roots), params, outs)
+
+
+def fam_dot_blas():
+    """Dots big enough for BLAS (f32 sgemm, f64 dgemm, bf16 through f32), with
+    contracting dims that need the transpose flags, on data whose every
+    summation order is exact."""
+    name = "dot_blas_shapes"
+    g = seeded(name)
+    m = Module(name)
+    specs = [("f32", (33, 70), (70, 19), [1], [0], "f32"), ("f32", (70, 33), (19, 70), [0], [1], "f32"),
+             ("f64", (20, 30), (25, 30), [1], [1], "f64"), ("bf16", (16, 40), (40, 24), [1], [0], "f32"),
+             ("f32", (5, 64), (64,), [1], [0], "f32")]
+    params, roots, outs = [], [], []
+    for t, ls, rs, lc, rc, ot in specs:
+        lhs, rhs = dyadic(g, t, ls), dyadic(g, t, rs)
+        pl, pr = m.param(arr_shape(t, lhs)), m.param(arr_shape(t, rhs))
+        params += [lhs, rhs]
+        want = dot_ref(lhs, rhs, [], lc, [], rc, ot)
+        roots.append(m.op(arr_shape(ot, want), "dot", pl, pr, attrs=dot_attrs([], lc, [], rc)))
+        outs.append(want)
+    case(name, m.text(roots), params, outs)
+
+
+def fam_dot_mixed_int():
+    """Integer dot with a wider result type: s8 x s8 -> s32 (operands converted
+    to the result type first) and u16 x u16 -> u64."""
+    name = "dot_mixed_int_types"
+    g = seeded(name)
+    m = Module(name)
+    a, b = arr("s8", g.integers(-128, 128, (3, 40))), arr("s8", g.integers(-128, 128, (40, 2)))
+    c, d = arr("u16", g.integers(0, 65536, (2, 5))), arr("u16", g.integers(0, 65536, (5,)))
+    pa, pb, pc, pd = (m.param(arr_shape(t, v)) for t, v in zip(["s8", "s8", "u16", "u16"], [a, b, c, d]))
+    roots = [m.op("s32[3,2]", "dot", pa, pb, attrs=dot_attrs([], [1], [], [0])),
+             m.op("u64[2]", "dot", pc, pd, attrs=dot_attrs([], [1], [], [0]))]
+    outs = [dot_ref(a, b, [], [1], [], [0], "s32"), dot_ref(c, d, [], [1], [], [0], "u64")]
+    case(name, m.text(roots), [a, b, c, d], outs)
+
+
+def fam_sort_large():
+    """Sorts long enough for the merge passes: 1500 s32 keys with many
+    duplicates carrying their positions (stability), and f32 rows sorted
+    descending along dim 1 with zeros of both signs (equal under GT)."""
+    name = "sort_large_stable"
+    g = seeded(name)
+    m = Module(name)
+    m.comp("""
+%lt_s32_pos (a: s32[], b: s32[], c: s32[], d: s32[]) -> pred[] {
+  %lt_s32_pos.a = s32[] parameter(0)
+  %lt_s32_pos.b = s32[] parameter(1)
+  %lt_s32_pos.c = s32[] parameter(2)
+  %lt_s32_pos.d = s32[] parameter(3)
+  ROOT %lt_s32_pos.r = pred[] compare(s32[] %lt_s32_pos.a, s32[] %lt_s32_pos.b), direction=LT
+}""")
+    m.comp(cmp_comp("gt_f32", "f32", "GT"))
+    k = arr("s32", g.integers(0, 20, 1500))
+    pos = np.arange(1500, dtype=np.int32)
+    f = g.integers(-4, 5, (2, 700)).astype(np.float32)
+    f[f == 0] = np.where(g.integers(0, 2, int(np.sum(f == 0))) == 1, -0.0, 0.0).astype(np.float32)
+    f[0, 100] = INF
+    pk, pp, pf = m.param("s32[1500]"), m.param("s32[1500]"), m.param("f32[2,700]")
+    r1 = m.op("(s32[1500], s32[1500])", "sort", pk, pp,
+              attrs="dimensions={0}, is_stable=true, to_apply=%lt_s32_pos")
+    r2 = m.op("f32[2,700]", "sort", pf, attrs="dimensions={1}, is_stable=true, to_apply=%gt_f32")
+    w1 = stable_sort_along(k, 0, int, [pos])
+    w2 = stable_sort_along(f, 1, lambda v: -float(v))[0]
+    case(name, m.text([r1, r2]), [k, pos, f], [w1[0], w1[1], w2])
+
+
+def fam_gather_scatter_rows():
+    """Row gathers and scatters over larger tables (the row-copy paths): an
+    embedding lookup with clamped indices, scatter-add of rows with
+    duplicates and skipped out-of-bounds rows, scatter-replace of rows."""
+    name = "gather_scatter_rows_large"
+    g = seeded(name)
+    m = Module(name)
+    m.comp(binary_comp("add_f32", "add", "f32"))
+    m.comp("""
+%take_s32 (a: s32[], b: s32[]) -> s32[] {
+  %take_s32.a = s32[] parameter(0)
+  ROOT %take_s32.b = s32[] parameter(1)
+}""")
+    table = dyadic(g, "f32", (100, 16))
+    gi = arr("s32", np.concatenate([g.integers(0, 100, 56), [-5, 100, 250, 99]]))
+    acc = dyadic(g, "f32", (50, 16))
+    si = arr("s32", np.concatenate([g.integers(0, 50, 76), [50, -1, 1000, 49]]))
+    upd = dyadic(g, "f32", (80, 16))
+    ints = arr("s32", g.integers(-1000, 1000, (30, 8)))
+    ri = arr("s32", np.concatenate([g.permutation(30)[:20], [30, -2]]))
+    rupd = arr("s32", g.integers(-1000, 1000, (22, 8)))
+    params = [table, gi, acc, si, upd, ints, ri, rupd]
+    types = ["f32", "s32", "f32", "s32", "f32", "s32", "s32", "s32"]
+    ps = [m.param(arr_shape(t, v)) for t, v in zip(types, params)]
+    gat = ("offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+           "slice_sizes={1,16}")
+    sca = "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1"
+    roots = [m.op("f32[60,16]", "gather", ps[0], ps[1], attrs=gat),
+             m.op("f32[50,16]", "scatter", ps[2], ps[3], ps[4], attrs=sca + ", to_apply=%add_f32"),
+             m.op("s32[30,8]", "scatter", ps[5], ps[6], ps[7], attrs=sca + ", to_apply=%take_s32")]
+    outs = [gather_ref(table, gi, [1], [0], [0], 1, (1, 16)),
+            scatter_ref(acc, si, upd, [1], [0], [0], 1, lambda a, b: np.float32(a + b)),
+            scatter_ref(ints, ri, rupd, [1], [0], [0], 1, lambda a, b: b)]
+    case(name, m.text(roots), params, outs)
+
+
+def fam_reduce_window_large():
+    """Pooling over larger images (the row-box path): 3x3 stride-2 max pool
+    with padding on f32[33,41], 2x2 s32 sums on [20,30]."""
+    name = "reduce_window_pool_large"
+    g = seeded(name)
+    m = Module(name)
+    m.comp(binary_comp("maximum_f32", "maximum", "f32"))
+    m.comp(binary_comp("add_s32", "add", "s32"))
+    x = g.standard_normal((33, 41)).astype(np.float32)
+    y = arr("s32", g.integers(-1000, 1000, (20, 30)))
+    ninf, zero = arr("f32", -INF), arr("s32", 0)
+    px, py, pn, pz = (m.param(arr_shape(t, v)) for t, v in zip(["f32", "s32", "f32", "s32"], [x, y, ninf, zero]))
+    w1 = rw_ref("f32", "maximum", x, np.float32(-INF), (3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), (1, 1))
+    w2 = rw_ref("s32", "add", y, 0, (2, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1))
+    roots = [m.op(arr_shape("f32", w1), "reduce-window", px, pn,
+                  attrs=window_attr((3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), (1, 1)) + ", to_apply=%maximum_f32"),
+             m.op(arr_shape("s32", w2), "reduce-window", py, pz,
+                  attrs=window_attr((2, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1)) + ", to_apply=%add_s32")]
+    case(name, m.text(roots), [x, y, ninf, zero], [w1, w2])
+
+
+# --------------------------------------------------------------------------
+# Less common forms
+
+def fam_dynamic_slice_legacy():
+    """dynamic-slice and dynamic-update-slice with the legacy single rank-1
+    index vector operand, clamped."""
+    name = "dynamic_slice_legacy_index_vector"
+    g = seeded(name)
+    m = Module(name)
+    a = arr("s32", g.integers(-100, 100, (4, 5)))
+    u = arr("s32", [[1, 2], [3, 4]])
+    iv = arr("s32", [3, -2])
+    pa, pu, pi = m.param("s32[4,5]"), m.param("s32[2,2]"), m.param("s32[2]")
+    r1 = m.op("s32[2,2]", "dynamic-slice", pa, pi, attrs="dynamic_slice_sizes={2,2}")
+    r2 = m.op("s32[4,5]", "dynamic-update-slice", pa, pu, pi)
+    w2 = a.copy()
+    w2[2:4, 0:2] = u
+    case(name, m.text([r1, r2]), [a, u, iv], [a[2:4, 0:2].copy(), w2])
+
+
+def gather_batched_ref(operand, indices, obd, sibd, sim, collapsed, ivd, sizes):
+    """gather with operand_batching_dims / start_indices_batching_dims, offset
+    dims last (the layout used here): out[G..., offsets...]."""
+    idx = indices[..., None] if ivd == indices.ndim else indices
+    bshape = [idx.shape[d] for d in range(idx.ndim) if d != ivd]
+    off_dims = [d for d in range(operand.ndim) if d not in collapsed and d not in obd]
+    out = np.empty(bshape + [sizes[d] for d in off_dims], operand.dtype)
+    for G in np.ndindex(*bshape):
+        full = list(G)
+        full.insert(ivd, 0)
+        start = [0] * operand.ndim
+        for k, d in enumerate(sim):
+            f = list(full)
+            f[ivd] = k
+            start[d] = min(max(int(idx[tuple(f)]), 0), operand.shape[d] - sizes[d])
+        for od, idim in zip(obd, sibd):
+            start[od] = full[idim]
+        for O in np.ndindex(*[sizes[d] for d in off_dims]):
+            pos = list(start)
+            for k, d in enumerate(off_dims):
+                pos[d] += O[k]
+            out[G + O] = operand[tuple(pos)]
+    return out
+
+
+def fam_gather_scatter_batching():
+    """gather and scatter with batching dims (operand_batching_dims /
+    input_batching_dims), and a variadic (two-operand) scatter."""
+    name = "gather_scatter_batching_variadic"
+    g = seeded(name)
+    m = Module(name)
+    m.comp(binary_comp("add_s32", "add", "s32"))
+    m.comp("""
+%add_pair (a: s32[], b: f32[], c: s32[], d: f32[]) -> (s32[], f32[]) {
+  %add_pair.a = s32[] parameter(0)
+  %add_pair.b = f32[] parameter(1)
+  %add_pair.c = s32[] parameter(2)
+  %add_pair.d = f32[] parameter(3)
+  %add_pair.s = s32[] add(s32[] %add_pair.a, s32[] %add_pair.c)
+  %add_pair.m = f32[] maximum(f32[] %add_pair.b, f32[] %add_pair.d)
+  ROOT %add_pair.r = (s32[], f32[]) tuple(s32[] %add_pair.s, f32[] %add_pair.m)
+}""")
+    op = arr("f32", g.standard_normal((2, 5, 3)).astype(np.float32))
+    gi = arr("s32", [[[4], [0], [7]], [[2], [-1], [2]]])            # [2,3,1]
+    sop = arr("s32", g.integers(0, 100, (2, 6)))
+    si = arr("s32", [[1, 5, 1], [0, 0, 9]])                          # [2,3]: batch 2, 3 each
+    su = arr("s32", g.integers(1, 10, (2, 3)))
+    v0 = arr("s32", g.integers(0, 10, (5,)))
+    v1 = dyadic(g, "f32", (5,))
+    vi = arr("s32", [[0], [4], [0], [9]])
+    vu0 = arr("s32", [1, 2, 3, 4])
+    vu1 = dyadic(g, "f32", (4,))
+    params = [op, gi, sop, si, su, v0, v1, vi, vu0, vu1]
+    types = ["f32", "s32", "s32", "s32", "s32", "s32", "f32", "s32", "s32", "f32"]
+    ps = [m.param(arr_shape(t, v)) for t, v in zip(types, params)]
+    r1 = m.op("f32[2,3,3]", "gather", ps[0], ps[1],
+              attrs="offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, "
+                    "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, "
+                    "slice_sizes={1,1,3}")
+    w1 = gather_batched_ref(op, gi, [0], [0], [1], [1], 2, (1, 1, 3))
+    r2 = m.op("s32[2,6]", "scatter", ps[2], ps[3], ps[4],
+              attrs="update_window_dims={}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, "
+                    "input_batching_dims={0}, scatter_indices_batching_dims={0}, index_vector_dim=2, "
+                    "to_apply=%add_s32")
+    w2 = sop.copy()
+    for b in range(2):
+        for j in range(3):
+            k = int(si[b, j])
+            if 0 <= k < 6:
+                w2[b, k] = wrap(int(w2[b, k]) + int(su[b, j]), "s32")
+    r3 = m.op("(s32[5], f32[5])", "scatter", ps[5], ps[6], ps[7], ps[8], ps[9],
+              attrs="update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                    "index_vector_dim=1, to_apply=%add_pair")
+    w30, w31 = v0.copy(), v1.copy()
+    for j in range(4):
+        k = int(vi[j, 0])
+        if 0 <= k < 5:
+            w30[k] = wrap(int(w30[k]) + int(vu0[j]), "s32")
+            w31[k] = std_max(w31[k], vu1[j])
+    case(name, m.text([r1, r2, r3]), params, [w1, w2, w30, w31])
+
+
+def fam_conditional_tuple():
+    """conditional whose branches take different operand types and return a
+    tuple; a call nested in a branch; a while whose body calls a fusion."""
+    name = "conditional_tuple_nested_calls"
+    m = Module(name)
+    m.comp("""
+%sum3 (v: f32[3]) -> f32[] {
+  %sum3.v = f32[3] parameter(0)
+  %sum3.z = f32[] constant(0)
+  ROOT %sum3.r = f32[] reduce(f32[3] %sum3.v, f32[] %sum3.z), dimensions={0}, to_apply=%sum3_add
+}""")
+    m.comps.insert(0, binary_comp("sum3_add", "add", "f32"))
+    m.comp("""
+%br_f (v: f32[3]) -> (f32[], s32[]) {
+  %br_f.v = f32[3] parameter(0)
+  %br_f.s = f32[] call(f32[3] %br_f.v), to_apply=%sum3
+  %br_f.k = s32[] constant(-1)
+  ROOT %br_f.r = (f32[], s32[]) tuple(f32[] %br_f.s, s32[] %br_f.k)
+}""")
+    m.comp("""
+%br_i (w: s32[2]) -> (f32[], s32[]) {
+  %br_i.w = s32[2] parameter(0)
+  %br_i.s = s32[1] slice(s32[2] %br_i.w), slice={[1:2]}
+  %br_i.a = s32[] reshape(s32[1] %br_i.s)
+  %br_i.z = f32[] constant(0.25)
+  ROOT %br_i.r = (f32[], s32[]) tuple(f32[] %br_i.z, s32[] %br_i.a)
+}""")
+    x = arr("f32", [0.5, 1.25, -3.0])
+    w = arr("s32", [7, 42])
+    pt, pf = arr("pred", True), arr("pred", False)
+    px, pw, ppt, ppf = m.param("f32[3]"), m.param("s32[2]"), m.param("pred[]"), m.param("pred[]")
+    c1 = m.op("(f32[], s32[])", "conditional", ppt, px, pw,
+              attrs="true_computation=%br_f, false_computation=%br_i")
+    c2 = m.op("(f32[], s32[])", "conditional", ppf, px, pw,
+              attrs="true_computation=%br_f, false_computation=%br_i")
+    case(name, m.text([c1, c2]), [x, w, pt, pf],
+         [arr("f32", -1.25), arr("s32", -1), arr("f32", 0.25), arr("s32", 42)])
+
+
+# --------------------------------------------------------------------------
+# Writing
+
+def check_param(a):
+    assert isinstance(a, np.ndarray), type(a)
+    assert a.dtype in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                       np.uint32, np.uint64, np.float16, np.float32, np.float64), a.dtype
+
+
+def write_all():
+    families = [fam_parameter, fam_constant, fam_unary_float_exact, fam_unary_float_transc,
+                fam_unary_int, fam_binary_float_exact,
+                fam_binary_float_transc, fam_binary_int, fam_pred_logic, fam_compare_float,
+                fam_compare_int, fam_select, fam_clamp, fam_convert_float_to_int,
+                fam_convert_int_to_float, fam_convert_int_to_int, fam_convert_float_to_float,
+                fam_bitcast_convert, fam_iota, fam_reshape, fam_bitcast, fam_transpose,
+                fam_broadcast, fam_slice, fam_dynamic_slice, fam_dynamic_update_slice,
+                fam_concatenate, fam_pad, fam_reverse, fam_elementwise_shapes,
+                fam_reduce_simple, fam_reduce_empty, fam_reduce_custom, fam_reduce_variadic,
+                fam_reduce_window, fam_dot, fam_tuple_gte, fam_call_fusion, fam_while,
+                fam_conditional, fam_map, fam_opt_barrier_after_all, fam_sort, fam_gather,
+                fam_scatter, fam_elementwise_blocks, fam_reduce_long, fam_transpose_blocked,
+                fam_dot_blas, fam_dot_mixed_int, fam_sort_large, fam_gather_scatter_rows,
+                fam_reduce_window_large, fam_dynamic_slice_legacy, fam_gather_scatter_batching,
+                fam_conditional_tuple, fam_sort_key_types]
+    for f in families:
+        f()
+    names = [c[0] for c in CASES]
+    assert len(names) == len(set(names)), "duplicate case names"
+    if os.path.isdir(ROOT):
+        shutil.rmtree(ROOT)
+    os.makedirs(ROOT)
+    for name, text, params, outs, compare in CASES:
+        d = os.path.join(ROOT, name)
+        os.makedirs(os.path.join(d, "expected"))
+        with open(os.path.join(d, "module.hlo"), "w") as f:
+            f.write(text)
+        for i, a in enumerate(params):
+            a = np.asarray(a)
+            check_param(a)
+            np.save(os.path.join(d, f"param{i}.rank0.npy"), a)
+        for i, a in enumerate(outs):
+            a = np.asarray(a)
+            check_param(a)
+            np.save(os.path.join(d, "expected", f"out{i}.rank0.npy"), a)
+        with open(os.path.join(d, "compare"), "w") as f:
+            f.write(compare + "\n")
+    with open(os.path.join(ROOT, "README.md"), "w") as f:
+        f.write(README.format(n=len(CASES)))
+    print(f"gen_interp_corpus: wrote {len(CASES)} cases to {os.path.normpath(ROOT)}")
+
+
+README = """# corpus/interp/
+
+The interpreter's op corpus: {n} cases, each a directory holding `module.hlo`,
+its inputs `param<p>.rank0.npy`, the expected outputs `expected/out<i>.rank0.npy`
+and `compare` (`exact`, `ulp N` or `rtol X`).  Generated, inputs and expected
+values alike, by `scripts/gen_interp_corpus.py` with numpy alone (never by
+running our interpreter): edit the generator and rerun it with
+`/usr/bin/python3 scripts/gen_interp_corpus.py` rather than editing files here.
+`scripts/run_interp_corpus.sh` (part of `make test`) runs each module with
+`hlo-run --inputs` and compares.
+"""
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        raise SystemExit("usage: gen_interp_corpus.py (no arguments)")
+    write_all()

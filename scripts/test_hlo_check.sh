@@ -1,0 +1,143 @@
+#!/bin/bash
+# test_hlo_check.sh [BUILD-DIR]: hlo-check end to end under mpirun.
+#  * identical modules are equivalent at 1, 2, 4 and 8 ranks;
+#  * a changed constant, a swapped operand, an off-by-one slice, a wrong
+#    gather order and a wrong group are each caught (exit 1) at every rank
+#    count where they change the function, and not reported where they don't;
+#  * a counterexample saved with --save-counterexample replays with
+#    hlo-run --inputs, and equals hlo-run --seed <the trial's seed>;
+#  * mismatched signatures are input errors (exit 2) naming the parameter;
+#  * --json and --junit parse; on the transformer step at 2, 4 and 8 ranks
+#    the bf16 accumulation's error is larger than f32's, with numbers.
+# One line per case, closing "hlo-check: N passed, N failed"; TALLY support.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+check=$build/hlo-check run=$build/hlo-run
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+py=/usr/bin/python3
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; sed 's/^/    /' "$tmp/out" | tail -n 5; }
+mpi() {
+    local n=$1
+    shift
+    timeout 300 mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$n" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+}
+
+# The reference module for n ranks; mutations edit one line of it.
+module() {
+    local n=$1 gather_groups=$2 reduce_groups=$3
+    cat <<EOF
+HloModule m
+
+%add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[8,4] parameter(0)
+  q = f32[8,4] parameter(1)
+  c = f32[] constant(2)
+  cb = f32[8,4] broadcast(c), dimensions={}
+  m = f32[8,4] multiply(p, cb)
+  s = f32[8,4] subtract(m, q)
+  ar = f32[8,4] all-reduce(s), replica_groups=$reduce_groups, to_apply=%add
+  sl = f32[4,4] slice(ar), slice={[0:4], [0:4]}
+  g = f32[$((4 * n)),4] all-gather(sl), replica_groups=$gather_groups, dimensions={0}
+  ROOT t = (f32[8,4], f32[$((4 * n)),4]) tuple(ar, g)
+}
+EOF
+}
+
+all_ranks() { local n=$1 s="{{" k; for ((k = 0; k < n; k++)); do s+="$k"; [ $k -lt $((n - 1)) ] && s+=","; done; echo "$s}}"; }
+reversed() { local n=$1 s="{{" k; for ((k = n - 1; k >= 0; k--)); do s+="$k"; [ $k -gt 0 ] && s+=","; done; echo "$s}}"; }
+# Pairs {0,1},{2,3},... (singletons for one rank): differs from {} when n > 2.
+pairs() {
+    local n=$1 s="{" k
+    if [ "$n" -eq 1 ]; then echo "{{0}}"; return; fi
+    for ((k = 0; k < n; k += 2)); do s+="{$k,$((k + 1))}"; [ $((k + 2)) -lt $n ] && s+=","; done
+    echo "$s}"
+}
+
+expect_exit() {  # name, n, want, before, after
+    local name=$1 n=$2 want=$3
+    mpi "$n" "$check" "$4" "$5" --trials=2
+    local rc=$?
+    if [ $rc -eq "$want" ]; then ok "$name @ $n (exit $want)"; else bad "$name @ $n" "exit $rc, want $want"; fi
+}
+
+for n in 1 2 4 8; do
+    module "$n" '{}' '{}' >"$tmp/ref$n.hlo"
+    expect_exit "identical modules" "$n" 0 "$tmp/ref$n.hlo" "$tmp/ref$n.hlo"
+    module "$n" "$(all_ranks "$n")" '{}' >"$tmp/same$n.hlo"
+    expect_exit "{} vs the explicit group of all (same function)" "$n" 0 "$tmp/ref$n.hlo" "$tmp/same$n.hlo"
+    sed 's/constant(2)/constant(3)/' "$tmp/ref$n.hlo" >"$tmp/const$n.hlo"
+    expect_exit "changed constant" "$n" 1 "$tmp/ref$n.hlo" "$tmp/const$n.hlo"
+    sed 's/subtract(m, q)/subtract(q, m)/' "$tmp/ref$n.hlo" >"$tmp/swap$n.hlo"
+    expect_exit "swapped operand" "$n" 1 "$tmp/ref$n.hlo" "$tmp/swap$n.hlo"
+    sed 's/slice={\[0:4\], \[0:4\]}/slice={[1:5], [0:4]}/' "$tmp/ref$n.hlo" >"$tmp/slice$n.hlo"
+    expect_exit "off-by-one slice" "$n" 1 "$tmp/ref$n.hlo" "$tmp/slice$n.hlo"
+    module "$n" "$(reversed "$n")" '{}' >"$tmp/order$n.hlo"
+    expect_exit "wrong gather order" "$n" $([ "$n" -gt 1 ] && echo 1 || echo 0) "$tmp/ref$n.hlo" "$tmp/order$n.hlo"
+    module "$n" '{}' "$(pairs "$n")" >"$tmp/group$n.hlo"
+    expect_exit "wrong group" "$n" $([ "$n" -gt 2 ] && echo 1 || echo 0) "$tmp/ref$n.hlo" "$tmp/group$n.hlo"
+done
+
+# A counterexample replays: saved inputs through hlo-run reproduce the
+# reported difference, and equal the trial seed's random inputs.
+mpi 4 "$check" "$tmp/ref4.hlo" "$tmp/const4.hlo" --seed=7 --save-counterexample="$tmp/cex" --json="$tmp/cex.json"
+seed=$($py -c 'import json,sys; print(json.load(open(sys.argv[1]))["difference"]["seed"])' "$tmp/cex.json" 2>/dev/null)
+if [ -n "$seed" ] && mpi 4 "$run" "$tmp/ref4.hlo" --inputs "$tmp/cex" --outputs "$tmp/o_replay" &&
+   mpi 4 "$run" "$tmp/ref4.hlo" --seed "$seed" --outputs "$tmp/o_seed" &&
+   mpi 4 "$run" "$tmp/const4.hlo" --inputs "$tmp/cex" --outputs "$tmp/o_after" &&
+   diff -r "$tmp/o_replay" "$tmp/o_seed" >/dev/null && ! diff -r "$tmp/o_replay" "$tmp/o_after" >/dev/null; then
+    ok "counterexample replays with hlo-run --inputs and equals --seed $seed"
+else
+    bad "counterexample replay" "seed '$seed'"
+fi
+
+# Mismatched signatures: exit 2, the message names the parameter.
+sed 's/q = f32\[8,4\] parameter(1)/q = f32[8,4] parameter(1)\n  unused = s32[] parameter(2)/' "$tmp/ref2.hlo" >"$tmp/extra2.hlo"
+sed 's/p = f32\[8,4\] parameter(0)/p = f32[8,4] parameter(0)/; s/  q = f32\[8,4\] parameter(1)/  q = f64[8,4] parameter(1)/' \
+    "$tmp/ref2.hlo" >"$tmp/q64.hlo"
+mpi 2 "$check" "$tmp/ref2.hlo" "$tmp/q64.hlo"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "parameter 1 differs" "$tmp/err" && [ "$(grep -c 'parameter 1 differs' "$tmp/err")" -eq 1 ]; then
+    ok "mismatched parameter: exit 2, named once"
+else
+    bad "mismatched parameter" "exit $rc; $(head -c 300 "$tmp/err")"
+fi
+
+# The transformer step: bf16 accumulation measurably worse than f32's.
+for n in 2 4 8; do
+    mpi "$n" "$check" --passes=default "$root/corpus/demo/transformer_step_${n}dev.hlo" --trials=2 \
+        --json="$tmp/t$n.json" --junit="$tmp/t$n.xml"
+    rc=$?
+    verdict=$($py - "$tmp/t$n.json" "$tmp/t$n.xml" <<'EOF' 2>&1
+import json, sys, xml.dom.minidom
+r = json.load(open(sys.argv[1]))
+xml.dom.minidom.parse(sys.argv[2])
+s = r["sites"]
+assert r["judged_by"] == "accuracy" and r["equivalent"], "not judged by accuracy or not passing"
+assert len(s) == 2 and all(x["accumulation_before"] == "bf16" and x["accumulation_after"] == "f32" for x in s), s
+assert all(x["error_before"]["max_ulp"] > 100 * max(x["error_after"]["max_ulp"], 0.01) for x in s), s
+print("bf16 max %.3g ulp vs f32 max %.3g ulp" % (s[0]["error_before"]["max_ulp"], s[0]["error_after"]["max_ulp"]))
+EOF
+)
+    if [ $rc -eq 0 ] && [[ $verdict == bf16* ]]; then
+        ok "transformer step @ $n: $verdict; json and junit parse"
+    else
+        bad "transformer step @ $n" "exit $rc: $verdict"
+    fi
+done
+
+[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
+echo "hlo-check: $pass passed, $fail failed"
+[ $fail -eq 0 ]
