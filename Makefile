@@ -81,6 +81,7 @@ test:
 	TALLY=$$tally scripts/run_peer_e2e.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/validate.sh $(BUILD) || st=1; \
+	TALLY=$$tally scripts/test_hlo_check.sh $(BUILD) || st=1; \
 	awk '{ p += $$1; f += $$2 } END { printf "total: %d passed, %d failed\n", p, f }' $$tally; \
 	exit $$st
 

@@ -49,7 +49,7 @@ ENTRY e {
   m = f32[8,4] multiply(p, cb)
   s = f32[8,4] subtract(m, q)
   ar = f32[8,4] all-reduce(s), replica_groups=$reduce_groups, to_apply=%add
-  sl = f32[4,4] slice(ar), slice={[0:4], [0:4]}
+  sl = f32[4,4] slice(s), slice={[0:4], [0:4]}
   g = f32[$((4 * n)),4] all-gather(sl), replica_groups=$gather_groups, dimensions={0}
   ROOT t = (f32[8,4], f32[$((4 * n)),4]) tuple(ar, g)
 }
@@ -104,8 +104,7 @@ else
 fi
 
 # Mismatched signatures: exit 2, the message names the parameter.
-sed 's/q = f32\[8,4\] parameter(1)/q = f32[8,4] parameter(1)\n  unused = s32[] parameter(2)/' "$tmp/ref2.hlo" >"$tmp/extra2.hlo"
-sed 's/p = f32\[8,4\] parameter(0)/p = f32[8,4] parameter(0)/; s/  q = f32\[8,4\] parameter(1)/  q = f64[8,4] parameter(1)/' \
+sed 's/  q = f32\[8,4\] parameter(1)/  q64 = f64[8,4] parameter(1)\n  q = f32[8,4] convert(q64)/' \
     "$tmp/ref2.hlo" >"$tmp/q64.hlo"
 mpi 2 "$check" "$tmp/ref2.hlo" "$tmp/q64.hlo"
 rc=$?
