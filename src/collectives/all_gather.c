@@ -45,6 +45,34 @@ static bool make_result(const IrShape *result, Value **leaves, int n, Value **ou
     return *out != NULL;
 }
 
+/* One array operand whose shards stay contiguous (every dim before the
+ * gather dim has size 1): MPI gathers straight into the result. */
+static bool gather_direct(CollComm *comm, const IrInstr *instr, const IrShape *result, Value *arg, Value **out,
+                          Error *err)
+{
+    size_t bytes = value_bytes(arg);
+    if (!(*out = value_new_array(result, err)))
+        return false;
+    bool ok = comm->size == 1 ? (memcpy((*out)->data, arg->data, bytes), true)
+                              : coll_mpi_ok(MPI_Allgather(arg->data, (int)bytes, MPI_BYTE, (*out)->data, (int)bytes,
+                                                          MPI_BYTE, comm->comm), instr, "MPI_Allgather", err);
+    if (!ok) {
+        value_release(*out);
+        *out = NULL;
+    }
+    return ok;
+}
+
+static bool is_direct(Value *const *args, int n_args, int dim, const IrShape *result)
+{
+    if (n_args != 1 || result->type == IR_TYPE_TUPLE || args[0]->shape->rank == 0 || value_bytes(args[0]) > INT_MAX)
+        return false;
+    for (int d = 0; d < dim; d++)
+        if (args[0]->shape->dims[d] != 1)
+            return false;
+    return true;
+}
+
 bool coll_all_gather(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
                      Value *const *args, int n_args, Value **out, Error *err)
 {
@@ -55,6 +83,8 @@ bool coll_all_gather(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     int dim = (int)instr->lists[IR_LIST_DIMENSIONS].v[0];
     if (!coll_check_shapes(instr, result, args, n_args, dim, comm.size, true, err))
         return false;
+    if (is_direct(args, n_args, dim, result))
+        return gather_direct(&comm, instr, result, args[0], out, err);
     size_t per_member = 0;
     for (int i = 0; i < n_args; i++)
         per_member += value_bytes(args[i]);

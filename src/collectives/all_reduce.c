@@ -93,8 +93,7 @@ static bool fold_mine(Interp *it, const IrInstr *instr, const Plan *p, Value *co
     return true;
 }
 
-static bool exchange(const Plan *p, const IrInstr *instr, MPI_Comm comm, char *send, char *recv,
-                     char *gathered, Error *err)
+static bool exchange(const Plan *p, const IrInstr *instr, MPI_Comm comm, char *send, char *recv, Error *err)
 {
     int *rcounts = xcalloc((size_t)p->n, sizeof *rcounts), *rdispls = xcalloc((size_t)p->n, sizeof *rdispls);
     for (int j = 0; j < p->n; j++) {
@@ -105,7 +104,6 @@ static bool exchange(const Plan *p, const IrInstr *instr, MPI_Comm comm, char *s
                                         MPI_BYTE, comm), instr, "MPI_Alltoallv", err);
     free(rcounts);
     free(rdispls);
-    (void)gathered;
     return ok;
 }
 
@@ -119,6 +117,8 @@ static bool make_leaves(const IrShape *result, int n_args, Value **leaves, Error
     return true;
 }
 
+/* With one operand its chunks lie in order in its own buffer, and the
+ * gathered chunks in order are the result: no packing copies. */
 bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
                      Value *const *args, int n_args, Value **out, Error *err)
 {
@@ -133,21 +133,25 @@ bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     }
     Plan p = { 0 };
     bool ok = plan_new(&p, args, n_args, comm.size, comm.position, instr, err);
+    bool single = n_args == 1 && result->type != IR_TYPE_TUPLE;
     size_t total = ok ? (size_t)p.displs[p.n] : 0;
-    char *send = xmalloc(total + 1), *recv = xmalloc((size_t)p.counts[ok ? p.me : 0] * (size_t)p.n + 1);
-    char *gathered = xmalloc(total + 1);
-    if (ok) {
+    Value **leaves = xcalloc((size_t)n_args, sizeof *leaves);
+    if (ok)
+        ok = make_leaves(result, n_args, leaves, err);
+    char *send = single ? (ok ? args[0]->data : NULL) : xmalloc(total + 1);
+    char *gathered = single ? (ok ? leaves[0]->data : NULL) : xmalloc(total + 1);
+    char *recv = xmalloc((size_t)p.counts[ok ? p.me : 0] * (size_t)p.n + 1);
+    if (ok && !single)
         copy_chunks(&p, args, send, true);
-        ok = p.n == 1 ? (memcpy(recv, send, total), true) : exchange(&p, instr, comm.comm, send, recv, gathered, err);
-    }
+    if (ok)
+        ok = p.n == 1 ? (memcpy(recv, send, total), true) : exchange(&p, instr, comm.comm, send, recv, err);
     ok = ok && fold_mine(it, instr, &p, args, recv, err);
     if (ok && p.n > 1)
         ok = coll_mpi_ok(MPI_Allgatherv(recv, p.counts[p.me], MPI_BYTE, gathered, p.counts, p.displs, MPI_BYTE,
                                         comm.comm), instr, "MPI_Allgatherv", err);
     else if (ok)
         memcpy(gathered, recv, total);
-    Value **leaves = xcalloc((size_t)n_args, sizeof *leaves);
-    if (ok && (ok = make_leaves(result, n_args, leaves, err)))
+    if (ok && !single)
         copy_chunks(&p, leaves, gathered, false);
     if (!ok)
         for (int i = 0; i < n_args; i++)
@@ -157,9 +161,11 @@ bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     else if (ok)
         ok = (*out = value_new_tuple(result, n_args, leaves, err)) != NULL;
     free(leaves);
-    free(send);
+    if (!single) {
+        free(send);
+        free(gathered);
+    }
     free(recv);
-    free(gathered);
     plan_free(&p);
     return ok;
 }

@@ -69,6 +69,7 @@ static Plan *build_plan(Interp *it, const IrComputation *c)
 
 Interp *interp_new(const IrModule *m, const InterpOptions *opt, Error *err)
 {
+    value_tune_allocator();
     Interp *it = xcalloc(1, sizeof *it);
     it->m = m;
     if (opt)

@@ -37,6 +37,9 @@ int64_t value_elements(const Value *v);  /* arrays */
 size_t  value_bytes(const Value *v);     /* arrays: elements x storage bytes */
 /* A deep copy (fresh buffers). */
 Value *value_copy(const Value *v, Error *err);
+/* Keeps large freed arrays for reuse instead of returning them to the
+ * system (glibc); interp_new() calls it. */
+void value_tune_allocator(void);
 /* Bitwise equality of two values of equal shape (tuples element-wise). */
 bool value_bits_equal(const Value *a, const Value *b);
 

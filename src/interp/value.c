@@ -3,6 +3,25 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+/* Big arrays come and go once per instruction.  glibc hands out blocks above
+ * 32 MiB as fresh mappings and unmaps them on free, so every result would
+ * page-fault its whole size again; keeping them in the heap lets the next
+ * array reuse the pages.  Process-wide, set once by interp_new(). */
+void value_tune_allocator(void)
+{
+#ifdef __GLIBC__
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
 
 static Value *value_alloc(const IrShape *s, Error *err)
 {

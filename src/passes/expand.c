@@ -19,11 +19,90 @@ static void *need(void *p)
     return p;
 }
 
-/* ---- The driver */
+/* ---- The driver
+ *
+ * A sweep edits the computation without rescanning it, so that a pass over
+ * n instructions with k rewrites costs O(n + k), not O(n * k):
+ *  - a replaced instruction is forwarded to its replacement, and every
+ *    instruction's operands are forwarded when the sweep reaches it (post
+ *    order reaches operands first, so what a matcher sees below an
+ *    instruction is exactly what immediate replacement would show); one pass
+ *    at the end forwards whatever is left;
+ *  - new instructions wait in a list with the instruction they go before,
+ *    and one pass at the end merges them into the instruction order. */
+
+struct ExpandSweep {
+    IrInstr **forward;          /* by instruction id: the replacement, or NULL */
+    int n_forward;
+    IrInstr **pending;          /* new instructions, in creation order ... */
+    IrInstr **anchor;           /* ... each to go right before its anchor */
+    int n_pending, cap_pending;
+};
+
+/* The sweep under way, for expand_new (the builders' helper, which takes no
+ * context); passes run one at a time. */
+static ExpandSweep *current_sweep;
+
+static IrInstr *forwarded(const ExpandSweep *sw, IrInstr *instr)
+{
+    while (instr->id < sw->n_forward && sw->forward[instr->id])
+        instr = sw->forward[instr->id];
+    return instr;
+}
+
+static void forward_operands(const ExpandSweep *sw, IrInstr *instr)
+{
+    for (int k = 0; k < instr->n_operands; k++)
+        instr->operands[k] = forwarded(sw, instr->operands[k]);
+    for (int k = 0; k < instr->n_control_predecessors; k++)
+        instr->control_predecessors[k] = forwarded(sw, instr->control_predecessors[k]);
+}
+
+static void set_forward(ExpandSweep *sw, IrInstr *from, IrInstr *to)
+{
+    if (from->id >= sw->n_forward) {
+        int n = 2 * from->id + 16;
+        sw->forward = xrealloc(sw->forward, (size_t)n * sizeof *sw->forward);
+        memset(sw->forward + sw->n_forward, 0, (size_t)(n - sw->n_forward) * sizeof *sw->forward);
+        sw->n_forward = n;
+    }
+    sw->forward[from->id] = to;
+}
+
+/* The new order: each instruction preceded by the new ones anchored to it. */
+static void merge_pending(IrComputation *comp, ExpandSweep *sw)
+{
+    if (sw->n_pending == 0)
+        return;
+    int total = comp->n_instrs + sw->n_pending, out = 0;
+    IrInstr **order = need(ir_grow_array(comp->module->arena, NULL, 0, (size_t)total, sizeof *order));
+    int *first = xcalloc((size_t)comp->module->next_instr_id + 1, sizeof *first), *next = xcalloc((size_t)sw->n_pending, sizeof *next);
+    for (int i = sw->n_pending - 1; i >= 0; i--) {       /* per anchor, a list in creation order */
+        next[i] = first[sw->anchor[i]->id];
+        first[sw->anchor[i]->id] = i + 1;
+    }
+    for (int i = 0; i < comp->n_instrs; i++) {
+        for (int p = first[comp->instrs[i]->id]; p; p = next[p - 1])
+            order[out++] = sw->pending[p - 1];
+        order[out++] = comp->instrs[i];
+    }
+    comp->instrs = order;
+    comp->n_instrs = comp->cap_instrs = out;
+    free(first);
+    free(next);
+}
+
+static void finish_sweep(IrComputation *comp, ExpandSweep *sw)
+{
+    merge_pending(comp, sw);
+    for (int i = 0; i < comp->n_instrs; i++)
+        forward_operands(sw, comp->instrs[i]);
+    comp->root = forwarded(sw, comp->root);
+}
 
 /* Gives rep what the spec says a replacement inherits from the instruction
  * it replaces: metadata, and control predecessors (so ordering edges
- * survive the original's removal); then redirects every use. */
+ * survive the original's removal); then forwards every use. */
 static void splice(ExpandCtx *ctx, IrInstr *old, IrInstr *rep)
 {
     const char *metadata = ir_raw_attr_get(old, "metadata");
@@ -35,7 +114,7 @@ static void splice(ExpandCtx *ctx, IrInstr *old, IrInstr *rep)
         old->control_predecessors = NULL;
         old->n_control_predecessors = 0;
     }
-    ir_replace_all_uses(old->parent, old, rep);
+    set_forward(ctx->sweep, old, rep);
     ctx->stats->fired++;
 }
 
@@ -43,9 +122,12 @@ static bool sweep(IrComputation *comp, ExpandMatch match, ExpandBuild build, Exp
 {
     IrInstr **order = xmalloc(((size_t)comp->n_instrs + 1) * sizeof *order);
     int n = pass_post_order(comp, order);
+    ExpandSweep sw = { 0 };
+    ctx->sweep = current_sweep = &sw;
     bool ok = true;
     for (int i = 0; i < n && ok; i++) {
         IrInstr *instr = order[i];
+        forward_operands(&sw, instr);
         if (instr->dead || !match(instr, ctx))
             continue;
         IrInstr *rep = build(instr, ctx, err);
@@ -53,6 +135,11 @@ static bool sweep(IrComputation *comp, ExpandMatch match, ExpandBuild build, Exp
         if (ok)
             splice(ctx, instr, rep);
     }
+    finish_sweep(comp, &sw);
+    ctx->sweep = current_sweep = NULL;
+    free(sw.forward);
+    free(sw.pending);
+    free(sw.anchor);
     free(order);
     return ok;
 }
@@ -61,7 +148,7 @@ PassResult pass_expand(IrModule *m, const PassOptions *opt, PassStats *stats, Ex
                        ExpandBuild build, void *state, Error *err)
 {
     PassStats scratch = { 0 };
-    ExpandCtx ctx = { m, opt, stats ? stats : &scratch, state };
+    ExpandCtx ctx = { m, opt, stats ? stats : &scratch, state, NULL };
     long fired = ctx.stats->fired;
     IrComputation **comps = xmalloc(((size_t)m->n_computations + 1) * sizeof *comps);
     int n = pass_computations(m, comps, m->n_computations);
@@ -127,13 +214,32 @@ bool expand_reducer_retypable(const IrComputation *comp)
 
 /* ---- Helpers for build */
 
+/* Outside a sweep the instruction goes in at once; inside one it waits for
+ * the sweep's end (see the driver), its name taken already. */
+static void place_before(ExpandSweep *sw, IrComputation *comp, IrInstr *before, IrInstr *instr)
+{
+    if (!sw) {
+        ir_computation_insert_before(comp, before, instr);
+        return;
+    }
+    if (sw->n_pending == sw->cap_pending) {
+        sw->cap_pending = sw->cap_pending ? 2 * sw->cap_pending : 16;
+        sw->pending = xrealloc(sw->pending, (size_t)sw->cap_pending * sizeof *sw->pending);
+        sw->anchor = xrealloc(sw->anchor, (size_t)sw->cap_pending * sizeof *sw->anchor);
+    }
+    sw->pending[sw->n_pending] = instr;
+    sw->anchor[sw->n_pending++] = before;
+    instr->parent = comp;
+    ir_namemap_put(comp->names, instr->name, instr);
+}
+
 IrInstr *expand_new(IrInstr *before, IrOpcode op, IrShape *shape, int n_operands, IrInstr *const *operands)
 {
     IrComputation *comp = before->parent;
     const char *name = ir_unique_name(comp, ir_opcode_name(op));
     IrInstr *instr = ir_instr_new(comp->module, op, name, shape, n_operands, operands);
     instr->loc = before->loc;
-    ir_computation_insert_before(comp, before, instr);
+    place_before(current_sweep, comp, before, instr);
     return instr;
 }
 

@@ -6,11 +6,14 @@
 
 #include "pass.h"
 
+typedef struct ExpandSweep ExpandSweep;   /* expand.c: one sweep's pending edits */
+
 typedef struct ExpandCtx {
     IrModule *m;
     const PassOptions *opt;
     PassStats *stats;
     void *state;                /* the pass's own, e.g. #102's retyped reducers */
+    ExpandSweep *sweep;         /* the sweep under way */
 } ExpandCtx;
 
 /* Does instr match?  A sound-mode guard that refuses a faithful match calls
