@@ -7,6 +7,7 @@
 #  * a counterexample saved with --save-counterexample replays with
 #    hlo-run --inputs, and equals hlo-run --seed <the trial's seed>;
 #  * mismatched signatures are input errors (exit 2) naming the parameter;
+#  * --per-pass names the first pass that breaks equivalence;
 #  * --json and --junit parse; on the transformer step at 2, 4 and 8 ranks
 #    the bf16 accumulation's error is larger than f32's, with numbers.
 # One line per case, closing "hlo-check: N passed, N failed"; TALLY support.
@@ -112,6 +113,23 @@ if [ $rc -eq 2 ] && grep -q "parameter 1 differs" "$tmp/err" && [ "$(grep -c 'pa
     ok "mismatched parameter: exit 2, named once"
 else
     bad "mismatched parameter" "exit $rc; $(head -c 300 "$tmp/err")"
+fi
+
+# --per-pass names the first pass that breaks equivalence.
+mpi 4 "$check" --passes=default --per-pass --trials=2 \
+    "$root/corpus/aws_neuron_flip_all_gather_dynamic_slice/unsound_partition_id_index.hlo"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "first pass that breaks equivalence is #92 aws_neuron_flip_all_gather_dynamic_slice" "$tmp/out"; then
+    ok "--per-pass blames #92 on its known-unsound case"
+else
+    bad "--per-pass" "exit $rc"
+fi
+mpi 4 "$check" --passes=default --per-pass --trials=1 "$root/corpus/demo/transformer_step_4dev.hlo"
+rc=$?
+if [ $rc -eq 0 ] && grep -q "EQUIVALENT after every pass" "$tmp/out" && [ "$(grep -c ' equivalent$' "$tmp/out")" -ge 3 ]; then
+    ok "--per-pass: every pass of the demo's pipeline keeps it equivalent"
+else
+    bad "--per-pass on the demo" "exit $rc"
 fi
 
 # The transformer step: bf16 accumulation measurably worse than f32's.

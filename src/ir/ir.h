@@ -474,6 +474,8 @@ void ir_print_computation(StrBuf *b, const IrComputation *comp);
 void ir_print_instr(StrBuf *b, const IrInstr *instr);
 void ir_print_literal(StrBuf *b, const IrLiteral *lit);
 void ir_print_replica_groups(StrBuf *b, const IrReplicaGroups *g);
+/* Do the two modules print to the same text? */
+bool ir_module_text_equal(const IrModule *a, const IrModule *b);
 /* Writes the module to path atomically (temp file in the same directory, then
  * rename); "-" or NULL writes to stdout. */
 bool ir_write_module_file(const IrModule *m, const char *path, Error *err);

@@ -757,3 +757,16 @@ bool ir_write_module_file(const IrModule *m, const char *path, Error *err)
     strbuf_free(&text);
     return ok;
 }
+
+bool ir_module_text_equal(const IrModule *a, const IrModule *b)
+{
+    StrBuf ta, tb;
+    strbuf_init(&ta);
+    strbuf_init(&tb);
+    ir_print_module(&ta, a);
+    ir_print_module(&tb, b);
+    bool same = ta.len == tb.len && (ta.len == 0 || memcmp(ta.s, tb.s, ta.len) == 0);
+    strbuf_free(&ta);
+    strbuf_free(&tb);
+    return same;
+}

@@ -56,7 +56,8 @@ static const CliFlag flags[] = {
     {"--junit", CLI_STRING, OPT(junit), "=FILE", "", "write the report as JUnit XML"},
     {"--replicas", CLI_INT, OPT(replicas), "=N", "from the module", "replica count"},
     {"--partitions", CLI_INT, OPT(partitions), "=N", "from the module", "partition count"},
-    {"--per-pass", CLI_SWITCH, OPT(per_pass), "", "off", "with --passes: check after every pass (not yet implemented)"},
+    {"--per-pass", CLI_SWITCH, OPT(per_pass), "", "off",
+     "with --passes: check after every pass that changes the module and name the first one that breaks equivalence"},
     {"--shrink", CLI_SWITCH, OPT(shrink), "", "off", "shrink a failing module (not yet implemented)"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
@@ -108,8 +109,10 @@ static void parse_args(Tool *t, int argc, char **argv)
             cli_print_help(stdout, usage, flags, N_FLAGS);
         coll_finish(t->c, 0);
     }
-    if (t->o.per_pass || t->o.shrink)
-        usage_error(t, "--per-pass and --shrink are not implemented yet");
+    if (t->o.shrink)
+        usage_error(t, "--shrink is not implemented yet");
+    if (t->o.per_pass && !t->o.passes)
+        usage_error(t, "--per-pass needs --passes; see --help");
     int want = t->o.passes ? 1 : 2;
     if (t->n_inputs != want) {
         snprintf(msg, sizeof msg, "%s; see --help",
@@ -129,34 +132,63 @@ static IrModule *load(Tool *t, const char *path)
     return m;
 }
 
-/* The second module: the first rewritten by --passes, written to -o on rank 0. */
-static IrModule *rewrite(Tool *t, const IrModule *before)
+static void pass_options(const Tool *t, PassOptions *po)
+{
+    pass_options_default(po);
+    po->mode = strcmp(t->o.pass_mode, "sound") == 0 ? PASS_MODE_SOUND : PASS_MODE_FAITHFUL;
+    po->combine_threshold_bytes = t->o.threshold_bytes;
+    po->combine_threshold_count = t->o.threshold_count;
+    po->combine_by_dim = t->o.combine_by_dim;
+    po->neuron_fsdp = t->o.neuron_fsdp;
+    po->iterate = t->o.iterate;
+}
+
+static IrModule *copy_module(Tool *t, const IrModule *m)
 {
     Error err = { 0 };
     StrBuf text;
     strbuf_init(&text);
-    ir_print_module(&text, before);
-    IrModule *after = ir_parse_module(text.s, text.len, before->file, &err);
+    ir_print_module(&text, m);
+    IrModule *c = ir_parse_module(text.s, text.len, m->file, &err);
     strbuf_free(&text);
-    const Pass *list[64];
-    int n = 0;
-    PassOptions po;
-    pass_options_default(&po);
-    po.mode = strcmp(t->o.pass_mode, "sound") == 0 ? PASS_MODE_SOUND : PASS_MODE_FAITHFUL;
-    po.combine_threshold_bytes = t->o.threshold_bytes;
-    po.combine_threshold_count = t->o.threshold_count;
-    po.combine_by_dim = t->o.combine_by_dim;
-    po.neuron_fsdp = t->o.neuron_fsdp;
-    po.iterate = t->o.iterate;
-    bool changed = false;
-    if (!after || !pass_parse_list(t->o.passes, list, &n, &err) ||
-        !pass_run_pipeline(after, list, n, &po, NULL, &changed, &err))
+    if (!c)
         fail_all(t, &err);
-    Error verr = { 0 };
+    return c;
+}
+
+/* before rewritten by passes[0..n), verified (a broken result is a bug). */
+static IrModule *rewrite_with(Tool *t, const IrModule *before, const Pass *const *passes, int n, bool *changed)
+{
+    Error err = { 0 }, verr = { 0 };
+    IrModule *after = copy_module(t, before);
+    PassOptions po;
+    pass_options(t, &po);
+    if (!pass_run_pipeline(after, passes, n, &po, NULL, changed, &err))
+        fail_all(t, &err);
     if (!ir_verify_module(after, &verr)) {
         error_set(&err, ERR_INTERNAL, verr.loc, "the passes left an invalid module: %s", verr.msg);
         fail_all(t, &err);
     }
+    return after;
+}
+
+static int parse_passes(Tool *t, const Pass **list)
+{
+    Error err = { 0 };
+    int n = 0;
+    if (!pass_parse_list(t->o.passes, list, &n, &err))
+        usage_error(t, err.msg);
+    return n;
+}
+
+/* The second module: the first rewritten by --passes, written to -o on rank 0. */
+static IrModule *rewrite(Tool *t, const IrModule *before)
+{
+    Error err = { 0 };
+    const Pass *list[64];
+    int n = parse_passes(t, list);
+    bool changed = false;
+    IrModule *after = rewrite_with(t, before, list, n, &changed);
     if (t->o.out_path && t->rank == 0 && !ir_write_module_file(after, t->o.out_path, &err))
         fail_all(t, &err);
     return after;
@@ -205,6 +237,60 @@ static void write_reports(Tool *t, const CheckReport *rep, const char *bn, const
         error_print(&err, stderr);
 }
 
+/* One check of before against after; fails the job on errors. */
+static bool check_one(Tool *t, const IrModule *before, const IrModule *after, const char *after_name, bool report)
+{
+    CheckOptions co;
+    check_options(t, &co);
+    CheckReport rep;
+    Error err = { 0 };
+    if (!check_modules(t->c, before, after, &co, &rep, &err))
+        fail_run(t, &err);
+    bool agreed;
+    coll_agree(t->c, true, 0, &agreed);
+    if (report || !rep.equivalent)
+        write_reports(t, &rep, t->inputs[0], after_name);
+    bool equivalent = rep.equivalent;
+    check_report_free(&rep);
+    return equivalent;
+}
+
+/* --per-pass: the pipeline one pass longer at a time, each prefix checked
+ * against the original; the first that fails names the pass to blame. */
+__attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
+{
+    const Pass *list[64];
+    int n = parse_passes(t, list);
+    for (int k = 1; k <= n; k++) {
+        bool changed = false;
+        IrModule *after = rewrite_with(t, before, list, k, &changed);
+        IrModule *prev = k > 1 ? rewrite_with(t, before, list, k - 1, &changed) : NULL;
+        bool same = prev && ir_module_text_equal(prev, after);
+        ir_module_free(prev);
+        if (k > 1 && same) {
+            ir_module_free(after);
+            continue;
+        }
+        char name[512];
+        snprintf(name, sizeof name, "%s after the passes up to #%d %s", t->inputs[0], list[k - 1]->number,
+                 list[k - 1]->name);
+        bool ok = check_one(t, before, after, name, false);
+        ir_module_free(after);
+        if (t->rank == 0)
+            printf("hlo-check: after #%-3d %-42s %s\n", list[k - 1]->number, list[k - 1]->name,
+                   ok ? "equivalent" : "NOT EQUIVALENT");
+        if (!ok) {
+            if (t->rank == 0)
+                printf("hlo-check: the first pass that breaks equivalence is #%d %s\n", list[k - 1]->number,
+                       list[k - 1]->name);
+            coll_finish(t->c, 1);
+        }
+    }
+    if (t->rank == 0)
+        printf("hlo-check: EQUIVALENT after every pass of --passes=%s\n", t->o.passes);
+    coll_finish(t->c, 0);
+}
+
 int main(int argc, char **argv)
 {
     Tool t = { 0 };
@@ -212,22 +298,14 @@ int main(int argc, char **argv)
     t.rank = coll_rank(t.c);
     parse_args(&t, argc, argv);
     IrModule *before = load(&t, t.inputs[0]);
+    if (t.o.per_pass)
+        per_pass(&t, before);
     IrModule *after = t.o.passes ? rewrite(&t, before) : load(&t, t.inputs[1]);
     char after_name[512];
     snprintf(after_name, sizeof after_name, "%s", t.inputs[1] ? t.inputs[1] : "");
     if (t.o.passes)
         snprintf(after_name, sizeof after_name, "%s after --passes=%s", t.inputs[0], t.o.passes);
-    CheckOptions co;
-    check_options(&t, &co);
-    CheckReport rep;
-    Error err = { 0 };
-    if (!check_modules(t.c, before, after, &co, &rep, &err))
-        fail_run(&t, &err);
-    bool agreed;
-    coll_agree(t.c, true, 0, &agreed);
-    write_reports(&t, &rep, t.inputs[0], after_name);
-    int code = rep.equivalent ? 0 : 1;
-    check_report_free(&rep);
+    int code = check_one(&t, before, after, after_name, true) ? 0 : 1;
     ir_module_free(before);
     ir_module_free(after);
     coll_finish(t.c, code);
