@@ -3,6 +3,7 @@
  * standard output or atomically to -o FILE.
  * Exit status: 0 done, 2 bad usage or bad input, 3 internal error. */
 #include "ir.h"
+#include "cli.h"
 #include "pass.h"
 
 #include <errno.h>
@@ -29,49 +30,32 @@ typedef struct Options {
     const char *in_path;  /* "-": standard input; NULL until given */
 } Options;
 
-typedef enum FlagKind {
-    FLAG_SWITCH, /* --name */
-    FLAG_BOOL,   /* --name=true|false */
-    FLAG_INT,    /* --name=N, a signed 64-bit integer */
-    FLAG_STRING, /* --name=TEXT */
-    FLAG_CHOICE, /* --name=WORD, WORD one of the '|'-separated words in metavar */
-    FLAG_FILE    /* -o FILE: the value is the next argument */
-} FlagKind;
-
-typedef struct Flag {
-    const char *name;
-    FlagKind kind;
-    size_t offset;       /* of the field in Options */
-    const char *metavar; /* as shown by --help, after the name */
-    const char *deflt;   /* as shown by --help; "" when there is none */
-    const char *help;
-} Flag;
-
 #define OPT(field) offsetof(Options, field)
 
 /* Every flag, once: the parser and --help both read this table. */
-static const Flag flags[] = {
-    {"--passes", FLAG_STRING, OPT(passes), "=default|none|P1,P2,...", "default",
+static const CliFlag flags[] = {
+    {"--passes", CLI_STRING, OPT(passes), "=default|none|P1,P2,...", "default",
      "the passes to run, in order; see --list-passes"},
-    {"--pass-mode", FLAG_CHOICE, OPT(pass_mode), "=faithful|sound", "faithful",
+    {"--pass-mode", CLI_CHOICE, OPT(pass_mode), "=faithful|sound", "faithful",
      "faithful: the Neuron compiler's matchers as they are; sound: add the soundness guards"},
-    {"--iterate", FLAG_SWITCH, OPT(iterate), "", "off",
+    {"--iterate", CLI_SWITCH, OPT(iterate), "", "off",
      "repeat the whole pipeline until nothing changes, at most 16 rounds"},
-    {"--collective-combine-threshold-in-bytes", FLAG_INT, OPT(combine_threshold_bytes), "=N",
+    {"--collective-combine-threshold-in-bytes", CLI_INT, OPT(combine_threshold_bytes), "=N",
      "1073741824", "combiners: largest combined result in bytes (<= 0: combine nothing)"},
-    {"--collective-combine-threshold-count", FLAG_INT, OPT(combine_threshold_count), "=N", "256",
+    {"--collective-combine-threshold-count", CLI_INT, OPT(combine_threshold_count), "=N", "256",
      "combiners: most instructions combined into one (<= 0: combine nothing)"},
-    {"--collective-combine-by-dim", FLAG_BOOL, OPT(combine_by_dim), "=true|false", "true",
+    {"--collective-combine-by-dim", CLI_BOOL, OPT(combine_by_dim), "=true|false", "true",
      "combiners: combine only collectives that gather or scatter the same dimension"},
-    {"--neuron-fsdp", FLAG_BOOL, OPT(neuron_fsdp), "=true|false", "false",
+    {"--neuron-fsdp", CLI_BOOL, OPT(neuron_fsdp), "=true|false", "false",
      "all-gather and reduce-scatter combiners skip while-loop bodies"},
-    {"--stats", FLAG_SWITCH, OPT(stats), "", "off",
+    {"--stats", CLI_SWITCH, OPT(stats), "", "off",
      "print what each pass did and the module's size to standard error"},
-    {"--list-passes", FLAG_SWITCH, OPT(list_passes), "", "", "list the registered passes and exit"},
-    {"-o", FLAG_FILE, OPT(out_path), " FILE", "standard output",
+    {"--list-passes", CLI_SWITCH, OPT(list_passes), "", "", "list the registered passes and exit"},
+    {"-o", CLI_STRING, OPT(out_path), " FILE", "standard output",
      "write the module to FILE (a temporary file, then rename; FILE may be the input)"},
-    {"--help", FLAG_SWITCH, OPT(help), "", "", "show this help and exit"},
+    {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
+#define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
 
 static void set_defaults(Options *opt)
 {
@@ -95,92 +79,6 @@ static bool usage_error(const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     return false;
-}
-
-/* Is word one of the '|'-separated words in list? */
-static bool word_in_list(const char *word, const char *list)
-{
-    size_t n = strlen(word);
-    for (const char *p = list; *p;) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && strncmp(p, word, n) == 0)
-            return true;
-        p += bar ? len + 1 : len;
-    }
-    return false;
-}
-
-static bool parse_int64(const Flag *f, const char *value, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(value, &end, 10);
-    if (value[0] == '\0' || *end != '\0' || errno == ERANGE)
-        return usage_error("%s=%s: not a 64-bit integer; see --help", f->name, value);
-    *out = (int64_t)v;
-    return true;
-}
-
-/* Stores one flag's value (NULL when the argument had no '=') into opt. */
-static bool set_flag(const Flag *f, const char *value, Options *opt)
-{
-    void *field = (char *)opt + f->offset;
-    if (f->kind == FLAG_SWITCH) {
-        if (value)
-            return usage_error("%s takes no value; see --help", f->name);
-        *(bool *)field = true;
-        return true;
-    }
-    if (!value)
-        return usage_error("%s needs a value: %s%s; see --help", f->name, f->name, f->metavar);
-    switch (f->kind) {
-    case FLAG_BOOL:
-        if (!word_in_list(value, "true|false"))
-            return usage_error("%s=%s: expected true or false; see --help", f->name, value);
-        *(bool *)field = strcmp(value, "true") == 0;
-        return true;
-    case FLAG_INT:
-        return parse_int64(f, value, (int64_t *)field);
-    case FLAG_CHOICE:
-        if (!word_in_list(value, f->metavar + 1))
-            return usage_error("%s=%s: expected one of %s; see --help", f->name, value,
-                               f->metavar + 1);
-        *(const char **)field = value;
-        return true;
-    case FLAG_STRING:
-    case FLAG_FILE:
-        *(const char **)field = value;
-        return true;
-    case FLAG_SWITCH:
-        break;
-    }
-    return usage_error("internal error: flag kind %d", (int)f->kind);
-}
-
-static const Flag *find_flag(const char *arg, size_t name_len)
-{
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        if (strlen(flags[i].name) == name_len && strncmp(flags[i].name, arg, name_len) == 0)
-            return &flags[i];
-    return NULL;
-}
-
-/* Parses argv[*i], a flag; a FLAG_FILE flag also consumes the next argument. */
-static bool parse_flag(int argc, char **argv, int *i, Options *opt)
-{
-    const char *arg = argv[*i];
-    const char *eq = strchr(arg, '=');
-    size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-    const Flag *f = find_flag(arg, name_len);
-    if (!f)
-        return usage_error("unknown flag '%s'; see --help", arg);
-    if (f->kind != FLAG_FILE)
-        return set_flag(f, eq ? eq + 1 : NULL, opt);
-    if (eq || *i + 1 >= argc || argv[*i + 1][0] == '\0')
-        return usage_error("%s needs a file name: %s FILE; see --help", f->name, f->name);
-    *i += 1;
-    return set_flag(f, argv[*i], opt);
 }
 
 /* --passes: "default", "none", or registered names separated by commas. */
@@ -208,45 +106,29 @@ static bool check_pass_list(const char *list)
 
 static bool parse_args(int argc, char **argv, Options *opt)
 {
-    bool only_inputs = false; /* after "--" */
+    char msg[512];
+    const char *inputs[2];
+    int n_inputs = 0;
     set_defaults(opt);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        bool is_flag = !only_inputs && arg[0] == '-' && arg[1] != '\0';
-        if (is_flag && strcmp(arg, "--") == 0) {
-            only_inputs = true;
-        } else if (is_flag) {
-            if (!parse_flag(argc, argv, &i, opt))
-                return false;
-        } else if (opt->in_path) {
-            return usage_error("more than one input ('%s' and '%s'); see --help", opt->in_path,
-                               arg);
-        } else {
-            opt->in_path = arg;
-        }
-    }
+    if (!cli_parse(flags, N_FLAGS, argc, argv, opt, inputs, 2, &n_inputs, msg, sizeof msg))
+        return usage_error("%s", msg);
     if (opt->help || opt->list_passes)
         return true;
-    if (!opt->in_path)
+    if (n_inputs > 1)
+        return usage_error("more than one input ('%s' and '%s'); see --help", inputs[0], inputs[1]);
+    if (n_inputs == 0)
         return usage_error("no input module (give a file, or - for standard input); see --help");
+    opt->in_path = inputs[0];
     return check_pass_list(opt->passes);
 }
 
 static void print_help(FILE *out)
 {
-    fputs("usage: hlo-opt [flags] in.hlo        (in.hlo '-' reads standard input)\n"
-          "\n"
-          "Reads an HLO module, verifies it, runs the passes and prints the module.\n"
-          "\n",
-          out);
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
-        const Flag *f = &flags[i];
-        fprintf(out, "  %s%s\n      %s", f->name, f->metavar, f->help);
-        if (f->deflt[0])
-            fprintf(out, " (default: %s)", f->deflt);
-        fputc('\n', out);
-    }
-    fputs("\nExit status: 0 done, 2 bad usage or bad input, 3 internal error.\n", out);
+    cli_print_help(out,
+                   "usage: hlo-opt [flags] in.hlo        (in.hlo '-' reads standard input)\n\n"
+                   "Reads an HLO module, verifies it, runs the passes and prints the module.\n"
+                   "Exit status: 0 done, 2 bad usage or bad input, 3 internal error.\n\n",
+                   flags, N_FLAGS);
 }
 
 static void list_passes(FILE *out)
