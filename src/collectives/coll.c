@@ -292,6 +292,7 @@ void coll_barrier(Coll *c)
 
 void coll_finish(Coll *c, int code)
 {
+    coll_fold_cache_free();
     fflush(stdout);
     fflush(stderr);
     if (c && c->we_initialised)

@@ -72,5 +72,7 @@ bool coll_check_shapes(const IrInstr *instr, const IrShape *result, Value *const
  * kernel for trivial reducers, the interpreter otherwise. */
 bool coll_fold(Interp *it, const IrInstr *instr, IrElemType t, void *acc, const void *x, int64_t n,
                Error *err);
+/* Frees the reducers compiled for blocks (coll_finish calls it). */
+void coll_fold_cache_free(void);
 
 #endif /* COLL_INTERNAL_H */

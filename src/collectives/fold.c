@@ -1,8 +1,11 @@
 /* fold.c: acc = to_apply(acc, x) elementwise, the step of every reduction.
  * Trivial reducers (one add/multiply/maximum/minimum/and/or of the two
- * parameters) take the interpreter's vectorised kernel; any other to_apply is
- * run by the interpreter element by element.  Both round to the element type
- * after every step, so the fold order alone fixes the bits. */
+ * parameters) take the interpreter's vectorised kernel.  Any other to_apply
+ * made of element-wise ops is rewritten once into the same computation over
+ * arrays (scalars become [n], constants are broadcast) and run by the
+ * interpreter over whole blocks; only a reducer with other ops falls back to
+ * one call per element.  All round to the element type after every step, so
+ * the fold order alone fixes the bits. */
 #include "coll_internal.h"
 
 #include <string.h>
@@ -38,6 +41,124 @@ static bool fold_general(Interp *it, const IrInstr *instr, IrElemType t, void *a
     return ok;
 }
 
+/* ---- The reducer over blocks */
+
+typedef struct BlockReducer {
+    const IrComputation *comp;
+    int64_t n;
+    IrModule *m;            /* NULL: the reducer is not element-wise */
+    Interp *it;
+} BlockReducer;
+
+#define N_CACHED 16
+static BlockReducer cache[N_CACHED];
+static int cache_next;
+
+/* One instruction of the scalar reducer as the same op over [n]. */
+static bool block_instr(StrBuf *b, const IrInstr *instr, int64_t n)
+{
+    const IrShape *s = instr->shape;
+    if (s->type == IR_TYPE_TUPLE || s->rank != 0)
+        return false;
+    const char *type = ir_type_name(s->type), *root = instr->parent->root == instr ? "ROOT " : "";
+    if (instr->op == IR_OP_PARAMETER) {
+        strbuf_printf(b, "  %s%%%s = %s[%lld] parameter(%lld)\n", root, instr->name, type, (long long)n,
+                      (long long)instr->parameter_number);
+        return true;
+    }
+    if (instr->op == IR_OP_CONSTANT) {
+        strbuf_printf(b, "  %%%s.scalar = %s[] constant(", instr->name, type);
+        ir_print_literal(b, instr->literal);
+        strbuf_printf(b, ")\n  %s%%%s = %s[%lld] broadcast(%%%s.scalar), dimensions={}\n", root, instr->name, type,
+                      (long long)n, instr->name);
+        return true;
+    }
+    if (!(ir_op_info[instr->op].flags & OPF_ELEMENTWISE))
+        return false;
+    StrBuf line, shape;
+    strbuf_init(&line);
+    strbuf_init(&shape);
+    ir_print_instr(&line, instr);
+    ir_shape_print(&shape, s, true);
+    const char *eq = strstr(line.s, " = ");
+    bool ok = eq && strncmp(eq + 3, shape.s, shape.len) == 0;
+    if (ok) {
+        strbuf_putn(b, "  ", 2);
+        strbuf_putn(b, line.s, (size_t)(eq + 3 - line.s));
+        strbuf_printf(b, "%s[%lld]%s\n", type, (long long)n, eq + 3 + shape.len);
+    }
+    strbuf_free(&line);
+    strbuf_free(&shape);
+    return ok;
+}
+
+static void block_reducer_build(BlockReducer *r)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    strbuf_puts(&b, "HloModule block_reducer\n\nENTRY %block {\n");
+    bool ok = true;
+    for (int i = 0; i < r->comp->n_instrs && ok; i++)
+        ok = r->comp->instrs[i]->dead || block_instr(&b, r->comp->instrs[i], r->n);
+    strbuf_puts(&b, "}\n");
+    Error err = { 0 };
+    r->m = ok ? ir_parse_module(b.s, b.len, "<reducer over blocks>", &err) : NULL;
+    if (r->m && !ir_verify_module(r->m, &err)) {
+        ir_module_free(r->m);
+        r->m = NULL;
+    }
+    r->it = r->m ? interp_new(r->m, NULL, &err) : NULL;
+    strbuf_free(&b);
+}
+
+static BlockReducer *block_reducer(const IrComputation *comp, int64_t n)
+{
+    for (int i = 0; i < N_CACHED; i++)
+        if (cache[i].comp == comp && cache[i].n == n)
+            return &cache[i];
+    BlockReducer *r = &cache[cache_next++ % N_CACHED];
+    interp_free(r->it);
+    ir_module_free(r->m);
+    *r = (BlockReducer){ comp, n, NULL, NULL };
+    block_reducer_build(r);
+    return r;
+}
+
+void coll_fold_cache_free(void)
+{
+    for (int i = 0; i < N_CACHED; i++) {
+        interp_free(cache[i].it);
+        ir_module_free(cache[i].m);
+        cache[i] = (BlockReducer){ 0 };
+    }
+}
+
+/* false with err unset: the reducer cannot run over blocks. */
+static bool fold_blocks(const IrInstr *instr, IrElemType t, void *acc, const void *x, int64_t n, bool *done,
+                        Error *err)
+{
+    BlockReducer *r = block_reducer(reducer(instr), n);
+    *done = false;
+    if (!r->it || r->m->entry->root->shape->type != t)
+        return true;
+    size_t bytes = (size_t)n * (size_t)ir_type_storage_bytes(t);
+    Value *a = value_new_array(r->m->entry->params[0]->shape, err);
+    Value *b = a ? value_new_array(r->m->entry->params[1]->shape, err) : NULL, *out = NULL;
+    if (!b) {
+        value_release(a);
+        return false;
+    }
+    memcpy(a->data, acc, bytes);
+    memcpy(b->data, x, bytes);
+    Value *args[2] = { a, b };
+    if (!interp_run(r->it, args, 2, &out, err))
+        return false;
+    memcpy(acc, out->data, bytes);
+    value_release(out);
+    *done = true;
+    return true;
+}
+
 bool coll_fold(Interp *it, const IrInstr *instr, IrElemType t, void *acc, const void *x, int64_t n,
                Error *err)
 {
@@ -47,5 +168,8 @@ bool coll_fold(Interp *it, const IrInstr *instr, IrElemType t, void *acc, const 
     IrOpcode op = interp_trivial_reducer(comp);
     if (op != IR_OP_COUNT && comp->root->shape->type == t)
         return interp_binary_kernel(op, t, acc, acc, x, n, err);
-    return fold_general(it, instr, t, acc, x, n, err);
+    bool done = false;
+    if (n > 0 && comp->n_params == 2 && !fold_blocks(instr, t, acc, x, n, &done, err))
+        return false;
+    return done || fold_general(it, instr, t, acc, x, n, err);
 }

@@ -251,6 +251,44 @@ static void test_bf16_all_reduce_rounds_each_step(void **state)
     done(&r);
 }
 
+/* Reducers that are not one plain op run over whole blocks: add through f32
+ * equals bf16 add, and a select/compare maximum with a constant equals the
+ * plain maximum, bit for bit. */
+static void test_nontrivial_reducers_match_plain_ones(void **state)
+{
+    (void)state;
+    char text[4096];
+    snprintf(text, sizeof text,
+             "HloModule m, replica_count=%d\n"
+             "%%addb {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  ROOT s = bf16[] add(a, b)\n}\n"
+             "%%addb.via.f32 {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+             "  af = f32[] convert(a)\n  bf = f32[] convert(b)\n  s = f32[] add(af, bf)\n"
+             "  ROOT r = bf16[] convert(s)\n}\n"
+             "%%max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n"
+             "%%max.select {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  one = f32[] constant(1)\n"
+             "  b1 = f32[] multiply(b, one)\n  gt = pred[] compare(a, b1), direction=GT\n"
+             "  ROOT m = f32[] select(gt, a, b1)\n}\n"
+             "ENTRY e {\n  p = bf16[64] parameter(0)\n  q = f32[64] parameter(1)\n"
+             "  r1 = bf16[64] all-reduce(p), replica_groups={}, to_apply=%%addb\n"
+             "  r2 = bf16[64] all-reduce(p), replica_groups={}, to_apply=%%addb.via.f32\n"
+             "  m1 = f32[64] all-reduce(q), replica_groups={}, to_apply=%%max\n"
+             "  m2 = f32[64] all-reduce(q), replica_groups={}, to_apply=%%max.select\n"
+             "  ROOT t = (bf16[64], bf16[64], f32[64], f32[64]) tuple(r1, r2, m1, m2)\n}\n", world);
+    uint16_t p[64];
+    float q[64];
+    for (int i = 0; i < 64; i++) {
+        p[i] = ir_f32_to_bf16((float)(i * 7 % 13) * 0.37f + (float)rank * 1.13f);
+        q[i] = (float)((i * 5 + rank * 3) % 11) - 5.0f;
+    }
+    const void *params[] = { p, q };
+    Run r;
+    run(&r, text, params);
+    Value **e = r.out->elements;
+    assert_true(value_bits_equal(e[0], e[1]));
+    assert_true(value_bits_equal(e[2], e[3]));
+    done(&r);
+}
+
 /* The four group modes with replica_count x num_partitions = 2 x 2:
  * all-gather of the flattened id shows who took part, in which order. */
 static void gather_ids(const char *attrs, int group_size, float *got)
@@ -323,6 +361,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_reduce_scatter_gives_member_k_block_k),
         cmocka_unit_test(test_variadic_equals_separate),
         cmocka_unit_test(test_bf16_all_reduce_rounds_each_step),
+        cmocka_unit_test(test_nontrivial_reducers_match_plain_ones),
         cmocka_unit_test(test_group_modes_2x2),
         cmocka_unit_test(test_collective_permute_cross_partition),
     };
