@@ -8,6 +8,7 @@
 #    hlo-run --inputs, and equals hlo-run --seed <the trial's seed>;
 #  * mismatched signatures are input errors (exit 2) naming the parameter;
 #  * --per-pass names the first pass that breaks equivalence;
+#  * the same seed gives the same bits, also under other MPI algorithms;
 #  * --json and --junit parse; on the transformer step at 2, 4 and 8 ranks
 #    the bf16 accumulation's error is larger than f32's, with numbers.
 # One line per case, closing "hlo-check: N passed, N failed"; TALLY support.
@@ -113,6 +114,20 @@ if [ $rc -eq 2 ] && grep -q "parameter 1 differs" "$tmp/err" && [ "$(grep -c 'pa
     ok "mismatched parameter: exit 2, named once"
 else
     bad "mismatched parameter" "exit $rc; $(head -c 300 "$tmp/err")"
+fi
+
+# Determinism: the same module and seed give the same bits run after run and
+# whatever algorithms Open MPI picks for its collectives underneath.
+step=$root/corpus/demo/transformer_step_4dev.hlo
+mpi 4 "$run" "$step" --seed 3 --outputs "$tmp/det_a" && mpi 4 "$run" "$step" --seed 3 --outputs "$tmp/det_b" &&
+    mpi 4 --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_alltoall_algorithm 2 \
+        --mca coll_tuned_allgather_algorithm 2 --mca coll_tuned_alltoallv_algorithm 1 \
+        --mca coll_tuned_allgatherv_algorithm 2 "$run" "$step" --seed 3 --outputs "$tmp/det_c"
+rc=$?
+if [ $rc -eq 0 ] && diff -r "$tmp/det_a" "$tmp/det_b" >/dev/null && diff -r "$tmp/det_a" "$tmp/det_c" >/dev/null; then
+    ok "same seed, same bits: twice and with other MPI collective algorithms"
+else
+    bad "determinism" "exit $rc"
 fi
 
 # --per-pass names the first pass that breaks equivalence.
