@@ -47,7 +47,9 @@ if [ -d "$dir" ]; then
             collectives_*)
                 for n in 2 3 4 8; do run "$name (mpirun -n $n)" "${mpirun_cmd[@]}" -n "$n" "$t"; done ;;
             *)
-                run "$name" "$t" ;;
+                # These never start MPI: leak checking stays on under ASan
+                # even when the caller turned it off for the MPI tools.
+                run "$name" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" "$t" ;;
         esac
     done < <(find "$dir" -maxdepth 1 -type f -perm -u+x -print0 | sort -z)
 fi

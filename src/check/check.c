@@ -258,14 +258,13 @@ static double bound_fraction(const Value *v, const Value *exact, const Value *ab
     double u = ldexp(1.0, -(ir_type_info[acc].mantissa_bits + 1)), k = (double)(n > 1 ? n - 1 : 0);
     double gamma = k * u / (1 - k * u), worst = 0;
     const double *e = exact->data, *a = abs_sum->data;
-    IrElemType t = v->shape->type;
-    size_t es = (size_t)ir_type_storage_bytes(t);
-    for (int64_t i = 0; i < value_elements(v); i++) {
-        double err = fabs(ir_elem_get_f64(t, (const char *)v->data + (size_t)i * es) - e[i]);
-        double bound = gamma * a[i];
+    double *x = check_values_f64(v);
+    for (int64_t i = 0, count = value_elements(v); i < count; i++) {
+        double err = fabs(x[i] - e[i]), bound = gamma * a[i];
         if (bound > 0 && isfinite(err))
             worst = fmax(worst, err / bound);
     }
+    free(x);
     return worst;
 }
 
@@ -276,9 +275,9 @@ static void site_error_add(CheckAccuracy *acc, const Value *v, const Value *exac
 {
     const double *e = exact->data, *a = abs_sum->data;
     IrElemType t = v->shape->type;
-    size_t es = (size_t)ir_type_storage_bytes(t);
-    for (int64_t i = 0; i < value_elements(v); i++) {
-        double x = ir_elem_get_f64(t, (const char *)v->data + (size_t)i * es), err = fabs(x - e[i]);
+    double *xs = check_values_f64(v);
+    for (int64_t i = 0, n = value_elements(v); i < n; i++) {
+        double x = xs[i], err = fabs(x - e[i]);
         acc->n++;
         if (!isfinite(x)) {
             acc->nonfinite += isfinite(e[i]);
@@ -291,6 +290,7 @@ static void site_error_add(CheckAccuracy *acc, const Value *v, const Value *exac
         acc->max_ulp = fmax(acc->max_ulp, ulp);
         acc->max_rel = fmax(acc->max_rel, a[i] > 0 ? err / a[i] : 0);
     }
+    free(xs);
 }
 
 static void judge_outputs(Run *r, Value **lb, Value **la, Value **lo)

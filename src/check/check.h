@@ -53,6 +53,11 @@ bool check_elements_agree(IrElemType t, const void *a, const void *b, const Chec
  * when they agree everywhere. */
 int64_t check_first_difference(const Value *a, const Value *b, const CheckTolerance *tol);
 
+/* The elements of an array value as doubles (exact for every float type);
+ * malloc'd, the caller frees it.  One type dispatch per array, not per
+ * element. */
+double *check_values_f64(const Value *v);
+
 /* Error of values of type t against an f64 oracle, accumulated. */
 typedef struct CheckAccuracy {
     int64_t n;

@@ -3,6 +3,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Float bits as an integer that orders like the values: sign-magnitude to
@@ -77,6 +78,34 @@ int64_t check_first_difference(const Value *a, const Value *b, const CheckTolera
     return -1;
 }
 
+/* ---- Values as doubles */
+
+double *check_values_f64(const Value *v)
+{
+    IrElemType t = v->shape->type;
+    int64_t n = value_elements(v);
+    double *d = xmalloc((size_t)(n ? n : 1) * sizeof *d);
+    switch ((int)t) {
+    case IR_TYPE_F64:
+        memcpy(d, v->data, (size_t)n * sizeof *d);
+        break;
+    case IR_TYPE_F32:
+        for (int64_t i = 0; i < n; i++)
+            d[i] = ((const float *)v->data)[i];
+        break;
+    case IR_TYPE_BF16:
+        for (int64_t i = 0; i < n; i++)
+            d[i] = ir_bf16_to_f32(((const uint16_t *)v->data)[i]);
+        break;
+    default: {
+        size_t es = (size_t)ir_type_storage_bytes(t);
+        for (int64_t i = 0; i < n; i++)
+            d[i] = ir_elem_get_f64(t, (const char *)v->data + (size_t)i * es);
+    }
+    }
+    return d;
+}
+
 /* ---- Accuracy against the oracle */
 
 static double element_error(IrElemType t, double v, double o, double *rel, double *ulp, bool *bad)
@@ -96,14 +125,13 @@ static double element_error(IrElemType t, double v, double o, double *rel, doubl
 void check_accuracy_add(CheckAccuracy *acc, const Value *v, const Value *oracle)
 {
     IrElemType t = v->shape->type;
-    size_t es = (size_t)ir_type_storage_bytes(t);
     const double *o = oracle->data;
+    double *x = check_values_f64(v);
     int64_t n = value_elements(v);
     for (int64_t i = 0; i < n; i++) {
         double rel, ulp;
         bool bad;
-        double e = element_error(t, ir_elem_get_f64(t, (const char *)v->data + i * (int64_t)es), o[i], &rel,
-                                 &ulp, &bad);
+        double e = element_error(t, x[i], o[i], &rel, &ulp, &bad);
         acc->n++;
         if (bad) {
             acc->nonfinite++;
@@ -115,17 +143,16 @@ void check_accuracy_add(CheckAccuracy *acc, const Value *v, const Value *oracle)
         acc->max_rel = fmax(acc->max_rel, rel);
         acc->max_ulp = fmax(acc->max_ulp, ulp);
     }
+    free(x);
 }
 
 void check_duel_add(CheckDuel *duel, const Value *before, const Value *after, const Value *oracle)
 {
-    IrElemType tb = before->shape->type, ta = after->shape->type;
-    size_t eb = (size_t)ir_type_storage_bytes(tb), ea = (size_t)ir_type_storage_bytes(ta);
     const double *o = oracle->data;
+    double *xb = check_values_f64(before), *xa = check_values_f64(after);
     int64_t n = value_elements(before);
     for (int64_t i = 0; i < n; i++) {
-        double b = fabs(ir_elem_get_f64(tb, (const char *)before->data + i * (int64_t)eb) - o[i]);
-        double a = fabs(ir_elem_get_f64(ta, (const char *)after->data + i * (int64_t)ea) - o[i]);
+        double b = fabs(xb[i] - o[i]), a = fabs(xa[i] - o[i]);
         if (isnan(a) || isnan(b) || a == b)
             duel->equal++;
         else if (a < b)
@@ -133,6 +160,8 @@ void check_duel_add(CheckDuel *duel, const Value *before, const Value *after, co
         else
             duel->worse++;
     }
+    free(xb);
+    free(xa);
 }
 
 void check_accuracy_merge(CheckAccuracy *a, const CheckAccuracy *b)

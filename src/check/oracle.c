@@ -131,9 +131,8 @@ Value *check_widen_value(const Value *v, const IrShape *s, Error *err)
         memcpy(w->data, v->data, value_bytes(v));
         return w;
     }
-    size_t es = (size_t)ir_type_storage_bytes(t);
-    double *d = w->data;
-    for (int64_t i = 0; i < value_elements(v); i++)
-        d[i] = ir_elem_get_f64(t, (const char *)v->data + (size_t)i * es);
+    double *d = check_values_f64(v);
+    memcpy(w->data, d, value_bytes(w));
+    free(d);
     return w;
 }
