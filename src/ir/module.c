@@ -411,38 +411,50 @@ static bool is_dead_collective(const IrComputation *comp, const IrInstr *instr)
     return instr != comp->root && (ir_op_info[instr->op].flags & OPF_COLLECTIVE);
 }
 
-/* marks[id]: instr is some instruction's control predecessor. */
-static bool *control_targets(const IrComputation *comp)
+/* A worklist: uses[id] counts the operand and control-predecessor slots
+ * that refer to an instruction; removing one instruction releases its
+ * operands, which may become removable in turn.  O(instructions + edges). */
+static void release(IrInstr *dep, int *uses, IrInstr **work, int *n_work, const IrComputation *comp)
 {
-    bool *marks = xcalloc((size_t)comp->module->next_instr_id + 1, sizeof *marks);
-    for (int j = 0; j < comp->n_instrs; j++)
-        for (int k = 0; k < comp->instrs[j]->n_control_predecessors; k++)
-            marks[comp->instrs[j]->control_predecessors[k]->id] = true;
-    return marks;
+    if (dep->parent == comp && !dep->dead && --uses[dep->id] == 0)
+        work[(*n_work)++] = dep;
 }
 
 int ir_remove_dead(IrComputation *comp)
 {
-    int removed = 0;
-    for (bool again = true; again;) {
-        again = false;
-        ir_computation_build_users(comp);
-        bool *is_target = control_targets(comp);
-        int kept = 0;
-        for (int i = 0; i < comp->n_instrs; i++) {
-            IrInstr *instr = comp->instrs[i];
-            bool used = instr->n_users > 0 || is_target[instr->id];
-            if (!used && (is_removable(comp, instr) || is_dead_collective(comp, instr))) {
-                instr->dead = true;
-                removed++;
-                again = true;
-                continue;
-            }
-            comp->instrs[kept++] = instr;
-        }
-        comp->n_instrs = kept;
-        free(is_target);
+    int *uses = xcalloc((size_t)comp->module->next_instr_id + 1, sizeof *uses);
+    IrInstr **work = xmalloc(((size_t)comp->n_instrs + 1) * sizeof *work);
+    int n_work = 0, removed = 0;
+    for (int i = 0; i < comp->n_instrs; i++) {
+        const IrInstr *instr = comp->instrs[i];
+        for (int k = 0; k < instr->n_operands; k++)
+            uses[instr->operands[k]->id]++;
+        for (int k = 0; k < instr->n_control_predecessors; k++)
+            uses[instr->control_predecessors[k]->id]++;
     }
+    for (int i = 0; i < comp->n_instrs; i++)
+        if (uses[comp->instrs[i]->id] == 0)
+            work[n_work++] = comp->instrs[i];
+    while (n_work > 0) {
+        IrInstr *instr = work[--n_work];
+        if (instr->dead || !(is_removable(comp, instr) || is_dead_collective(comp, instr)))
+            continue;
+        instr->dead = true;
+        removed++;
+        for (int k = 0; k < instr->n_operands; k++)
+            release(instr->operands[k], uses, work, &n_work, comp);
+        for (int k = 0; k < instr->n_control_predecessors; k++)
+            release(instr->control_predecessors[k], uses, work, &n_work, comp);
+    }
+    int kept = 0;
+    for (int i = 0; i < comp->n_instrs; i++)
+        if (!comp->instrs[i]->dead)
+            comp->instrs[kept++] = comp->instrs[i];
+    comp->n_instrs = kept;
+    free(uses);
+    free(work);
+    if (removed)
+        ir_computation_build_users(comp);
     return removed;
 }
 
