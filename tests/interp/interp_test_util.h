@@ -56,4 +56,31 @@ static inline void test_run_free(TestRun *run)
     memset(run, 0, sizeof *run);
 }
 
+static inline uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Bitwise equality of an f32 result with want (so -0 and NaN payloads count). */
+static inline void assert_f32_array(const Value *v, const float *want, int64_t n)
+{
+    assert_int_equal(value_elements(v), n);
+    const float *got = v->data;
+    for (int64_t i = 0; i < n; i++)
+        if (f32_bits(got[i]) != f32_bits(want[i]))
+            fail_msg("element %lld: got %.9g (0x%08x), want %.9g (0x%08x)", (long long)i, (double)got[i],
+                     (unsigned)f32_bits(got[i]), (double)want[i], (unsigned)f32_bits(want[i]));
+}
+
+static inline void assert_s32_array(const Value *v, const int32_t *want, int64_t n)
+{
+    assert_int_equal(value_elements(v), n);
+    const int32_t *got = v->data;
+    for (int64_t i = 0; i < n; i++)
+        if (got[i] != want[i])
+            fail_msg("element %lld: got %d, want %d", (long long)i, got[i], want[i]);
+}
+
 #endif /* INTERP_TEST_UTIL_H */

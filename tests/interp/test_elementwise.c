@@ -27,13 +27,6 @@
     "HloModule m\nENTRY e {\n a = " IN " parameter(0)\n b = " IN " parameter(1)\n" \
     " ROOT r = " OUT " " OP "(a, b)" ATTRS "\n}\n"
 
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 static float f32_from(uint32_t u)
 {
     float f;

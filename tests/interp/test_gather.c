@@ -17,31 +17,6 @@
 /* ------------------------------------------------------------------ */
 /* Helpers                                                              */
 
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static void assert_f32_array(const Value *v, const float *want, int64_t n)
-{
-    assert_int_equal(value_elements(v), n);
-    const float *got = v->data;
-    for (int64_t i = 0; i < n; i++)
-        if (f32_bits(got[i]) != f32_bits(want[i]))
-            fail_msg("element %lld: got %.9g, want %.9g", (long long)i, (double)got[i], (double)want[i]);
-}
-
-static void assert_s32_array(const Value *v, const int32_t *want, int64_t n)
-{
-    assert_int_equal(value_elements(v), n);
-    const int32_t *got = v->data;
-    for (int64_t i = 0; i < n; i++)
-        if (got[i] != want[i])
-            fail_msg("element %lld: got %d, want %d", (long long)i, got[i], want[i]);
-}
-
 /* [[1,2,3],[4,5,6],[7,8,9]] */
 static const float X33[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 
