@@ -7,7 +7,8 @@
 #  * a counterexample saved with --save-counterexample replays with
 #    hlo-run --inputs, and equals hlo-run --seed <the trial's seed>;
 #  * mismatched signatures are input errors (exit 2) naming the parameter;
-#  * --per-pass names the first pass that breaks equivalence;
+#  * --per-pass names the first pass that breaks equivalence; --shrink keeps
+#    the failing output only and writes a pair that still differs;
 #  * the same seed gives the same bits, also under other MPI algorithms;
 #  * --json and --junit parse; on the transformer step at 2, 4 and 8 ranks
 #    the bf16 accumulation's error is larger than f32's, with numbers.
@@ -128,6 +129,25 @@ if [ $rc -eq 0 ] && diff -r "$tmp/det_a" "$tmp/det_b" >/dev/null && diff -r "$tm
     ok "same seed, same bits: twice and with other MPI collective algorithms"
 else
     bad "determinism" "exit $rc"
+fi
+
+# --shrink keeps only the failing output (here the second: the first does
+# not read the changed constant) and writes a pair that reproduces.
+sed 's/  ROOT t = (f32\[8,4\], f32\[\([0-9]*\),4\]) tuple(ar, g)/  n = f32[8,4] negate(q)\n  ROOT t = (f32[8,4], f32[8,4]) tuple(n, ar)/' \
+    "$tmp/ref2.hlo" >"$tmp/two_out.hlo"
+sed 's/constant(2)/constant(3)/' "$tmp/two_out.hlo" >"$tmp/two_out_const.hlo"
+mpi 2 "$check" "$tmp/two_out.hlo" "$tmp/two_out_const.hlo" --shrink --save-counterexample="$tmp/shrunk"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "shrunk to output 1 only (still different)" "$tmp/out" && ! grep -q negate "$tmp/shrunk/before.hlo"; then
+    mpi 2 "$check" "$tmp/shrunk/before.hlo" "$tmp/shrunk/after.hlo" --trials=2
+    rc2=$?
+    if [ $rc2 -eq 1 ] && [ -f "$tmp/shrunk/command.txt" ] && [ -f "$tmp/shrunk/param0.rank1.npy" ]; then
+        ok "--shrink: the failing output alone, with its inputs and command, still differs"
+    else
+        bad "--shrink" "the written pair gives exit $rc2"
+    fi
+else
+    bad "--shrink" "exit $rc"
 fi
 
 # --per-pass names the first pass that breaks equivalence.

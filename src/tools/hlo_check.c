@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct Options {
@@ -58,7 +59,9 @@ static const CliFlag flags[] = {
     {"--partitions", CLI_INT, OPT(partitions), "=N", "from the module", "partition count"},
     {"--per-pass", CLI_SWITCH, OPT(per_pass), "", "off",
      "with --passes: check after every pass that changes the module and name the first one that breaks equivalence"},
-    {"--shrink", CLI_SWITCH, OPT(shrink), "", "off", "shrink a failing module (not yet implemented)"},
+    {"--shrink", CLI_SWITCH, OPT(shrink), "", "off",
+     "on a difference, cut both modules down to the failing output and write the pair, its inputs and the command "
+     "to --save-counterexample DIR (default: shrunk); shapes, ranks and instructions are not cut yet"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -109,8 +112,8 @@ static void parse_args(Tool *t, int argc, char **argv)
             cli_print_help(stdout, usage, flags, N_FLAGS);
         coll_finish(t->c, 0);
     }
-    if (t->o.shrink)
-        usage_error(t, "--shrink is not implemented yet");
+    if (t->o.shrink && t->o.per_pass)
+        usage_error(t, "--shrink and --per-pass do not go together; see --help");
     if (t->o.per_pass && !t->o.passes)
         usage_error(t, "--per-pass needs --passes; see --help");
     int want = t->o.passes ? 1 : 2;
@@ -237,8 +240,18 @@ static void write_reports(Tool *t, const CheckReport *rep, const char *bn, const
         error_print(&err, stderr);
 }
 
-/* One check of before against after; fails the job on errors. */
+/* One check of before against after; fails the job on errors.  *output
+ * (when not NULL) receives the output of the first difference, or -1. */
+static bool check_output(Tool *t, const IrModule *before, const IrModule *after, const char *after_name,
+                         bool report, int *output);
+
 static bool check_one(Tool *t, const IrModule *before, const IrModule *after, const char *after_name, bool report)
+{
+    return check_output(t, before, after, after_name, report, NULL);
+}
+
+static bool check_output(Tool *t, const IrModule *before, const IrModule *after, const char *after_name,
+                         bool report, int *output)
 {
     CheckOptions co;
     check_options(t, &co);
@@ -251,8 +264,98 @@ static bool check_one(Tool *t, const IrModule *before, const IrModule *after, co
     if (report || !rep.equivalent)
         write_reports(t, &rep, t->inputs[0], after_name);
     bool equivalent = rep.equivalent;
+    if (output)
+        *output = rep.diff.found ? rep.diff.output : -1;
     check_report_free(&rep);
     return equivalent;
+}
+
+/* ---- --shrink */
+
+/* The instruction computing flattened result leaf `leaf` of m's root, found
+ * through tuple instructions; NULL when a leaf comes from something else. */
+static IrInstr *leaf_instr(IrInstr *x, int *leaf)
+{
+    if (x->shape->type != IR_TYPE_TUPLE)
+        return (*leaf)-- == 0 ? x : NULL;
+    if (x->op != IR_OP_TUPLE)
+        return NULL;
+    for (int k = 0; k < x->n_operands && *leaf >= 0; k++) {
+        IrInstr *found = leaf_instr(x->operands[k], leaf);
+        if (found || *leaf < 0)
+            return found;
+    }
+    return NULL;
+}
+
+/* A copy of m whose result is only output `leaf`, dead code removed; NULL
+ * when the output cannot be singled out. */
+static IrModule *keep_output(Tool *t, const IrModule *m, int leaf)
+{
+    IrModule *c = copy_module(t, m);
+    int k = leaf;
+    IrInstr *x = leaf_instr(c->entry->root, &k);
+    if (!x) {
+        ir_module_free(c);
+        return NULL;
+    }
+    c->entry->root = x;
+    int kept = 0;   /* the header's entry_computation_layout names the old result */
+    for (int i = 0; i < c->n_header_attrs; i++)
+        if (strcmp(c->header_attrs[i].name, "entry_computation_layout") != 0)
+            c->header_attrs[kept++] = c->header_attrs[i];
+    c->n_header_attrs = kept;
+    pass_remove_dead_code(c);
+    return c;
+}
+
+static void write_text(Tool *t, const IrModule *m, const char *dir, const char *name)
+{
+    char path[4096];
+    Error err = { 0 };
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (!ir_write_module_file(m, path, &err))
+        fail_all(t, &err);
+}
+
+/* Checks the pair cut down to the failing output; if it still differs,
+ * writes it (rank 0), its inputs (every rank) and the command to DIR. */
+__attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, const IrModule *after, int output)
+{
+    const char *dir = t->o.save_dir ? t->o.save_dir : "shrunk";
+    IrModule *b = keep_output(t, before, output), *a = b ? keep_output(t, after, output) : NULL;
+    bool smaller = a != NULL;
+    if (!smaller) {
+        ir_module_free(b);
+        b = copy_module(t, before);
+        a = copy_module(t, after);
+    }
+    mkdir(dir, 0777);
+    t->o.save_dir = dir;
+    char after_name[4096];
+    snprintf(after_name, sizeof after_name, "%s/after.hlo", dir);
+    bool still = !check_one(t, b, a, after_name, true);
+    if (t->rank == 0) {
+        write_text(t, b, dir, "before.hlo");
+        write_text(t, a, dir, "after.hlo");
+        char path[4096];
+        snprintf(path, sizeof path, "%s/command.txt", dir);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "mpirun --oversubscribe -np %d hlo-check %s/before.hlo %s/after.hlo --seed=%llu --trials=%lld "
+                       "--compare=%s\n", coll_world(t->c), dir, dir, (unsigned long long)t->o.seed,
+                    (long long)t->o.trials, t->o.compare);
+            fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/before.hlo --inputs %s --print\n", coll_world(t->c),
+                    dir, dir);
+            fclose(f);
+        }
+        printf("hlo-check: shrunk to output %d only (%s): %d + %d instructions, written with its inputs and "
+               "the command to %s/\n", output, still ? "still different" : "NOT reproduced, kept whole",
+               b->entry->n_instrs, a->entry->n_instrs, dir);
+    }
+    ir_module_free(b);
+    ir_module_free(a);
+    coll_finish(t->c, 1);
 }
 
 /* --per-pass: the pipeline one pass longer at a time, each prefix checked
@@ -305,7 +408,10 @@ int main(int argc, char **argv)
     snprintf(after_name, sizeof after_name, "%s", t.inputs[1] ? t.inputs[1] : "");
     if (t.o.passes)
         snprintf(after_name, sizeof after_name, "%s after --passes=%s", t.inputs[0], t.o.passes);
-    int code = check_one(&t, before, after, after_name, true) ? 0 : 1;
+    int failing = -1;
+    int code = check_output(&t, before, after, after_name, true, &failing) ? 0 : 1;
+    if (code == 1 && t.o.shrink && failing >= 0)
+        shrink(&t, before, after, failing);
     ir_module_free(before);
     ir_module_free(after);
     coll_finish(t.c, code);
