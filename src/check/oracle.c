@@ -108,21 +108,15 @@ IrModule *check_widen_module(const IrModule *m, Error *err)
     return w;
 }
 
+static Value *widen_element(void *ctx, int i, const IrShape *element, Error *err)
+{
+    return check_widen_value(((const Value *)ctx)->elements[i], element, err);
+}
+
 Value *check_widen_value(const Value *v, const IrShape *s, Error *err)
 {
-    if (s->type == IR_TYPE_TUPLE) {
-        Value **el = xcalloc((size_t)(s->n_elements ? s->n_elements : 1), sizeof *el);
-        for (int i = 0; i < s->n_elements; i++)
-            if (!(el[i] = check_widen_value(v->elements[i], s->elements[i], err))) {
-                for (int k = 0; k < i; k++)
-                    value_release(el[k]);
-                free(el);
-                return NULL;
-            }
-        Value *t = value_new_tuple(s, s->n_elements, el, err);
-        free(el);
-        return t;
-    }
+    if (s->type == IR_TYPE_TUPLE)
+        return value_build_tuple(s, widen_element, (void *)v, err);
     Value *w = value_new_array(s, err);
     if (!w)
         return NULL;

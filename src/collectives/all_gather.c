@@ -35,16 +35,6 @@ static void place(const char *gathered, size_t per_member, size_t offset, int n,
                    gathered + (size_t)k * per_member + offset + (size_t)o * run, run);
 }
 
-static bool make_result(const IrShape *result, Value **leaves, int n, Value **out, Error *err)
-{
-    if (result->type != IR_TYPE_TUPLE) {
-        *out = leaves[0];
-        return true;
-    }
-    *out = value_new_tuple(result, n, leaves, err);
-    return *out != NULL;
-}
-
 /* One array operand whose shards stay contiguous (every dim before the
  * gather dim has size 1): MPI gathers straight into the result. */
 static bool gather_direct(CollComm *comm, const IrInstr *instr, const IrShape *result, Value *arg, Value **out,
@@ -113,10 +103,7 @@ bool coll_all_gather(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
             place(recv, per_member, offset, comm.size, outer, run, leaves[i]->data);
         offset += value_bytes(args[i]);
     }
-    if (!ok)
-        for (int i = 0; i < n_args; i++)
-            value_release(leaves[i]);
-    ok = ok && make_result(result, leaves, n_args, out, err);   /* takes the leaves either way */
+    ok = coll_result(result, leaves, n_args, ok, out, err);
     free(leaves);
     free(send);
     free(recv);

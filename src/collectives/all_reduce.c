@@ -107,16 +107,6 @@ static bool exchange(const Plan *p, const IrInstr *instr, MPI_Comm comm, char *s
     return ok;
 }
 
-static bool make_leaves(const IrShape *result, int n_args, Value **leaves, Error *err)
-{
-    for (int i = 0; i < n_args; i++) {
-        const IrShape *rs = result->type == IR_TYPE_TUPLE ? result->elements[i] : result;
-        if (!(leaves[i] = value_new_array(rs, err)))
-            return false;
-    }
-    return true;
-}
-
 /* With one operand its chunks lie in order in its own buffer, and the
  * gathered chunks in order are the result: no packing copies. */
 bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
@@ -137,7 +127,7 @@ bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     size_t total = ok ? (size_t)p.displs[p.n] : 0;
     Value **leaves = xcalloc((size_t)n_args, sizeof *leaves);
     if (ok)
-        ok = make_leaves(result, n_args, leaves, err);
+        ok = coll_new_leaves(result, n_args, leaves, err);
     char *send = single ? (ok ? args[0]->data : NULL) : xmalloc(total + 1);
     char *gathered = single ? (ok ? leaves[0]->data : NULL) : xmalloc(total + 1);
     char *recv = xmalloc((size_t)p.counts[ok ? p.me : 0] * (size_t)p.n + 1);
@@ -153,13 +143,7 @@ bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
         memcpy(gathered, recv, total);
     if (ok && !single)
         copy_chunks(&p, leaves, gathered, false);
-    if (!ok)
-        for (int i = 0; i < n_args; i++)
-            value_release(leaves[i]);
-    if (ok && result->type != IR_TYPE_TUPLE)
-        *out = leaves[0];
-    else if (ok)
-        ok = (*out = value_new_tuple(result, n_args, leaves, err)) != NULL;
+    ok = coll_result(result, leaves, n_args, ok, out, err);
     free(leaves);
     if (!single) {
         free(send);

@@ -93,14 +93,8 @@ bool coll_all_to_all(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
         return error_set(err, ERR_UNSUPPORTED, instr->loc,
                          "all-to-all: this form (%d operands, group of %d) is not supported", n_args, comm.size);
     Value **res = xcalloc((size_t)n_args, sizeof *res);
-    bool ok = true;
-    for (int k = 0; k < n_args && ok; k++)
-        ok = (res[k] = value_new_array(result->elements[k], err)) != NULL;
-    ok = ok && tuple_exchange(instr, &comm, args, res, err);
-    if (!ok)
-        for (int k = 0; k < n_args; k++)
-            value_release(res[k]);
-    ok = ok && (*out = value_new_tuple(result, n_args, res, err)) != NULL;
+    bool ok = coll_new_leaves(result, n_args, res, err) && tuple_exchange(instr, &comm, args, res, err);
+    ok = coll_result(result, res, n_args, ok, out, err);
     free(res);
     return ok;
 }

@@ -167,6 +167,30 @@ int coll_leaves(Value *v, Value **out, int max)
     return n;
 }
 
+bool coll_new_leaves(const IrShape *result, int n, Value **leaves, Error *err)
+{
+    for (int i = 0; i < n; i++) {
+        const IrShape *rs = result->type == IR_TYPE_TUPLE ? result->elements[i] : result;
+        if (!(leaves[i] = value_new_array(rs, err)))
+            return false;
+    }
+    return true;
+}
+
+bool coll_result(const IrShape *result, Value **leaves, int n, bool ok, Value **out, Error *err)
+{
+    if (!ok) {
+        for (int i = 0; i < n; i++)
+            value_release(leaves[i]);
+        return false;
+    }
+    if (result->type != IR_TYPE_TUPLE) {
+        *out = leaves[0];
+        return true;
+    }
+    return (*out = value_new_tuple(result, n, leaves, err)) != NULL;
+}
+
 static const IrShape *result_shape(const IrInstr *instr)
 {
     if ((instr->op == IR_OP_ALL_GATHER_START || instr->op == IR_OP_COLLECTIVE_PERMUTE_START) &&

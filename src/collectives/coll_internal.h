@@ -49,6 +49,12 @@ bool coll_mpi_ok(int rc, const IrInstr *instr, const char *what, Error *err);
 
 /* Leaves of a value (an array, or a tuple's arrays in order). */
 int coll_leaves(Value *v, Value **out, int max);
+/* New arrays for the n result leaves of a collective (result itself when it
+ * is not a tuple); false when one cannot be made (the rest stay NULL). */
+bool coll_new_leaves(const IrShape *result, int n, Value **leaves, Error *err);
+/* Ends a collective: when ok, *out = the leaves (one array, or a tuple taking
+ * them over); otherwise releases them.  Returns whether *out was set. */
+bool coll_result(const IrShape *result, Value **leaves, int n, bool ok, Value **out, Error *err);
 
 bool coll_all_gather(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
                      Value *const *args, int n_args, Value **out, Error *err);

@@ -101,13 +101,7 @@ bool coll_reduce_scatter(Coll *c, Interp *it, const IrInstr *instr, const IrShap
         memcpy(recv, send, per_dest);
     Value **leaves = xcalloc((size_t)n_args, sizeof *leaves);
     ok = ok && fold_blocks(it, instr, args, n_args, b, n, per_dest, recv, leaves, result, err);
-    if (!ok)
-        for (int i = 0; i < n_args; i++)
-            value_release(leaves[i]);
-    if (ok && result->type != IR_TYPE_TUPLE)
-        *out = leaves[0];
-    else if (ok)
-        ok = (*out = value_new_tuple(result, n_args, leaves, err)) != NULL;
+    ok = coll_result(result, leaves, n_args, ok, out, err);
     free(leaves);
     free(send);
     free(recv);

@@ -116,6 +116,16 @@ const InterpTiming *interp_timing(const Interp *it)
 
 /* ---- Constants and device ids */
 
+typedef struct LiteralCtx { const IrLiteral *lit; const IrInstr *instr; } LiteralCtx;
+
+static Value *literal_value(const IrLiteral *lit, const IrShape *s, const IrInstr *instr, Error *err);
+
+static Value *literal_element(void *ctx, int i, const IrShape *element, Error *err)
+{
+    const LiteralCtx *c = ctx;
+    return literal_value(c->lit->elements[i], element, c->instr, err);
+}
+
 static Value *literal_value(const IrLiteral *lit, const IrShape *s, const IrInstr *instr, Error *err)
 {
     if (lit->elided) {
@@ -124,19 +134,8 @@ static Value *literal_value(const IrLiteral *lit, const IrShape *s, const IrInst
         return NULL;
     }
     if (s->type == IR_TYPE_TUPLE) {
-        Value **el = xcalloc((size_t)(s->n_elements ? s->n_elements : 1), sizeof *el);
-        for (int i = 0; i < s->n_elements; i++) {
-            el[i] = literal_value(lit->elements[i], s->elements[i], instr, err);
-            if (!el[i]) {
-                for (int k = 0; k < i; k++)
-                    value_release(el[k]);
-                free(el);
-                return NULL;
-            }
-        }
-        Value *t = value_new_tuple(s, s->n_elements, el, err);
-        free(el);
-        return t;
+        LiteralCtx ctx = { lit, instr };
+        return value_build_tuple(s, literal_element, &ctx, err);
     }
     Value *v = value_new_array(s, err);
     if (v && lit->data)
@@ -289,22 +288,21 @@ static const IrShape *start_result_shape(const IrInstr *instr)
     return instr->shape;
 }
 
+static Value *zero_value(const IrShape *s, Error *err);
+
+static Value *zero_element(void *ctx, int i, const IrShape *element, Error *err)
+{
+    (void)ctx;
+    (void)i;
+    return zero_value(element, err);
+}
+
 /* Zero-filled value of shape s (tuples recursively): async contexts. */
 static Value *zero_value(const IrShape *s, Error *err)
 {
     if (s->type != IR_TYPE_TUPLE)
         return value_new_zeroed(s, err);
-    Value **el = xcalloc((size_t)(s->n_elements ? s->n_elements : 1), sizeof *el);
-    for (int i = 0; i < s->n_elements; i++)
-        if (!(el[i] = zero_value(s->elements[i], err))) {
-            for (int k = 0; k < i; k++)
-                value_release(el[k]);
-            free(el);
-            return NULL;
-        }
-    Value *t = value_new_tuple(s, s->n_elements, el, err);
-    free(el);
-    return t;
+    return value_build_tuple(s, zero_element, NULL, err);
 }
 
 /* Wraps a -start's result into its declared tuple: (operands, result, ctx...). */

@@ -35,6 +35,10 @@ Value *value_retain(Value *v);
 void   value_release(Value *v);          /* NULL is fine */
 int64_t value_elements(const Value *v);  /* arrays */
 size_t  value_bytes(const Value *v);     /* arrays: elements x storage bytes */
+/* A tuple of shape s whose element i is make(ctx, i, s->elements[i], err);
+ * when one fails, those made so far are released and NULL is returned. */
+typedef Value *(*ValueElementFn)(void *ctx, int i, const IrShape *element, Error *err);
+Value *value_build_tuple(const IrShape *s, ValueElementFn make, void *ctx, Error *err);
 /* A deep copy (fresh buffers). */
 Value *value_copy(const Value *v, Error *err);
 /* Keeps large freed arrays for reuse instead of returning them to the

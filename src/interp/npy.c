@@ -639,6 +639,23 @@ static char *param_path(const char *dir, int param, int leaf, int rank)
     return p;
 }
 
+typedef struct LeafReader {
+    const char *dir;
+    int param, rank;
+    int *leaf;
+    bool *rounded;
+} LeafReader;
+
+static Value *read_leaves(const char *dir, int param, int rank, const IrShape *s, int *leaf, bool *rounded,
+                          Error *err);
+
+static Value *read_element(void *ctx, int i, const IrShape *element, Error *err)
+{
+    LeafReader *r = ctx;
+    (void)i;
+    return read_leaves(r->dir, r->param, r->rank, element, r->leaf, r->rounded, err);
+}
+
 static Value *read_leaves(const char *dir, int param, int rank, const IrShape *s, int *leaf, bool *rounded,
                           Error *err)
 {
@@ -650,17 +667,8 @@ static Value *read_leaves(const char *dir, int param, int rank, const IrShape *s
         *rounded |= r;
         return v;
     }
-    Value **el = xcalloc((size_t)(s->n_elements ? s->n_elements : 1), sizeof *el);
-    for (int i = 0; i < s->n_elements; i++)
-        if (!(el[i] = read_leaves(dir, param, rank, s->elements[i], leaf, rounded, err))) {
-            for (int k = 0; k < i; k++)
-                value_release(el[k]);
-            free(el);
-            return NULL;
-        }
-    Value *t = value_new_tuple(s, s->n_elements, el, err);
-    free(el);
-    return t;
+    LeafReader r = { dir, param, rank, leaf, rounded };
+    return value_build_tuple(s, read_element, &r, err);
 }
 
 Value *npy_read_param(const char *dir, int param, int rank, const IrShape *s, bool *rounded, Error *err)

@@ -125,27 +125,35 @@ void value_release(Value *v)
     free(v);
 }
 
-Value *value_copy(const Value *v, Error *err)
+Value *value_build_tuple(const IrShape *s, ValueElementFn make, void *ctx, Error *err)
 {
-    if (v->shape->type == IR_TYPE_TUPLE) {
-        Value **el = xmalloc_try((size_t)(v->n_elements ? v->n_elements : 1) * sizeof *el);
-        if (!el) {
-            error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "out of memory");
+    Value **el = xmalloc_try((size_t)(s->n_elements ? s->n_elements : 1) * sizeof *el);
+    if (!el) {
+        error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < s->n_elements; i++)
+        if (!(el[i] = make(ctx, i, s->elements[i], err))) {
+            for (int k = 0; k < i; k++)
+                value_release(el[k]);
+            free(el);
             return NULL;
         }
-        for (int i = 0; i < v->n_elements; i++) {
-            el[i] = value_copy(v->elements[i], err);
-            if (!el[i]) {
-                for (int k = 0; k < i; k++)
-                    value_release(el[k]);
-                free(el);
-                return NULL;
-            }
-        }
-        Value *t = value_new_tuple(v->shape, v->n_elements, el, err);
-        free(el);
-        return t;
-    }
+    Value *t = value_new_tuple(s, s->n_elements, el, err);
+    free(el);
+    return t;
+}
+
+static Value *copy_element(void *ctx, int i, const IrShape *element, Error *err)
+{
+    (void)element;
+    return value_copy(((const Value *)ctx)->elements[i], err);
+}
+
+Value *value_copy(const Value *v, Error *err)
+{
+    if (v->shape->type == IR_TYPE_TUPLE)
+        return value_build_tuple(v->shape, copy_element, (void *)v, err);
     Value *c = value_new_array(v->shape, err);
     if (c)
         memcpy(c->data, v->data, value_bytes(v));
