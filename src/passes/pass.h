@@ -18,6 +18,8 @@ typedef struct PassOptions {
 } PassOptions;
 
 void pass_options_default(PassOptions *opt);
+/* "sound" -> PASS_MODE_SOUND, anything else -> PASS_MODE_FAITHFUL. */
+PassMode pass_mode_from_name(const char *name);
 
 typedef enum PassResult { PASS_UNCHANGED, PASS_CHANGED, PASS_FAILED } PassResult;
 

@@ -25,6 +25,11 @@ void pass_options_default(PassOptions *opt)
     };
 }
 
+PassMode pass_mode_from_name(const char *name)
+{
+    return name && strcmp(name, "sound") == 0 ? PASS_MODE_SOUND : PASS_MODE_FAITHFUL;
+}
+
 void pass_stats_decline(PassStats *stats, const char *reason)
 {
     if (!stats)

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "coll.h"
 #include "pass.h"
+#include "pass_flags.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,8 @@
 
 typedef struct Options {
     const char *passes;
-    const char *pass_mode;
-    bool iterate;
-    int64_t threshold_bytes, threshold_count;
-    bool combine_by_dim, neuron_fsdp;
+    const char *pass_mode;      /* becomes pass.mode */
+    PassOptions pass;
     int64_t trials;
     uint64_t seed;
     const char *dist, *compare, *oracle;
@@ -37,12 +36,7 @@ static const CliFlag flags[] = {
     {"--passes", CLI_STRING, OPT(passes), "=P1,P2,...|default", "",
      "check one module against itself rewritten by these passes (else give two modules)"},
     {"-o", CLI_STRING, OPT(out_path), " FILE", "", "with --passes: also write the rewritten module to FILE"},
-    {"--pass-mode", CLI_CHOICE, OPT(pass_mode), "=faithful|sound", "faithful", "the passes' matchers (see hlo-opt)"},
-    {"--iterate", CLI_SWITCH, OPT(iterate), "", "off", "repeat the pipeline until nothing changes"},
-    {"--collective-combine-threshold-in-bytes", CLI_INT, OPT(threshold_bytes), "=N", "1073741824", "combiners' byte limit"},
-    {"--collective-combine-threshold-count", CLI_INT, OPT(threshold_count), "=N", "256", "combiners' count limit"},
-    {"--collective-combine-by-dim", CLI_BOOL, OPT(combine_by_dim), "=true|false", "true", "combine only equal dims"},
-    {"--neuron-fsdp", CLI_BOOL, OPT(neuron_fsdp), "=true|false", "false", "AG/RS combiners skip while bodies"},
+    PASS_CLI_FLAGS(Options),
     {"--trials", CLI_INT, OPT(trials), "=T", "8", "trials, each with new random inputs"},
     {"--seed", CLI_UINT64, OPT(seed), "=S", "0", "seed of the trials' input streams"},
     {"--dist", CLI_CHOICE, OPT(dist), "=uniform|normal|wide|special", "uniform", "input distribution"},
@@ -82,8 +76,8 @@ typedef struct Tool {
 
 static void defaults(Options *o)
 {
-    *o = (Options){ .pass_mode = "faithful", .threshold_bytes = 1073741824, .threshold_count = 256,
-                    .combine_by_dim = true, .trials = 8, .dist = "uniform", .compare = "auto", .oracle = "auto" };
+    *o = (Options){ .pass_mode = "faithful", .trials = 8, .dist = "uniform", .compare = "auto", .oracle = "auto" };
+    pass_options_default(&o->pass);
 }
 
 /* Errors every rank has alike: rank 0 says it, everyone exits. */
@@ -137,13 +131,8 @@ static IrModule *load(Tool *t, const char *path)
 
 static void pass_options(const Tool *t, PassOptions *po)
 {
-    pass_options_default(po);
-    po->mode = strcmp(t->o.pass_mode, "sound") == 0 ? PASS_MODE_SOUND : PASS_MODE_FAITHFUL;
-    po->combine_threshold_bytes = t->o.threshold_bytes;
-    po->combine_threshold_count = t->o.threshold_count;
-    po->combine_by_dim = t->o.combine_by_dim;
-    po->neuron_fsdp = t->o.neuron_fsdp;
-    po->iterate = t->o.iterate;
+    *po = t->o.pass;
+    po->mode = pass_mode_from_name(t->o.pass_mode);
 }
 
 static IrModule *copy_module(Tool *t, const IrModule *m)

@@ -5,6 +5,7 @@
 #include "ir.h"
 #include "cli.h"
 #include "pass.h"
+#include "pass_flags.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -17,12 +18,8 @@
 
 typedef struct Options {
     const char *passes;    /* "default", "none" or names separated by commas */
-    const char *pass_mode; /* "faithful" or "sound" */
-    bool iterate;
-    int64_t combine_threshold_bytes; /* <= 0 turns the combiners off */
-    int64_t combine_threshold_count; /* <= 0 turns the combiners off */
-    bool combine_by_dim;
-    bool neuron_fsdp;
+    const char *pass_mode; /* "faithful" or "sound": becomes pass.mode */
+    PassOptions pass;
     bool stats;
     bool list_passes;
     bool help;
@@ -36,18 +33,7 @@ typedef struct Options {
 static const CliFlag flags[] = {
     {"--passes", CLI_STRING, OPT(passes), "=default|none|P1,P2,...", "default",
      "the passes to run, in order; see --list-passes"},
-    {"--pass-mode", CLI_CHOICE, OPT(pass_mode), "=faithful|sound", "faithful",
-     "faithful: the Neuron compiler's matchers as they are; sound: add the soundness guards"},
-    {"--iterate", CLI_SWITCH, OPT(iterate), "", "off",
-     "repeat the whole pipeline until nothing changes, at most 16 rounds"},
-    {"--collective-combine-threshold-in-bytes", CLI_INT, OPT(combine_threshold_bytes), "=N",
-     "1073741824", "combiners: largest combined result in bytes (<= 0: combine nothing)"},
-    {"--collective-combine-threshold-count", CLI_INT, OPT(combine_threshold_count), "=N", "256",
-     "combiners: most instructions combined into one (<= 0: combine nothing)"},
-    {"--collective-combine-by-dim", CLI_BOOL, OPT(combine_by_dim), "=true|false", "true",
-     "combiners: combine only collectives that gather or scatter the same dimension"},
-    {"--neuron-fsdp", CLI_BOOL, OPT(neuron_fsdp), "=true|false", "false",
-     "all-gather and reduce-scatter combiners skip while-loop bodies"},
+    PASS_CLI_FLAGS(Options),
     {"--stats", CLI_SWITCH, OPT(stats), "", "off",
      "print what each pass did and the module's size to standard error"},
     {"--list-passes", CLI_SWITCH, OPT(list_passes), "", "", "list the registered passes and exit"},
@@ -62,10 +48,8 @@ static void set_defaults(Options *opt)
     *opt = (Options){
         .passes = "default",
         .pass_mode = "faithful",
-        .combine_threshold_bytes = 1073741824,
-        .combine_threshold_count = 256,
-        .combine_by_dim = true,
     };
+    pass_options_default(&opt->pass);
 }
 
 /* Prints "hlo-opt: MESSAGE" on standard error; returns false. */
@@ -141,26 +125,15 @@ static void list_passes(FILE *out)
                 passes[i].precision_changing ? " (may change rounding)" : "");
 }
 
-static void to_pass_options(const Options *opt, PassOptions *po)
-{
-    pass_options_default(po);
-    po->mode = strcmp(opt->pass_mode, "sound") == 0 ? PASS_MODE_SOUND : PASS_MODE_FAITHFUL;
-    po->combine_threshold_bytes = opt->combine_threshold_bytes;
-    po->combine_threshold_count = opt->combine_threshold_count;
-    po->combine_by_dim = opt->combine_by_dim;
-    po->neuron_fsdp = opt->neuron_fsdp;
-    po->iterate = opt->iterate;
-}
-
 /* Runs the pass list, then verifies the result: a pass that breaks the
  * module is a bug (exit 3), not the user's input. */
 static bool run_passes(IrModule *m, const Options *opt, PipelineStats *stats, Error *err)
 {
     const Pass *list[64];
     int n = 0;
-    PassOptions po;
+    PassOptions po = opt->pass;
     bool changed = false;
-    to_pass_options(opt, &po);
+    po.mode = pass_mode_from_name(opt->pass_mode);
     if (!pass_parse_list(opt->passes, list, &n, err) ||
         !pass_run_pipeline(m, list, n, &po, stats, &changed, err))
         return false;
