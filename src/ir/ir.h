@@ -64,6 +64,7 @@ typedef struct Arena Arena;              /* opaque */
 Arena *arena_new(size_t chunk_bytes);
 void  *arena_alloc(Arena *a, size_t bytes);                   /* zeroed, max_align_t aligned; NULL on OOM */
 void  *arena_alloc_array(Arena *a, size_t n, size_t size);    /* NULL if n*size overflows */
+void  *arena_alloc_line(Arena *a, size_t bytes);              /* as arena_alloc, 64-byte (cache line) aligned */
 char  *arena_strdup(Arena *a, const char *s);
 char  *arena_strndup(Arena *a, const char *s, size_t n);
 void   arena_reset(Arena *a);
@@ -286,6 +287,8 @@ typedef struct IrOptInt {
     bool present;
     int64_t v;
 } IrOptInt;
+extern const IrIntList ir_no_lists[IR_LIST_COUNT];    /* all absent, read-only */
+extern const IrOptInt ir_no_ints[IR_INT_COUNT];
 
 typedef struct IrSliceDim { int64_t start, limit, stride; } IrSliceDim;
 typedef struct IrPadDim { int64_t lo, hi, interior; } IrPadDim;
@@ -325,14 +328,23 @@ typedef struct IrComputation IrComputation;
 typedef struct IrInstr IrInstr;
 
 struct IrInstr {
+    /* The fields every graph walk reads come first and fill exactly one
+     * 64-byte cache line (instructions are allocated line-aligned): on
+     * modules of 100k instructions the passes are bound by cache misses. */
     IrOpcode op;
-    const char *name;           /* without the % sigil */
-    IrShape *shape;
+    int id;                     /* unique in the module; dense, for side tables */
     IrInstr **operands;
     int n_operands;
-    IrLoc loc;                  /* of the instruction's name in the text */
+    int n_users;
+    IrInstr **users;            /* filled by ir_computation_build_users(); stale after edits until rebuilt */
+    IrInstr **control_predecessors;
+    int n_control_predecessors;
+    bool dead;                  /* removed from its computation */
     IrComputation *parent;
-    int id;                     /* unique in the module; dense, for side tables */
+    IrShape *shape;
+
+    const char *name;           /* without the % sigil */
+    IrLoc loc;                  /* of the instruction's name in the text */
 
     /* Opcode-specific values. */
     int64_t parameter_number;   /* parameter(N) */
@@ -341,9 +353,14 @@ struct IrInstr {
     bool async_is_done;         /* with async_wrapped: the -done half (else -start) */
     bool async_is_update;       /* with async_wrapped: the -update form */
 
-    /* Typed attributes (see attrs.def). */
-    IrIntList lists[IR_LIST_COUNT];
-    IrOptInt ints[IR_INT_COUNT];
+    /* Typed attributes (see attrs.def).  lists and ints have
+     * IR_LIST_COUNT / IR_INT_COUNT entries; most instructions set none, so
+     * until one is set they point at the read-only ir_no_lists / ir_no_ints
+     * (a write through them faults at once): set with ir_instr_set_list /
+     * ir_instr_set_int.  Keeping them out of line keeps the instruction
+     * small, which is what the passes' speed on big modules depends on. */
+    IrIntList *lists;
+    IrOptInt *ints;
     bool bools[IR_BOOL_COUNT];
     IrComputation *comps[IR_COMP_COUNT];
     const char *words[IR_WORD_COUNT];   /* NULL when absent */
@@ -359,15 +376,9 @@ struct IrInstr {
     IrCompareDir direction;
     IrCompareType compare_type;
     int n_branches; IrComputation **branches;       /* branch_computations={a, b} */
-    int n_control_predecessors; IrInstr **control_predecessors;
 
     IrRawAttr *raw_attrs;       /* unmodelled attributes, in source order */
     int n_raw_attrs;
-
-    /* Filled by ir_computation_build_users(); stale after edits until rebuilt. */
-    IrInstr **users;
-    int n_users;
-    bool dead;                  /* removed from its computation */
 };
 
 struct IrComputation {
@@ -420,6 +431,9 @@ IrComputation *ir_module_find_computation(const IrModule *m, const char *name);
 /* A fresh instruction of op with shape, not yet in any computation. */
 IrInstr *ir_instr_new(IrModule *m, IrOpcode op, const char *name, IrShape *shape,
                       int n_operands, IrInstr *const *operands);
+/* Sets a typed list / int attribute (the list's values are not copied). */
+void ir_instr_set_list(IrModule *m, IrInstr *instr, IrListAttr k, IrIntList v);
+void ir_instr_set_int(IrModule *m, IrInstr *instr, IrIntAttr k, int64_t v);
 /* Copies every attribute (typed and raw) of src onto dst; operands untouched. */
 void ir_instr_copy_attrs(IrModule *m, IrInstr *dst, const IrInstr *src);
 /* Appends instr at the end / inserts it before `before` in comp.  A

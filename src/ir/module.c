@@ -230,13 +230,15 @@ IrComputation *ir_module_find_computation(const IrModule *m, const char *name)
 IrInstr *ir_instr_new(IrModule *m, IrOpcode op, const char *name, IrShape *shape,
                       int n_operands, IrInstr *const *operands)
 {
-    IrInstr *instr = must(ARENA_NEW(m->arena, IrInstr));
+    IrInstr *instr = must(arena_alloc_line(m->arena, sizeof(IrInstr)));
     instr->op = op;
     instr->name = must(arena_strdup(m->arena, name));
     instr->shape = shape;
     instr->id = m->next_instr_id++;
     instr->n_slice = -1;
     instr->async_wrapped = IR_OP_COUNT;
+    instr->lists = (IrIntList *)ir_no_lists;
+    instr->ints = (IrOptInt *)ir_no_ints;
     instr->n_operands = n_operands;
     if (n_operands > 0) {
         instr->operands = must(ARENA_ARRAY(m->arena, IrInstr *, (size_t)n_operands));
@@ -264,6 +266,33 @@ static void copy_replica_groups(Arena *a, IrReplicaGroups *dst, const IrReplicaG
     dst->iota_perm = dup_array(a, src->iota_perm, (size_t)src->n_iota_dims, sizeof(int64_t));
 }
 
+const IrIntList ir_no_lists[IR_LIST_COUNT] = { { false, 0, NULL } };
+const IrOptInt ir_no_ints[IR_INT_COUNT] = { { false, 0 } };
+
+static IrIntList *own_lists(IrModule *m, IrInstr *instr)
+{
+    if (instr->lists == ir_no_lists)
+        instr->lists = must(ARENA_ARRAY(m->arena, IrIntList, IR_LIST_COUNT));
+    return instr->lists;
+}
+
+static IrOptInt *own_ints(IrModule *m, IrInstr *instr)
+{
+    if (instr->ints == ir_no_ints)
+        instr->ints = must(ARENA_ARRAY(m->arena, IrOptInt, IR_INT_COUNT));
+    return instr->ints;
+}
+
+void ir_instr_set_list(IrModule *m, IrInstr *instr, IrListAttr k, IrIntList v)
+{
+    own_lists(m, instr)[k] = v;
+}
+
+void ir_instr_set_int(IrModule *m, IrInstr *instr, IrIntAttr k, int64_t v)
+{
+    own_ints(m, instr)[k] = (IrOptInt){ true, v };
+}
+
 void ir_instr_copy_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
 {
     Arena *a = m->arena;
@@ -272,11 +301,15 @@ void ir_instr_copy_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
     dst->async_wrapped = src->async_wrapped;
     dst->async_is_done = src->async_is_done;
     dst->async_is_update = src->async_is_update;
-    for (int i = 0; i < IR_LIST_COUNT; i++) {
-        dst->lists[i] = src->lists[i];
-        dst->lists[i].v = dup_array(a, src->lists[i].v, (size_t)src->lists[i].n, sizeof(int64_t));
+    if (src->lists != ir_no_lists || dst->lists != ir_no_lists) {
+        IrIntList *lists = own_lists(m, dst);
+        for (int i = 0; i < IR_LIST_COUNT; i++) {
+            lists[i] = src->lists[i];
+            lists[i].v = dup_array(a, src->lists[i].v, (size_t)src->lists[i].n, sizeof(int64_t));
+        }
     }
-    memcpy(dst->ints, src->ints, sizeof dst->ints);
+    if (src->ints != ir_no_ints || dst->ints != ir_no_ints)
+        memcpy(own_ints(m, dst), src->ints, IR_INT_COUNT * sizeof *src->ints);
     memcpy(dst->bools, src->bools, sizeof dst->bools);
     memcpy(dst->comps, src->comps, sizeof dst->comps);
     memcpy(dst->words, src->words, sizeof dst->words);
@@ -523,8 +556,10 @@ void ir_raw_attr_set(IrModule *m, IrInstr *instr, const char *name, const char *
 
 void ir_set_channel_id(IrModule *m, IrInstr *instr, int64_t id)
 {
-    instr->ints[IR_INT_CHANNEL_ID].present = id >= 0;
-    instr->ints[IR_INT_CHANNEL_ID].v = id >= 0 ? id : 0;
+    if (id >= 0)
+        ir_instr_set_int(m, instr, IR_INT_CHANNEL_ID, id);
+    else if (instr->ints[IR_INT_CHANNEL_ID].present)
+        instr->ints[IR_INT_CHANNEL_ID] = (IrOptInt){ false, 0 };
     if (id > m->max_channel_id)
         m->max_channel_id = id;
 }

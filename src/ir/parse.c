@@ -1327,8 +1327,12 @@ static bool parse_typed_attr(Parser *p, IrInstr *instr, const char *name, size_t
 {
     int i;
     if ((i = find_name(ir_list_attr_name, IR_LIST_COUNT, name, n)) >= 0) {
+        if (instr->lists == ir_no_lists)
+            instr->lists = p_alloc(p, IR_LIST_COUNT, sizeof *instr->lists);
         instr->lists[i] = parse_int_list(p);
     } else if ((i = find_name(ir_int_attr_name, IR_INT_COUNT, name, n)) >= 0) {
+        if (instr->ints == ir_no_ints)
+            instr->ints = p_alloc(p, IR_INT_COUNT, sizeof *instr->ints);
         instr->ints[i].v = parse_int(p);
         instr->ints[i].present = true;
     } else if ((i = find_name(ir_bool_attr_name, IR_BOOL_COUNT, name, n)) >= 0) {
@@ -1493,11 +1497,15 @@ static IrInstr *parse_instruction(Parser *p, IrComputation *comp, bool *is_root)
     IrLoc at;
     const char *name = parse_name(p, "instruction name", &at);
     expect(p, T_EQ);
-    IrInstr *instr = p_alloc(p, 1, sizeof *instr);
+    IrInstr *instr = arena_alloc_line(p->arena, sizeof *instr);
+    if (!instr)
+        fail_nomem(p);
     instr->name = name;
     instr->loc = at;
     instr->parent = comp;
     instr->n_slice = -1;
+    instr->lists = (IrIntList *)ir_no_lists;
+    instr->ints = (IrOptInt *)ir_no_ints;
     instr->id = p->m->next_instr_id++;
     /* XLA infers the shape of a few ops when it is left out (tuple(...)). */
     if (p->tok.kind != T_IDENT || at_shape_start(p) || peek_token(p).kind == T_LBRACKET)

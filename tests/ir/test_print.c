@@ -91,11 +91,10 @@ static IrInstr *param(IrModule *m, IrComputation *c, const char *name, IrShape *
 
 static void set_list(IrModule *m, IrInstr *instr, IrListAttr k, int n, const int64_t *v)
 {
-    instr->lists[k].present = true;
-    instr->lists[k].n = n;
-    instr->lists[k].v = ARENA_ARRAY(m->arena, int64_t, (size_t)(n > 0 ? n : 1));
+    int64_t *copy = ARENA_ARRAY(m->arena, int64_t, (size_t)(n > 0 ? n : 1));
     if (n > 0)
-        memcpy(instr->lists[k].v, v, (size_t)n * sizeof *v);
+        memcpy(copy, v, (size_t)n * sizeof *v);
+    ir_instr_set_list(m, instr, k, (IrIntList){ true, n, copy });
 }
 
 /* ---- Shapes */
@@ -320,7 +319,7 @@ static void test_instr_collective_attribute_order(void **state)
     IrInstr *x = param(m, c, "x", vec(m, IR_TYPE_F32, 2), 0);
     IrInstr *ag = ir_instr_new(m, IR_OP_ALL_GATHER, "ag", vec(m, IR_TYPE_F32, 8), 1, &x);
     ir_computation_append(c, ag);
-    ag->ints[IR_INT_CHANNEL_ID] = (IrOptInt){true, 3};
+    ir_instr_set_int(m, ag, IR_INT_CHANNEL_ID, 3);
     ag->replica_groups = (IrReplicaGroups){.form = IR_GROUPS_IOTA, .iota_groups = 2, .iota_size = 4,
                                            .n_iota_dims = 1, .iota_dims = (int64_t[]){8}};
     ag->bools[IR_BOOL_CONSTRAIN_LAYOUT] = true;
