@@ -158,36 +158,60 @@ static void ivec_push(IntVec *a, int x)
     a->v[a->n++] = x;
 }
 
-/* Instruction id -> two ints, for the instructions of one computation
- * (ids are module-wide, so a dense table would cost the module's size). */
+/* Instruction id -> two ints, for the instructions of one computation.
+ * Ids are module-wide but a computation's are mostly one run (the parser
+ * numbers them in order), so the table is indexed by id - base when the
+ * ids span at most a few times their number: neighbours in the graph stay
+ * neighbours in memory.  A sparse span (a small computation after many
+ * rewrites elsewhere) falls back to open addressing. */
 typedef struct IdSlot {
     int id;                 /* -1: empty */
     int a, b;
 } IdSlot;
 typedef struct IdMap {
     IdSlot *slots;
-    size_t mask;
+    size_t mask;            /* hashed: capacity - 1 */
+    int base, span;         /* dense: slots[id - base] for base <= id < base + span; span 0: hashed */
 } IdMap;
 
-static void idmap_init(IdMap *map, int n)
+static void idmap_init(IdMap *map, IrInstr *const *instrs, int n)
 {
-    size_t cap = 16;
-    while (cap < 2 * (size_t)n + 2)
-        cap *= 2;
+    int lo = 0, hi = -1;
+    for (int i = 0; i < n; i++) {
+        if (i == 0 || instrs[i]->id < lo)
+            lo = instrs[i]->id;
+        if (instrs[i]->id > hi)
+            hi = instrs[i]->id;
+    }
+    size_t cap;
+    if ((int64_t)hi - lo + 1 <= 4 * (int64_t)n + 64) {
+        map->base = lo;
+        map->span = hi - lo + 1;
+        cap = (size_t)map->span + 1;
+    } else {
+        map->base = map->span = 0;
+        cap = 16;
+        while (cap < 2 * (size_t)n + 2)
+            cap *= 2;
+        map->mask = cap - 1;
+    }
     map->slots = xmalloc(cap * sizeof *map->slots);
     for (size_t i = 0; i < cap; i++)
         map->slots[i].id = -1;
-    map->mask = cap - 1;
 }
 
+/* The slot id has or would have; NULL for an id outside a dense span. */
 static IdSlot *idmap_slot(const IdMap *map, int id)
 {
+    if (map->span > 0)
+        return id >= map->base && id - map->base < map->span ? &map->slots[id - map->base] : NULL;
     size_t i = ((size_t)id * 2654435761u) & map->mask;
     while (map->slots[i].id != -1 && map->slots[i].id != id)
         i = (i + 1) & map->mask;
     return &map->slots[i];
 }
 
+/* id must be one of the instructions the map was made for. */
 static void idmap_put(IdMap *map, int id, int a, int b)
 {
     IdSlot *s = idmap_slot(map, id);
@@ -198,7 +222,7 @@ static void idmap_put(IdMap *map, int id, int a, int b)
 static const IdSlot *idmap_get(const IdMap *map, int id)
 {
     const IdSlot *s = idmap_slot(map, id);
-    return s->id == id ? s : NULL;
+    return s && s->id == id ? s : NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -528,7 +552,7 @@ static void engine_init(Engine *e, IrComputation *comp)
     e->n = n;
     e->order = xmalloc(((size_t)n + 1) * sizeof *e->order);
     e->n = pass_post_order(comp, e->order);
-    idmap_init(&e->pos, n);
+    idmap_init(&e->pos, comp->instrs, n);
     for (int i = 0; i < n; i++)
         idmap_put(&e->pos, comp->instrs[i]->id, -1, i);
     for (int p = 0; p < e->n; p++) {
@@ -648,7 +672,7 @@ static IrInstr *make_swap(Rewrite *rw, IrInstr *x, int64_t a, int64_t b, const c
     }
     for (int i = 0; i < rank; i++)
         perm[i] = i == a ? b : i == b ? a : i;
-    t->lists[IR_LIST_DIMENSIONS] = (IrIntList){ true, rank, perm };
+    ir_instr_set_list(m, t, IR_LIST_DIMENSIONS, (IrIntList){ true, rank, perm });
     return t;
 }
 
@@ -707,7 +731,7 @@ static IrInstr *make_result(Rewrite *rw, IrInstr *combined, int i, IrInstr *memb
     const char *gname = swap ? suffixed(comp, member->name, "element") : member->name;
     IrInstr *gte = ir_instr_new(m, IR_OP_GET_TUPLE_ELEMENT, gname, combined->shape->elements[i], 1,
                                 &combined);
-    gte->ints[IR_INT_INDEX] = (IrOptInt){ true, i };
+    ir_instr_set_int(m, gte, IR_INT_INDEX, i);
     gte->loc = member->loc;
     copy_raw(m, gte, member, "metadata");
     emit(rw, gte);
@@ -843,7 +867,7 @@ static void note_user(const IrInstr *x, const IdMap *index, int i, int *count, c
 
 static void build_graph(Graph *g, IrInstr **seq, int n)
 {
-    idmap_init(&g->index, n);
+    idmap_init(&g->index, seq, n);
     for (int i = 0; i < n; i++)
         idmap_put(&g->index, seq[i]->id, i, 0);
     int *count = xcalloc((size_t)n + 1, sizeof *count);

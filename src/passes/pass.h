@@ -38,6 +38,7 @@ typedef struct PassStats {
     int n_reasons;                      /* flips: matches declined by a sound-mode guard */
     const char *reason[PASS_MAX_REASONS];
     long declined[PASS_MAX_REASONS];
+    double seconds;                     /* wall time of the pass and its dead-code removal */
 } PassStats;
 
 /* Counts one sound-mode decline under reason (a static string). */

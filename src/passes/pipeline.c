@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const Pass registry[] = {
 #define PASS(num, c, name, alias, prec) { num, name, alias, pass_##c, prec },
@@ -206,12 +207,20 @@ int pass_remove_dead_code(IrModule *m)
 
 /* ---- The pipeline */
 
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOptions *opt,
                      PipelineStats *stats, bool *changed, Error *err)
 {
     for (int i = 0; i < n; i++) {
         PassStats *st = stats ? &stats->stats[i] : NULL;
         PassStats scratch = { 0 };
+        double t0 = now_seconds();
         PassResult r = passes[i]->run(m, opt, st ? st : &scratch, err);
         if (r == PASS_FAILED)
             return false;
@@ -219,6 +228,8 @@ static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOp
             *changed = true;
             pass_remove_dead_code(m);
         }
+        if (st)
+            st->seconds += now_seconds() - t0;
     }
     return true;
 }
@@ -264,6 +275,6 @@ void pass_print_stats(FILE *out, const PipelineStats *stats)
         }
         for (int k = 0; k < s->n_reasons; k++)
             fprintf(out, "%s%s %ld", k ? ", " : ", declined: ", s->reason[k], s->declined[k]);
-        fputc('\n', out);
+        fprintf(out, " (%.1f ms)\n", 1e3 * s->seconds);
     }
 }
