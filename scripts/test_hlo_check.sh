@@ -8,7 +8,9 @@
 #    hlo-run --inputs, and equals hlo-run --seed <the trial's seed>;
 #  * mismatched signatures are input errors (exit 2) naming the parameter;
 #  * --per-pass names the first pass that breaks equivalence; --shrink keeps
-#    the failing output only and writes a pair that still differs;
+#    the failing output only, replaces what both modules compute alike by
+#    parameters or constants, and writes a pair that still differs with the
+#    command that shows it;
 #  * the same seed gives the same bits, also under other MPI algorithms;
 #  * --json and --junit parse; on the transformer step at 2, 4 and 8 ranks
 #    the bf16 accumulation's error is larger than f32's, with numbers.
@@ -138,8 +140,9 @@ sed 's/  ROOT t = (f32\[8,4\], f32\[\([0-9]*\),4\]) tuple(ar, g)/  n = f32[8,4] 
 sed 's/constant(2)/constant(3)/' "$tmp/two_out.hlo" >"$tmp/two_out_const.hlo"
 mpi 2 "$check" "$tmp/two_out.hlo" "$tmp/two_out_const.hlo" --shrink --save-counterexample="$tmp/shrunk"
 rc=$?
-if [ $rc -eq 1 ] && grep -q "shrunk to output 1 only (still different)" "$tmp/out" && ! grep -q negate "$tmp/shrunk/before.hlo"; then
-    mpi 2 "$check" "$tmp/shrunk/before.hlo" "$tmp/shrunk/after.hlo" --trials=2
+if [ $rc -eq 1 ] && grep -q "kept output 1 of 2" "$tmp/out" && grep -q "(still different)" "$tmp/out" &&
+   ! grep -q negate "$tmp/shrunk/before.hlo"; then
+    mpi 2 "$check" "$tmp/shrunk/before.hlo" "$tmp/shrunk/after.hlo" --inputs "$tmp/shrunk"
     rc2=$?
     if [ $rc2 -eq 1 ] && [ -f "$tmp/shrunk/command.txt" ] && [ -f "$tmp/shrunk/param0.rank1.npy" ]; then
         ok "--shrink: the failing output alone, with its inputs and command, still differs"
@@ -148,6 +151,72 @@ if [ $rc -eq 1 ] && grep -q "shrunk to output 1 only (still different)" "$tmp/ou
     fi
 else
     bad "--shrink" "exit $rc"
+fi
+
+# --shrink cuts a chain down to the instructions whose values differ: what
+# both compute alike becomes a parameter holding its per-rank value (a
+# constant when it is one small value on every rank), unused parameters go,
+# and the written command reproduces the difference from the written files.
+shrink_module() {
+    cat <<EOF
+HloModule chain, replica_count=4
+
+%add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[8,4] parameter(0)
+  q = f32[8,4] parameter(1)
+  r = f32[8,4] parameter(2)
+  e1 = f32[8,4] exponential(p)
+  a1 = f32[8,4] add(e1, q)
+  k = f32[] constant(4)
+  sk = f32[] sqrt(k)
+  c = f32[] constant($1)
+  x = f32[] add(sk, c)
+  xb = f32[8,4] broadcast(x), dimensions={}
+  m = f32[8,4] multiply(a1, xb)
+  t1 = f32[8,4] tanh(r)
+  s = f32[8,4] subtract(m, t1)
+  ar = f32[8,4] all-reduce(s), replica_groups={}, to_apply=%add
+  n = f32[8,4] negate(ar)
+  ROOT t = (f32[8,4], f32[8,4]) tuple(q, n)
+}
+EOF
+}
+shrink_module 2 >"$tmp/chain_b.hlo"
+shrink_module 3 >"$tmp/chain_a.hlo"
+mpi 4 "$check" "$tmp/chain_b.hlo" "$tmp/chain_a.hlo" --shrink --save-counterexample="$tmp/chain"
+rc=$?
+sb=$tmp/chain/before.hlo
+if [ $rc -eq 1 ] && grep -q "2 instructions replaced by parameters, 1 by constants; 3 unused parameters dropped" "$tmp/out" &&
+   grep -q "shrunk from 16 + 16 to 10 + 10 instructions (still different)" "$tmp/out" &&
+   ! grep -qE "exponential|tanh|sqrt|%p = |%q = |%r = " "$sb" && grep -q "%a1 = f32\[8,4\] parameter(0)" "$sb" &&
+   grep -q "%t1 = f32\[8,4\] parameter(1)" "$sb" && grep -q "%sk = f32\[\] constant(2)" "$sb" &&
+   [ -f "$tmp/chain/param1.rank3.npy" ] && [ ! -f "$tmp/chain/param2.rank0.npy" ]; then
+    cmd=$(head -n 1 "$tmp/chain/command.txt")
+    (cd "$tmp" && PATH=$build:$PATH OMPI_MCA_mpi_yield_when_idle=1 timeout 300 bash -c "$cmd" </dev/null >"$tmp/out" 2>"$tmp/err")
+    rc2=$?
+    if [ $rc2 -eq 1 ] && grep -q "given inputs" "$tmp/out"; then
+        ok "--shrink: a chain cut to its differing instructions; command.txt reproduces it"
+    else
+        bad "--shrink chain replay" "command.txt gives exit $rc2"
+    fi
+else
+    bad "--shrink chain" "exit $rc"
+fi
+
+# --inputs with a file missing (or of the wrong shape) is an input error
+# naming the file, exit 2, said once.
+mpi 2 "$check" "$tmp/chain_b.hlo" "$tmp/chain_a.hlo" --inputs "$tmp/no_such_dir"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(grep -c "no_such_dir/param0.rank0.npy: error: cannot open" "$tmp/err")" -eq 1 ]; then
+    ok "--inputs: a missing file is exit 2, named once"
+else
+    bad "--inputs missing file" "exit $rc; $(head -c 300 "$tmp/err")"
 fi
 
 # --per-pass names the first pass that breaks equivalence.

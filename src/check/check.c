@@ -340,6 +340,22 @@ static bool run_oracle(Run *r, Value **inputs, int n, Value **out, Error *err)
     return ok;
 }
 
+/* This rank's inputs for a trial: the given ones, or drawn from seed. */
+static bool trial_inputs(Run *r, uint64_t seed, Value **in, Error *err)
+{
+    const IrModule *m = r->before.m;
+    if (!r->opt->inputs)
+        return check_random_inputs(m, r->rank, seed, r->opt->dist, in, err);
+    if (r->opt->n_inputs != m->entry->n_params) {
+        error_set(err, ERR_MISMATCH, m->entry->loc, "%d inputs given for %d parameters", r->opt->n_inputs,
+                  m->entry->n_params);
+        return false;
+    }
+    for (int i = 0; i < r->opt->n_inputs; i++)
+        in[i] = value_retain(r->opt->inputs[i]);
+    return true;
+}
+
 static bool trial(Run *r, int t, Error *err)
 {
     const IrModule *m = r->before.m;
@@ -348,7 +364,7 @@ static bool trial(Run *r, int t, Error *err)
     Value **in = xcalloc((size_t)n + 1, sizeof *in), *vb = NULL, *va = NULL, *vo = NULL;
     Value **lb = xcalloc((size_t)cap, sizeof *lb), **la = xcalloc((size_t)cap, sizeof *la),
           **lo = xcalloc((size_t)cap, sizeof *lo);
-    bool ok = check_random_inputs(m, r->rank, seed, r->opt->dist, in, err) && run_side(&r->before, in, n, &vb, err) &&
+    bool ok = trial_inputs(r, seed, in, err) && run_side(&r->before, in, n, &vb, err) &&
               run_side(&r->after, in, n, &va, err) && (!r->have_oracle || run_oracle(r, in, n, &vo, err));
     if (ok) {
         leaves_of(vb, lb, cap);
@@ -447,7 +463,7 @@ static bool save_inputs(Run *r, const char *dir, Error *err)
     int n = m->entry->n_params;
     Value **in = xcalloc((size_t)n + 1, sizeof *in);
     mkdir(dir, 0777);
-    bool ok = check_random_inputs(m, r->rank, r->rep->diff.seed, r->opt->dist, in, err);
+    bool ok = trial_inputs(r, r->rep->diff.seed, in, err);
     for (int i = 0; i < n && ok; i++)
         ok = npy_write_param(dir, i, r->rank, in[i], err);
     for (int i = 0; i < n; i++)
@@ -469,6 +485,7 @@ bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const
 {
     memset(rep, 0, sizeof *rep);
     Run r = { .c = c, .opt = opt, .rep = rep, .rank = coll_rank(c) };
+    rep->inputs_given = opt->inputs != NULL;
     bool ok = setup(&r, before, after, err);
     for (int t = 0; ok && t < opt->trials; t++) {
         ok = trial(&r, t, err);

@@ -101,6 +101,8 @@ typedef struct CheckOptions {
     int oracle;                 /* -1: auto (on when precision changes), 0 off, 1 on */
     int replicas, partitions;   /* overrides; 0: from the module header */
     const char *save_dir;       /* --save-counterexample DIR, or NULL */
+    Value *const *inputs;       /* non-NULL: this rank's inputs for every trial (--inputs DIR, a shrunk */
+    int n_inputs;               /*   pair), borrowed, instead of drawn from --seed */
     bool progress;              /* trials done / total on stderr */
 } CheckOptions;
 
@@ -145,6 +147,7 @@ typedef struct CheckSite {
 
 typedef struct CheckReport {
     int world, replicas, partitions, trials_run;
+    bool inputs_given;          /* opt->inputs: no seed drew them */
     bool precision_changing;    /* some reduction's accumulation type changed */
     bool by_accuracy;           /* judged against the oracle instead of bitwise */
     bool oracle;
@@ -164,6 +167,31 @@ typedef struct CheckReport {
 bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
                    CheckReport *rep, Error *err);
 void check_report_free(CheckReport *rep);
+
+/* ------------------------------------------------------------------ */
+/* shrink.c: the smallest failing pair (--shrink)                      */
+
+typedef struct CheckShrink {
+    IrModule *before, *after;   /* the smallest failing pair found */
+    Value **inputs;             /* this rank's inputs for their parameters (one reference each) */
+    int n_inputs;
+    int instrs[2][2];           /* entry instructions [before/after][whole/shrunk] */
+    int outputs_dropped;        /* outputs other than the failing one */
+    int to_parameters, to_constants;   /* instructions replaced by their recorded values */
+    int parameters_dropped;     /* original parameters no longer used */
+} CheckShrink;
+
+/* Shrinks a pair that differs (rep from check_modules with rep->diff.found)
+ * on the inputs of the failing trial: keeps only the failing output, then
+ * replaces every instruction both modules compute with the same value on
+ * every rank, nearest the output first, by a parameter fed that value (a
+ * constant when it is the same small value on every rank), so that only
+ * the instructions whose values differ remain; drops unused parameters.
+ * The outputs are unchanged by construction (the interpreter is
+ * deterministic); the caller re-checks the result.  Collective on c. */
+bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
+                  const CheckReport *rep, CheckShrink *out, Error *err);
+void check_shrink_free(CheckShrink *s);
 
 /* sites.c: the sites, with their probes filled in where both exist */
 int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **sites);

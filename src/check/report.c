@@ -79,8 +79,13 @@ void check_print_report(FILE *out, const CheckReport *rep, const char *before_na
     }
     if (rep->diff.found) {
         const CheckDifference *d = &rep->diff;
-        fprintf(out, "difference: trial %d (input seed %llu), rank %d, output %d, element %s: before %s, after %s\n",
-                d->trial, (unsigned long long)d->seed, d->rank, d->output, d->where, d->before, d->after);
+        char from[64];
+        if (rep->inputs_given)
+            snprintf(from, sizeof from, "given inputs");
+        else
+            snprintf(from, sizeof from, "input seed %llu", (unsigned long long)d->seed);
+        fprintf(out, "difference: trial %d (%s), rank %d, output %d, element %s: before %s, after %s\n", d->trial,
+                from, d->rank, d->output, d->where, d->before, d->after);
     }
     summary_line(out, rep);
 }

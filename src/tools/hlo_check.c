@@ -25,7 +25,7 @@ typedef struct Options {
     uint64_t seed;
     const char *dist, *compare, *oracle;
     double atol, rtol, ulp;
-    const char *save_dir, *json, *junit, *out_path;
+    const char *save_dir, *json, *junit, *out_path, *inputs;
     int64_t replicas, partitions;
     bool per_pass, shrink, help;
 } Options;
@@ -47,6 +47,9 @@ static const CliFlag flags[] = {
     {"--ulp", CLI_DOUBLE, OPT(ulp), "=U", "0", "--compare=ulp: units in the last place allowed"},
     {"--oracle", CLI_CHOICE, OPT(oracle), "=auto|f64|none", "auto", "judge both modules against the f64 oracle"},
     {"--save-counterexample", CLI_STRING, OPT(save_dir), "=DIR", "", "on a difference, write its inputs as .npy"},
+    {"--inputs", CLI_STRING, OPT(inputs), " DIR", "",
+     "one trial on the inputs in DIR (param<p>.rank<r>.npy, as --save-counterexample and --shrink write them) "
+     "instead of drawn ones"},
     {"--json", CLI_STRING, OPT(json), "=FILE", "", "write the report as JSON"},
     {"--junit", CLI_STRING, OPT(junit), "=FILE", "", "write the report as JUnit XML"},
     {"--replicas", CLI_INT, OPT(replicas), "=N", "from the module", "replica count"},
@@ -54,8 +57,9 @@ static const CliFlag flags[] = {
     {"--per-pass", CLI_SWITCH, OPT(per_pass), "", "off",
      "with --passes: check after every pass that changes the module and name the first one that breaks equivalence"},
     {"--shrink", CLI_SWITCH, OPT(shrink), "", "off",
-     "on a difference, cut both modules down to the failing output and write the pair, its inputs and the command "
-     "to --save-counterexample DIR (default: shrunk); shapes, ranks and instructions are not cut yet"},
+     "on a difference, cut both modules down to the failing output and the instructions whose values differ "
+     "(the rest become parameters or constants holding their values) and write the pair, its inputs and the "
+     "command to --save-counterexample DIR (default: shrunk); the rank count and shapes are kept"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -72,6 +76,8 @@ typedef struct Tool {
     Options o;
     const char *inputs[2];
     int n_inputs;
+    Value **given;          /* --inputs: this rank's values for before's parameters */
+    int n_given;
 } Tool;
 
 static void defaults(Options *o)
@@ -203,6 +209,8 @@ static void check_options(const Tool *t, CheckOptions *co)
     co->partitions = (int)t->o.partitions;
     co->save_dir = t->o.save_dir;
     co->progress = isatty(2);
+    co->inputs = t->given;
+    co->n_inputs = t->n_given;
 }
 
 /* A run-time error: when every rank has it, rank 0 reports once; when some
@@ -229,74 +237,65 @@ static void write_reports(Tool *t, const CheckReport *rep, const char *bn, const
         error_print(&err, stderr);
 }
 
-/* One check of before against after; fails the job on errors.  *output
- * (when not NULL) receives the output of the first difference, or -1. */
-static bool check_output(Tool *t, const IrModule *before, const IrModule *after, const char *after_name,
-                         bool report, int *output);
-
-static bool check_one(Tool *t, const IrModule *before, const IrModule *after, const char *after_name, bool report)
+/* One check of before against after with co; fails the job on errors.
+ * With keep, the report is left there for the caller to free. */
+static bool check_with(Tool *t, const CheckOptions *co, const IrModule *before, const IrModule *after,
+                       const char *before_name, const char *after_name, bool report, CheckReport *keep)
 {
-    return check_output(t, before, after, after_name, report, NULL);
-}
-
-static bool check_output(Tool *t, const IrModule *before, const IrModule *after, const char *after_name,
-                         bool report, int *output)
-{
-    CheckOptions co;
-    check_options(t, &co);
     CheckReport rep;
     Error err = { 0 };
-    if (!check_modules(t->c, before, after, &co, &rep, &err))
+    if (!check_modules(t->c, before, after, co, &rep, &err))
         fail_run(t, &err);
     bool agreed;
     coll_agree(t->c, true, 0, &agreed);
     if (report || !rep.equivalent)
-        write_reports(t, &rep, t->inputs[0], after_name);
+        write_reports(t, &rep, before_name, after_name);
     bool equivalent = rep.equivalent;
-    if (output)
-        *output = rep.diff.found ? rep.diff.output : -1;
-    check_report_free(&rep);
+    if (keep)
+        *keep = rep;
+    else
+        check_report_free(&rep);
     return equivalent;
 }
 
+static bool check_one(Tool *t, const IrModule *before, const IrModule *after, const char *after_name, bool report)
+{
+    CheckOptions co;
+    check_options(t, &co);
+    return check_with(t, &co, before, after, t->inputs[0], after_name, report, NULL);
+}
+
+/* ---- --inputs */
+
+/* This rank's values for m's parameters from DIR; a file missing or not
+ * matching its parameter on any rank stops every rank. */
+static void load_given(Tool *t, const IrModule *m)
+{
+    const IrComputation *e = m->entry;
+    Error err = { 0 };
+    t->given = xcalloc((size_t)e->n_params + 1, sizeof *t->given);
+    bool ok = true;
+    for (int p = 0; p < e->n_params && ok; p++) {
+        bool rounded = false;
+        t->given[p] = npy_read_param(t->o.inputs, p, t->rank, e->params[p]->shape, &rounded, &err);
+        ok = t->given[p] != NULL;
+        t->n_given = p + 1;
+    }
+    if (!ok)
+        fail_run(t, &err);
+    t->o.trials = 1;    /* the inputs are fixed: one trial says it all */
+}
+
+static void free_given(Tool *t)
+{
+    for (int p = 0; p < t->n_given; p++)
+        value_release(t->given[p]);
+    free(t->given);
+    t->given = NULL;
+    t->n_given = 0;
+}
+
 /* ---- --shrink */
-
-/* The instruction computing flattened result leaf `leaf` of m's root, found
- * through tuple instructions; NULL when a leaf comes from something else. */
-static IrInstr *leaf_instr(IrInstr *x, int *leaf)
-{
-    if (x->shape->type != IR_TYPE_TUPLE)
-        return (*leaf)-- == 0 ? x : NULL;
-    if (x->op != IR_OP_TUPLE)
-        return NULL;
-    for (int k = 0; k < x->n_operands && *leaf >= 0; k++) {
-        IrInstr *found = leaf_instr(x->operands[k], leaf);
-        if (found || *leaf < 0)
-            return found;
-    }
-    return NULL;
-}
-
-/* A copy of m whose result is only output `leaf`, dead code removed; NULL
- * when the output cannot be singled out. */
-static IrModule *keep_output(Tool *t, const IrModule *m, int leaf)
-{
-    IrModule *c = copy_module(t, m);
-    int k = leaf;
-    IrInstr *x = leaf_instr(c->entry->root, &k);
-    if (!x) {
-        ir_module_free(c);
-        return NULL;
-    }
-    c->entry->root = x;
-    int kept = 0;   /* the header's entry_computation_layout names the old result */
-    for (int i = 0; i < c->n_header_attrs; i++)
-        if (strcmp(c->header_attrs[i].name, "entry_computation_layout") != 0)
-            c->header_attrs[kept++] = c->header_attrs[i];
-    c->n_header_attrs = kept;
-    pass_remove_dead_code(c);
-    return c;
-}
 
 static void write_text(Tool *t, const IrModule *m, const char *dir, const char *name)
 {
@@ -307,44 +306,68 @@ static void write_text(Tool *t, const IrModule *m, const char *dir, const char *
         fail_all(t, &err);
 }
 
-/* Checks the pair cut down to the failing output; if it still differs,
- * writes it (rank 0), its inputs (every rank) and the command to DIR. */
-__attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, const IrModule *after, int output)
+static void write_command(Tool *t, const char *dir, const char *compare)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/command.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    int world = coll_world(t->c);
+    fprintf(f, "mpirun --oversubscribe -np %d hlo-check %s/before.hlo %s/after.hlo --inputs %s --compare=%s\n",
+            world, dir, dir, dir, compare);
+    fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/before.hlo --inputs %s --print\n", world, dir, dir);
+    fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/after.hlo --inputs %s --print\n", world, dir, dir);
+    fclose(f);
+}
+
+/* rep: the failing check.  Shrinks the pair on the failing trial's inputs,
+ * checks the result again on them, and writes the pair (rank 0), its
+ * inputs (every rank) and the command to DIR. */
+__attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, const IrModule *after,
+                                             const CheckReport *rep)
 {
     const char *dir = t->o.save_dir ? t->o.save_dir : "shrunk";
-    IrModule *b = keep_output(t, before, output), *a = b ? keep_output(t, after, output) : NULL;
-    bool smaller = a != NULL;
-    if (!smaller) {
-        ir_module_free(b);
-        b = copy_module(t, before);
-        a = copy_module(t, after);
-    }
+    CheckOptions co;
+    check_options(t, &co);
+    CheckShrink s;
+    Error err = { 0 };
+    if (!check_shrink(t->c, before, after, &co, rep, &s, &err))
+        fail_run(t, &err);
     mkdir(dir, 0777);
-    t->o.save_dir = dir;
-    char after_name[4096];
-    snprintf(after_name, sizeof after_name, "%s/after.hlo", dir);
-    bool still = !check_one(t, b, a, after_name, true);
+    /* The shrunk pair is judged as the whole pair was: bitwise, unless the
+     * user asked for a tolerance. */
+    const char *compare = co.tol.mode == CHECK_AUTO ? "exact" : t->o.compare;
+    if (co.tol.mode == CHECK_AUTO)
+        co.tol.mode = CHECK_EXACT;
+    co.trials = 1;
+    co.inputs = s.inputs;
+    co.n_inputs = s.n_inputs;
+    co.save_dir = NULL;
+    co.progress = false;
+    bool ok = true;
+    for (int p = 0; p < s.n_inputs && ok; p++)
+        ok = npy_write_param(dir, p, t->rank, s.inputs[p], &err);
+    if (!coll_all_ok(t->c, ok))
+        fail_run(t, &err);
+    char bn[4096], an[4096];
+    snprintf(bn, sizeof bn, "%s/before.hlo", dir);
+    snprintf(an, sizeof an, "%s/after.hlo", dir);
     if (t->rank == 0) {
-        write_text(t, b, dir, "before.hlo");
-        write_text(t, a, dir, "after.hlo");
-        char path[4096];
-        snprintf(path, sizeof path, "%s/command.txt", dir);
-        FILE *f = fopen(path, "w");
-        if (f) {
-            fprintf(f, "mpirun --oversubscribe -np %d hlo-check %s/before.hlo %s/after.hlo --seed=%llu --trials=%lld "
-                       "--compare=%s\n", coll_world(t->c), dir, dir, (unsigned long long)t->o.seed,
-                    (long long)t->o.trials, t->o.compare);
-            fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/before.hlo --inputs %s --print\n", coll_world(t->c),
-                    dir, dir);
-            fclose(f);
-        }
-        printf("hlo-check: shrunk to output %d only (%s): %d + %d instructions, written with its inputs and "
-               "the command to %s/\n", output, still ? "still different" : "NOT reproduced, kept whole",
-               b->entry->n_instrs, a->entry->n_instrs, dir);
+        write_text(t, s.before, dir, "before.hlo");
+        write_text(t, s.after, dir, "after.hlo");
+        write_command(t, dir, compare);
+        printf("\nhlo-check: shrinking: kept output %d of %d; %d instructions replaced by parameters, %d by "
+               "constants; %d unused parameters dropped\n", rep->diff.output, rep->n_outputs, s.to_parameters,
+               s.to_constants, s.parameters_dropped);
     }
-    ir_module_free(b);
-    ir_module_free(a);
-    coll_finish(t->c, 1);
+    bool still = !check_with(t, &co, s.before, s.after, bn, an, true, NULL);
+    if (t->rank == 0)
+        printf("hlo-check: shrunk from %d + %d to %d + %d instructions (%s), written with its inputs and "
+               "the command to %s/\n", s.instrs[0][0], s.instrs[1][0], s.instrs[0][1], s.instrs[1][1],
+               still ? "still different" : "NOT reproduced: please report this", dir);
+    check_shrink_free(&s);
+    coll_finish(t->c, still ? 1 : 3);
 }
 
 /* --per-pass: the pipeline one pass longer at a time, each prefix checked
@@ -390,6 +413,8 @@ int main(int argc, char **argv)
     t.rank = coll_rank(t.c);
     parse_args(&t, argc, argv);
     IrModule *before = load(&t, t.inputs[0]);
+    if (t.o.inputs)
+        load_given(&t, before);
     if (t.o.per_pass)
         per_pass(&t, before);
     IrModule *after = t.o.passes ? rewrite(&t, before) : load(&t, t.inputs[1]);
@@ -397,10 +422,16 @@ int main(int argc, char **argv)
     snprintf(after_name, sizeof after_name, "%s", t.inputs[1] ? t.inputs[1] : "");
     if (t.o.passes)
         snprintf(after_name, sizeof after_name, "%s after --passes=%s", t.inputs[0], t.o.passes);
-    int failing = -1;
-    int code = check_output(&t, before, after, after_name, true, &failing) ? 0 : 1;
-    if (code == 1 && t.o.shrink && failing >= 0)
-        shrink(&t, before, after, failing);
+    CheckOptions co;
+    check_options(&t, &co);
+    if (t.o.shrink)
+        co.save_dir = NULL;     /* the shrunk pair and its inputs go there instead */
+    CheckReport rep;
+    int code = check_with(&t, &co, before, after, t.inputs[0], after_name, true, &rep) ? 0 : 1;
+    if (code == 1 && t.o.shrink && rep.diff.found)
+        shrink(&t, before, after, &rep);
+    check_report_free(&rep);
+    free_given(&t);
     ir_module_free(before);
     ir_module_free(after);
     coll_finish(t.c, code);
