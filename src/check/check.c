@@ -249,47 +249,40 @@ static void compare_outputs(Run *r, int trial, uint64_t seed, Value **lb, Value 
     }
 }
 
-/* The largest error / (gamma(n-1) * sum|x_i|) over the elements, with
- * gamma(k) = k*u / (1 - k*u) and u the unit roundoff of the accumulation
- * type: how much of the textbook bound of an n-term sequential sum the
- * observed error uses. */
-static double bound_fraction(const Value *v, const Value *exact, const Value *abs_sum, IrElemType acc, int n)
-{
-    double u = ldexp(1.0, -(ir_type_info[acc].mantissa_bits + 1)), k = (double)(n > 1 ? n - 1 : 0);
-    double gamma = k * u / (1 - k * u), worst = 0;
-    const double *e = exact->data, *a = abs_sum->data;
-    double *x = check_values_f64(v);
-    for (int64_t i = 0, count = value_elements(v); i < count; i++) {
-        double err = fabs(x[i] - e[i]), bound = gamma * a[i];
-        if (bound > 0 && isfinite(err))
-            worst = fmax(worst, err / bound);
-    }
-    free(x);
-    return worst;
-}
-
 /* A site's error against the exact sum, in ulps of its value type at the
  * magnitude of the terms (sum|x_i|): near-cancelling sums would otherwise
- * turn a tiny absolute error into an enormous count of ulps of a tiny result. */
-static void site_error_add(CheckAccuracy *acc, const Value *v, const Value *exact, const Value *abs_sum)
+ * turn a tiny absolute error into an enormous count of ulps of a tiny
+ * result.  Also the largest error / (gamma(n-1) * sum|x_i|) over the
+ * elements, into *bound, with gamma(k) = k*u / (1 - k*u) and u the unit
+ * roundoff of the accumulation type acc: how much of the textbook bound of
+ * an n-term sequential sum the observed error uses. */
+static void site_error_add(CheckAccuracy *acc, double *bound, const Value *v, const Value *exact,
+                           const Value *abs_sum, IrElemType acc_type, int n_terms)
 {
+    double u = ldexp(1.0, -(ir_type_info[acc_type].mantissa_bits + 1)), k = (double)(n_terms > 1 ? n_terms - 1 : 0);
+    double gamma = k * u / (1 - k * u), worst = *bound;
     const double *e = exact->data, *a = abs_sum->data;
     IrElemType t = v->shape->type;
     double *xs = check_values_f64(v);
+    CheckAccuracy r = *acc;
     for (int64_t i = 0, n = value_elements(v); i < n; i++) {
-        double x = xs[i], err = fabs(x - e[i]);
-        acc->n++;
+        double x = xs[i], err = fabs(x - e[i]), bnd = gamma * a[i];
+        r.n++;
         if (!isfinite(x)) {
-            acc->nonfinite += isfinite(e[i]);
+            r.nonfinite += isfinite(e[i]);
             continue;
         }
+        if (bnd > 0 && isfinite(err) && err / bnd > worst)
+            worst = err / bnd;
         double ulp = err / check_ulp_of(t, a[i]);
-        acc->sum_abs += err;
-        acc->sum_ulp += ulp;
-        acc->max_abs = fmax(acc->max_abs, err);
-        acc->max_ulp = fmax(acc->max_ulp, ulp);
-        acc->max_rel = fmax(acc->max_rel, a[i] > 0 ? err / a[i] : 0);
+        r.sum_abs += err;
+        r.sum_ulp += ulp;
+        r.max_abs = fmax(r.max_abs, err);
+        r.max_ulp = fmax(r.max_ulp, ulp);
+        r.max_rel = fmax(r.max_rel, a[i] > 0 ? err / a[i] : 0);
     }
+    *acc = r;
+    *bound = worst;
     free(xs);
 }
 
@@ -299,9 +292,7 @@ static void judge_outputs(Run *r, Value **lb, Value **la, Value **lo)
         if (!ir_type_is_float(lb[i]->shape->type))
             continue;
         CheckOutput *o = &r->rep->outputs[i];
-        check_accuracy_add(&o->before, lb[i], lo[i]);
-        check_accuracy_add(&o->after, la[i], lo[i]);
-        check_duel_add(&o->duel, lb[i], la[i], lo[i]);
+        check_judge_add(&o->before, &o->after, &o->duel, lb[i], la[i], lo[i]);
     }
     int probe = 0;
     for (int s = 0; s < r->rep->n_sites; s++) {
@@ -310,10 +301,8 @@ static void judge_outputs(Run *r, Value **lb, Value **la, Value **lo)
             continue;
         Value *vb = lb[r->n_out + probe], *va = la[r->n_out + probe];
         Value *exact = la[r->n_out + r->n_probes + 2 * probe], *abs_sum = la[r->n_out + r->n_probes + 2 * probe + 1];
-        site_error_add(&site->before, vb, exact, abs_sum);
-        site_error_add(&site->after, va, exact, abs_sum);
-        site->before_bound = fmax(site->before_bound, bound_fraction(vb, exact, abs_sum, site->before_type, site->group_size));
-        site->after_bound = fmax(site->after_bound, bound_fraction(va, exact, abs_sum, site->after_type, site->group_size));
+        site_error_add(&site->before, &site->before_bound, vb, exact, abs_sum, site->before_type, site->group_size);
+        site_error_add(&site->after, &site->after_bound, va, exact, abs_sum, site->after_type, site->group_size);
         probe++;
     }
 }

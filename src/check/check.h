@@ -73,6 +73,9 @@ void check_accuracy_add(CheckAccuracy *acc, const Value *v, const Value *oracle)
 /* before and after against the oracle, element by element: which is closer. */
 typedef struct CheckDuel { int64_t better, equal, worse; } CheckDuel;
 void check_duel_add(CheckDuel *duel, const Value *before, const Value *after, const Value *oracle);
+/* The three above for both sides at once, each value converted once. */
+void check_judge_add(CheckAccuracy *acc_before, CheckAccuracy *acc_after, CheckDuel *duel, const Value *before,
+                     const Value *after, const Value *oracle);
 /* Merges b into a (sums and maxima). */
 void check_accuracy_merge(CheckAccuracy *a, const CheckAccuracy *b);
 

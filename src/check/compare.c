@@ -36,16 +36,32 @@ double check_ulp_distance(IrElemType t, const void *a, const void *b)
     return (double)(d < 0 ? -d : d);
 }
 
+/* check_ulp_of for a float type, from the bits of x: called once per
+ * element of every output, so no ilogb/ldexp.  A subnormal double has
+ * biased exponent 0, below every type's smallest normal: clamped. */
+static inline double ulp_of_float(int min_exp, int mantissa_bits, double x)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int biased = (int)((bits >> 52) & 0x7ff);
+    int e = biased == 0x7ff ? min_exp : biased - 1023;
+    if (e < min_exp)
+        e = min_exp;
+    int p = e - mantissa_bits;
+    if (p < -1022)
+        return ldexp(1.0, p);               /* f64 near its subnormals only */
+    uint64_t u = (uint64_t)(p + 1023) << 52;
+    double r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+
 double check_ulp_of(IrElemType t, double x)
 {
     const IrTypeInfo *ti = &ir_type_info[t];
     if (!ir_type_is_float(t))
         return 1.0;
-    int min_exp = 1 - ti->bias;             /* exponent of the smallest normal */
-    int e = x == 0 || !isfinite(x) ? min_exp : ilogb(x);
-    if (e < min_exp)
-        e = min_exp;
-    return ldexp(1.0, e - ti->mantissa_bits);
+    return ulp_of_float(1 - ti->bias, ti->mantissa_bits, x);    /* 1 - bias: the smallest normal's exponent */
 }
 
 bool check_elements_agree(IrElemType t, const void *a, const void *b, const CheckTolerance *tol)
@@ -108,58 +124,71 @@ double *check_values_f64(const Value *v)
 
 /* ---- Accuracy against the oracle */
 
-static double element_error(IrElemType t, double v, double o, double *rel, double *ulp, bool *bad)
+static void accuracy_add_f64(CheckAccuracy *acc, IrElemType t, const double *x, const double *o, int64_t n)
 {
-    *bad = false;
-    if (!isfinite(o) || !isfinite(v)) {
-        *bad = !(v == o || (isnan(v) && isnan(o)));
-        *rel = *ulp = 0;
-        return 0;
+    bool is_float = ir_type_is_float(t);
+    int min_exp = 1 - ir_type_info[t].bias, mb = ir_type_info[t].mantissa_bits;
+    CheckAccuracy a = *acc;
+    for (int64_t i = 0; i < n; i++) {
+        double v = x[i], w = o[i];
+        a.n++;
+        if (!isfinite(w) || !isfinite(v)) {
+            a.nonfinite += !(v == w || (isnan(v) && isnan(w)));
+            continue;
+        }
+        double e = fabs(v - w);
+        double rel = w != 0 ? e / fabs(w) : (e != 0 ? INFINITY : 0);
+        double ulp = e / (is_float ? ulp_of_float(min_exp, mb, w) : 1.0);
+        a.sum_abs += e;
+        a.sum_ulp += ulp;
+        if (e > a.max_abs)
+            a.max_abs = e;
+        if (rel > a.max_rel)
+            a.max_rel = rel;
+        if (ulp > a.max_ulp)
+            a.max_ulp = ulp;
     }
-    double abs_err = fabs(v - o);
-    *rel = o != 0 ? abs_err / fabs(o) : (abs_err != 0 ? INFINITY : 0);
-    *ulp = abs_err / check_ulp_of(t, o);
-    return abs_err;
+    *acc = a;
 }
 
 void check_accuracy_add(CheckAccuracy *acc, const Value *v, const Value *oracle)
 {
-    IrElemType t = v->shape->type;
-    const double *o = oracle->data;
     double *x = check_values_f64(v);
-    int64_t n = value_elements(v);
-    for (int64_t i = 0; i < n; i++) {
-        double rel, ulp;
-        bool bad;
-        double e = element_error(t, x[i], o[i], &rel, &ulp, &bad);
-        acc->n++;
-        if (bad) {
-            acc->nonfinite++;
-            continue;
-        }
-        acc->sum_abs += e;
-        acc->sum_ulp += ulp;
-        acc->max_abs = fmax(acc->max_abs, e);
-        acc->max_rel = fmax(acc->max_rel, rel);
-        acc->max_ulp = fmax(acc->max_ulp, ulp);
-    }
+    accuracy_add_f64(acc, v->shape->type, x, oracle->data, value_elements(v));
     free(x);
+}
+
+static void duel_add_f64(CheckDuel *duel, const double *xb, const double *xa, const double *o, int64_t n)
+{
+    CheckDuel d = *duel;
+    for (int64_t i = 0; i < n; i++) {
+        double b = fabs(xb[i] - o[i]), a = fabs(xa[i] - o[i]);
+        if (isnan(a) || isnan(b) || a == b)
+            d.equal++;
+        else if (a < b)
+            d.better++;
+        else
+            d.worse++;
+    }
+    *duel = d;
 }
 
 void check_duel_add(CheckDuel *duel, const Value *before, const Value *after, const Value *oracle)
 {
-    const double *o = oracle->data;
     double *xb = check_values_f64(before), *xa = check_values_f64(after);
+    duel_add_f64(duel, xb, xa, oracle->data, value_elements(before));
+    free(xb);
+    free(xa);
+}
+
+void check_judge_add(CheckAccuracy *acc_before, CheckAccuracy *acc_after, CheckDuel *duel, const Value *before,
+                     const Value *after, const Value *oracle)
+{
     int64_t n = value_elements(before);
-    for (int64_t i = 0; i < n; i++) {
-        double b = fabs(xb[i] - o[i]), a = fabs(xa[i] - o[i]);
-        if (isnan(a) || isnan(b) || a == b)
-            duel->equal++;
-        else if (a < b)
-            duel->better++;
-        else
-            duel->worse++;
-    }
+    double *xb = check_values_f64(before), *xa = check_values_f64(after);
+    accuracy_add_f64(acc_before, before->shape->type, xb, oracle->data, n);
+    accuracy_add_f64(acc_after, after->shape->type, xa, oracle->data, n);
+    duel_add_f64(duel, xb, xa, oracle->data, n);
     free(xb);
     free(xa);
 }
