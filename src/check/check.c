@@ -96,7 +96,7 @@ static bool signatures_match(const IrModule *a, const IrModule *b, Error *err)
         if (!ir_shape_equal(sa, sb)) {
             char first[160];
             snprintf(first, sizeof first, "%s", ir_shape_str(sa));
-            return error_set(err, ERR_MISMATCH, eb->params[i]->loc,
+            return error_set(err, ERR_MISMATCH, eb->params[i]->info->loc,
                              "parameter %d differs: %s is %s in the first module, %s is %s in the second", i,
                              ea->params[i]->name, first, eb->params[i]->name, ir_shape_str(sb));
         }
@@ -107,7 +107,7 @@ static bool signatures_match(const IrModule *a, const IrModule *b, Error *err)
     if (!ir_shape_equal(ea->root->shape, eb->root->shape)) {
         char first[160];
         snprintf(first, sizeof first, "%s", ir_shape_str(ea->root->shape));
-        return error_set(err, ERR_MISMATCH, eb->root->loc, "the results differ: %s in the first module, %s in the second",
+        return error_set(err, ERR_MISMATCH, eb->root->info->loc, "the results differ: %s in the first module, %s in the second",
                          first, ir_shape_str(eb->root->shape));
     }
     return true;

@@ -66,7 +66,7 @@ static bool widen_computation(IrModule *m, IrComputation *comp, Error *err)
     for (int i = 0; i < comp->n_instrs; i++) {
         IrInstr *instr = comp->instrs[i];
         if (has_no_wide_meaning(instr))
-            return error_set(err, ERR_UNSUPPORTED, instr->loc,
+            return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                              "the f64 oracle cannot run %s %s: it depends on a float format's bits",
                              ir_opcode_name(instr->op), instr->name);
     }
@@ -74,8 +74,8 @@ static bool widen_computation(IrModule *m, IrComputation *comp, Error *err)
         IrInstr *instr = comp->instrs[i];
         const IrShape *narrow = instr->shape;
         instr->shape = widen_shape(m->arena, narrow);
-        if (instr->literal)
-            instr->literal = widen_literal(m->arena, instr->literal, instr->shape);
+        if (instr->info->literal)
+            instr->info->literal = widen_literal(m->arena, instr->info->literal, instr->shape);
     }
     return true;
 }

@@ -410,7 +410,7 @@ Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed,
     }
     const IrInstr *p = entry->params[param];
     if (!shape_is_static(p->shape)) {
-        error_set(err, ERR_UNSUPPORTED, p->loc, "parameter %d has a dynamic shape %s: random inputs need static shapes",
+        error_set(err, ERR_UNSUPPORTED, p->info->loc, "parameter %d has a dynamic shape %s: random inputs need static shapes",
                   param, ir_shape_str(p->shape));
         return NULL;
     }

@@ -90,9 +90,9 @@ static void replace_by_value(IrModule *m, IrInstr *x, int number, const Value *v
         }
         memcpy(data, v->data, value_bytes(v));
         *lit = (IrLiteral){ .shape = x->shape, .data = data };
-        p->literal = lit;
+        p->info->literal = lit;
     } else {
-        p->parameter_number = number;
+        p->info->parameter_number = number;
     }
     int first = 0;      /* after the parameters, so they read in number order */
     while (first < e->n_instrs && e->instrs[first]->op == IR_OP_PARAMETER)
@@ -120,8 +120,8 @@ static void renumber_params(IrModule *m)
     }
     e->n_params = n;
     for (int i = 0; i < e->n_instrs; i++)
-        if (e->instrs[i]->op == IR_OP_PARAMETER && e->instrs[i]->parameter_number < n)
-            e->params[e->instrs[i]->parameter_number] = e->instrs[i];
+        if (e->instrs[i]->op == IR_OP_PARAMETER && e->instrs[i]->info->parameter_number < n)
+            e->params[e->instrs[i]->info->parameter_number] = e->instrs[i];
 }
 
 static bool is_used(const IrModule *m, const IrInstr *x)
@@ -139,7 +139,7 @@ static int drop_unused_params(IrModule *b, IrModule *a, Value **inputs, int *n_i
     for (int p = 0; p < n; p++) {
         IrInstr *pb = b->entry->params[p], *pa = a->entry->params[p];
         if (is_used(b, pb) || is_used(a, pa)) {
-            pb->parameter_number = pa->parameter_number = kept;
+            pb->info->parameter_number = pa->info->parameter_number = kept;
             inputs[kept++] = inputs[p];
             continue;
         }

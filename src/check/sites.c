@@ -115,13 +115,13 @@ static void add_site(CheckSite **sites, int *n, Leaf lb, Leaf la, const IrModule
     s->value_type = s->after_type;
     s->group_size = (int)ir_collective_group_size(after, la.r);
     /* Only a plain add/maximum/minimum can be redone exactly in f64. */
-    if (trivial_op(la.r->comps[IR_COMP_TO_APPLY]) != IR_OP_COUNT)
+    if (trivial_op(la.r->info->comps[IR_COMP_TO_APPLY]) != IR_OP_COUNT)
         set_probes(s, before, after, lb, la);
 }
 
 static IrOpcode reducer_op(const IrInstr *r)
 {
-    const IrComputation *c = r->comps[IR_COMP_TO_APPLY];
+    const IrComputation *c = r->info->comps[IR_COMP_TO_APPLY];
     return c ? c->root->op : IR_OP_COUNT;
 }
 
@@ -221,7 +221,7 @@ static IrComputation *f64_reducer(IrModule *m, IrOpcode op)
     c = ir_computation_new(m, name);
     IrShape *s = ir_shape_new_array(m->arena, IR_TYPE_F64, 0, NULL);
     IrInstr *a = ir_instr_new(m, IR_OP_PARAMETER, "a", s, 0, NULL), *b = ir_instr_new(m, IR_OP_PARAMETER, "b", s, 0, NULL);
-    b->parameter_number = 1;
+    b->info->parameter_number = 1;
     IrInstr *ops[2] = { a, b };
     ir_computation_append(c, a);
     ir_computation_append(c, b);
@@ -247,8 +247,8 @@ static IrInstr *redo_f64(IrModule *m, IrComputation *e, const IrInstr *r, int k,
     IrShape *s = ir_shape_with_type(m->arena, leaf, IR_TYPE_F64);
     IrInstr *n = ir_instr_new(m, r->op, ir_unique_name(e, "hlocheck.exact"), s, 1, &x);
     ir_instr_copy_attrs(m, n, r);
-    n->n_raw_attrs = 0;
-    n->comps[IR_COMP_TO_APPLY] = red;
+    n->info->n_raw_attrs = 0;
+    n->info->comps[IR_COMP_TO_APPLY] = red;
     if (r->ints[IR_INT_CHANNEL_ID].present)
         ir_set_channel_id(m, n, ir_fresh_channel_id(m));
     ir_computation_append(e, n);
@@ -298,10 +298,10 @@ bool check_add_exact_probes(IrModule *p, const CheckSite *sites, int n_sites, Er
         if (!sites[s].measured)
             continue;
         IrInstr *r = find_in(e, sites[s].after_reduction);
-        IrOpcode op = r ? trivial_op(r->comps[IR_COMP_TO_APPLY]) : IR_OP_COUNT;
+        IrOpcode op = r ? trivial_op(r->info->comps[IR_COMP_TO_APPLY]) : IR_OP_COUNT;
         if (op == IR_OP_COUNT) {
             free(extra);
-            return error_set(err, ERR_UNSUPPORTED, r ? r->loc : e->loc,
+            return error_set(err, ERR_UNSUPPORTED, r ? r->info->loc : e->loc,
                              "site %s: only add/maximum/minimum reductions can be redone exactly", sites[s].after_name);
         }
         IrComputation *red = f64_reducer(p, op);

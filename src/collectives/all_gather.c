@@ -79,7 +79,7 @@ bool coll_all_gather(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     for (int i = 0; i < n_args; i++)
         per_member += value_bytes(args[i]);
     if (per_member > INT_MAX)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "all-gather of %zu bytes per rank: above 2 GiB",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "all-gather of %zu bytes per rank: above 2 GiB",
                          per_member);
     char *send = xmalloc(per_member ? per_member : 1), *recv = xmalloc(per_member * (size_t)comm.size + 1);
     for (size_t i = 0, off = 0; i < (size_t)n_args; off += value_bytes(args[i]), i++)

@@ -39,7 +39,7 @@ static bool plan_new(Plan *p, Value *const *args, int n_args, int n, int me, con
         total += value_bytes(args[i]);
     }
     if (total > INT_MAX)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "all-reduce of %zu bytes: above 2 GiB", total);
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "all-reduce of %zu bytes: above 2 GiB", total);
     for (int k = 0; k < n; k++) {
         size_t bytes = 0;
         for (int i = 0; i < n_args; i++)
@@ -118,7 +118,7 @@ bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     for (int i = 0; i < n_args; i++) {
         const IrShape *rs = result->type == IR_TYPE_TUPLE ? result->elements[i] : result;
         if (!ir_shape_equal(rs, args[i]->shape) || (result->type == IR_TYPE_TUPLE && result->n_elements != n_args))
-            return error_set(err, ERR_SHAPE, instr->loc, "all-reduce: result %s does not match operand %d",
+            return error_set(err, ERR_SHAPE, instr->info->loc, "all-reduce: result %s does not match operand %d",
                              ir_shape_str(rs), i);
     }
     Plan p = { 0 };

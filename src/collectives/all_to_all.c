@@ -83,14 +83,14 @@ bool coll_all_to_all(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     if (split && n_args == 1) {
         int dim = (int)instr->lists[IR_LIST_DIMENSIONS].v[0];
         if (!ir_shape_equal(result, args[0]->shape) || args[0]->shape->dims[dim] % comm.size)
-            return error_set(err, ERR_SHAPE, instr->loc, "all-to-all: dimension %d of %s does not split into %d",
+            return error_set(err, ERR_SHAPE, instr->info->loc, "all-to-all: dimension %d of %s does not split into %d",
                              dim, ir_shape_str(args[0]->shape), comm.size);
         if (!(*out = value_new_array(result, err)))
             return false;
         return split_concat(instr, &comm, args[0], *out, err);
     }
     if (split || n_args != comm.size || result->type != IR_TYPE_TUPLE)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                          "all-to-all: this form (%d operands, group of %d) is not supported", n_args, comm.size);
     Value **res = xcalloc((size_t)n_args, sizeof *res);
     bool ok = coll_new_leaves(result, n_args, res, err) && tuple_exchange(instr, &comm, args, res, err);
@@ -112,11 +112,11 @@ static int flat_id(const IrInstr *instr, const InterpDevice *d, int64_t id)
 static bool check_pairs(const IrInstr *instr, const InterpDevice *d, Error *err)
 {
     int64_t limit = instr->ints[IR_INT_CHANNEL_ID].present ? d->num_partitions : d->replica_count;
-    for (int i = 0; i < instr->n_source_target_pairs; i++)
+    for (int i = 0; i < instr->info->n_source_target_pairs; i++)
         for (int k = 0; k < 2; k++)
-            if (instr->source_target_pairs[i][k] < 0 || instr->source_target_pairs[i][k] >= limit)
-                return error_set(err, ERR_SHAPE, instr->loc, "collective-permute: id %lld out of range [0, %lld)",
-                                 (long long)instr->source_target_pairs[i][k], (long long)limit);
+            if (instr->info->source_target_pairs[i][k] < 0 || instr->info->source_target_pairs[i][k] >= limit)
+                return error_set(err, ERR_SHAPE, instr->info->loc, "collective-permute: id %lld out of range [0, %lld)",
+                                 (long long)instr->info->source_target_pairs[i][k], (long long)limit);
     return true;
 }
 
@@ -126,15 +126,15 @@ bool coll_collective_permute(Coll *c, Interp *it, const IrInstr *instr, const Ir
     (void)it;
     const InterpDevice *d = coll_device(c);
     if (n_args != 1 || result->type == IR_TYPE_TUPLE)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "collective-permute with %d operands", n_args);
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "collective-permute with %d operands", n_args);
     if (!check_pairs(instr, d, err) || !(*out = value_new_zeroed(result, err)))
         return false;
-    int n = instr->n_source_target_pairs, n_req = 0;
+    int n = instr->info->n_source_target_pairs, n_req = 0;
     MPI_Request *req = xcalloc((size_t)(n + 1), sizeof *req);
     bool ok = true;
     for (int i = 0; i < n && ok; i++) {
-        int src = flat_id(instr, d, instr->source_target_pairs[i][0]);
-        int dst = flat_id(instr, d, instr->source_target_pairs[i][1]);
+        int src = flat_id(instr, d, instr->info->source_target_pairs[i][0]);
+        int dst = flat_id(instr, d, instr->info->source_target_pairs[i][1]);
         if (dst == d->rank && src == d->rank)
             memcpy((*out)->data, args[0]->data, value_bytes(args[0]));
         else if (dst == d->rank)

@@ -96,7 +96,7 @@ bool coll_mpi_ok(int rc, const IrInstr *instr, const char *what, Error *err)
     char msg[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, msg, &len);
-    return error_set(err, ERR_MPI, instr->loc, "%s: %s failed: %s", ir_opcode_name(instr->op), what, msg);
+    return error_set(err, ERR_MPI, instr->info->loc, "%s: %s failed: %s", ir_opcode_name(instr->op), what, msg);
 }
 
 /* ---- Communicators */
@@ -239,7 +239,7 @@ static bool dispatch(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     case IR_OP_COLLECTIVE_PERMUTE: case IR_OP_COLLECTIVE_PERMUTE_START:
         return coll_collective_permute(c, it, instr, result, args, n_args, out, err);
     default:
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "unsupported op: %s",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: %s",
                          ir_opcode_name(instr->op));
     }
 }

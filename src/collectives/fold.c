@@ -12,7 +12,7 @@
 
 static const IrComputation *reducer(const IrInstr *instr)
 {
-    return instr->comps[IR_COMP_TO_APPLY];
+    return instr->info->comps[IR_COMP_TO_APPLY];
 }
 
 static bool fold_general(Interp *it, const IrInstr *instr, IrElemType t, void *acc, const void *x,
@@ -21,7 +21,7 @@ static bool fold_general(Interp *it, const IrInstr *instr, IrElemType t, void *a
     const IrComputation *comp = reducer(instr);
     if (comp->n_params != 2 || comp->params[0]->shape->type != t || comp->params[1]->shape->type != t ||
         comp->params[0]->shape->rank != 0)
-        return error_set(err, ERR_SHAPE, instr->loc, "%s: to_apply=%s does not take two %s scalars",
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s: to_apply=%s does not take two %s scalars",
                          ir_opcode_name(instr->op), comp->name, ir_type_name(t));
     Value *a = value_new_array(comp->params[0]->shape, err);
     Value *b = a ? value_new_array(comp->params[1]->shape, err) : NULL;
@@ -63,12 +63,12 @@ static bool block_instr(StrBuf *b, const IrInstr *instr, int64_t n)
     const char *type = ir_type_name(s->type), *root = instr->parent->root == instr ? "ROOT " : "";
     if (instr->op == IR_OP_PARAMETER) {
         strbuf_printf(b, "  %s%%%s = %s[%lld] parameter(%lld)\n", root, instr->name, type, (long long)n,
-                      (long long)instr->parameter_number);
+                      (long long)instr->info->parameter_number);
         return true;
     }
     if (instr->op == IR_OP_CONSTANT) {
         strbuf_printf(b, "  %%%s.scalar = %s[] constant(", instr->name, type);
-        ir_print_literal(b, instr->literal);
+        ir_print_literal(b, instr->info->literal);
         strbuf_printf(b, ")\n  %s%%%s = %s[%lld] broadcast(%%%s.scalar), dimensions={}\n", root, instr->name, type,
                       (long long)n, instr->name);
         return true;
@@ -164,7 +164,7 @@ bool coll_fold(Interp *it, const IrInstr *instr, IrElemType t, void *acc, const 
 {
     const IrComputation *comp = reducer(instr);
     if (!comp)
-        return error_set(err, ERR_SHAPE, instr->loc, "%s has no to_apply", ir_opcode_name(instr->op));
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s has no to_apply", ir_opcode_name(instr->op));
     IrOpcode op = interp_trivial_reducer(comp);
     if (op != IR_OP_COUNT && comp->root->shape->type == t)
         return interp_binary_kernel(op, t, acc, acc, x, n, err);

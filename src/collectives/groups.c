@@ -22,7 +22,7 @@ static bool has_global_flag(IrOpcode op)
 CollMode coll_mode(const IrInstr *instr)
 {
     bool channel = instr->ints[IR_INT_CHANNEL_ID].present;
-    bool global = instr->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS];
+    bool global = instr->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS];
     if (!channel)
         return COLL_CROSS_REPLICA;
     if (!has_global_flag(instr->op))
@@ -78,7 +78,7 @@ static bool ids_in_range(CollMode mode, const Listed *l, int R, int P, const IrI
     for (int k = 0; k < l->n_groups; k++)
         for (int i = 0; i < l->sizes[k]; i++)
             if (l->ids[k][i] < 0 || l->ids[k][i] >= limit)
-                return error_set(err, ERR_SHAPE, instr->loc,
+                return error_set(err, ERR_SHAPE, instr->info->loc,
                                  "%s: replica_groups name %s id %lld, but there are %lld %ss",
                                  ir_opcode_name(instr->op), kind, (long long)l->ids[k][i],
                                  (long long)limit, kind);
@@ -93,13 +93,13 @@ static bool check_partition(const CollGroups *g, int world, const IrInstr *instr
     for (int i = 0; i < g->n_groups * g->size && ok; i++) {
         int id = g->ids[i];
         if (seen[id]++)
-            ok = error_set(err, ERR_SHAPE, instr->loc,
+            ok = error_set(err, ERR_SHAPE, instr->info->loc,
                            "%s: device %d appears in more than one replica group",
                            ir_opcode_name(instr->op), id);
     }
     for (int id = 0; id < world && ok; id++)
         if (!seen[id])
-            ok = error_set(err, ERR_SHAPE, instr->loc,
+            ok = error_set(err, ERR_SHAPE, instr->info->loc,
                            "%s: replica groups do not cover device %d of %d",
                            ir_opcode_name(instr->op), id, world);
     free(seen);
@@ -110,18 +110,18 @@ bool coll_expand_groups(const IrInstr *instr, int R, int P, CollGroups *out, Err
 {
     CollMode mode = coll_mode(instr);
     memset(out, 0, sizeof *out);
-    if (!instr->ints[IR_INT_CHANNEL_ID].present && instr->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS])
-        return error_set(err, ERR_SHAPE, instr->loc,
+    if (!instr->ints[IR_INT_CHANNEL_ID].present && instr->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS])
+        return error_set(err, ERR_SHAPE, instr->info->loc,
                          "%s: use_global_device_ids=true needs a channel_id", ir_opcode_name(instr->op));
-    if (mode == COLL_FLATTENED && instr->replica_groups.n_groups == 0)
-        return error_set(err, ERR_SHAPE, instr->loc,
+    if (mode == COLL_FLATTENED && instr->info->replica_groups.n_groups == 0)
+        return error_set(err, ERR_SHAPE, instr->info->loc,
                          "%s: empty replica_groups with use_global_device_ids=true", ir_opcode_name(instr->op));
     Listed l;
-    listed_groups(&instr->replica_groups, mode == COLL_CROSS_PARTITION ? P : R, &l);
+    listed_groups(&instr->info->replica_groups, mode == COLL_CROSS_PARTITION ? P : R, &l);
     bool ok = ids_in_range(mode, &l, R, P, instr, err);
     for (int k = 1; k < l.n_groups && ok; k++)
         if (l.sizes[k] != l.sizes[0])
-            ok = error_set(err, ERR_SHAPE, instr->loc, "%s: replica groups of different sizes (%d and %d)",
+            ok = error_set(err, ERR_SHAPE, instr->info->loc, "%s: replica groups of different sizes (%d and %d)",
                            ir_opcode_name(instr->op), l.sizes[0], l.sizes[k]);
     /* Cross-replica groups repeat in every partition and cross-partition
      * ones in every replica; the other two modes are global already. */
@@ -187,7 +187,7 @@ bool coll_check_shapes(const IrInstr *instr, const IrShape *result, Value *const
 {
     bool tuple = result->type == IR_TYPE_TUPLE;
     if (tuple && result->n_elements != n_args)
-        return error_set(err, ERR_SHAPE, instr->loc, "%s: %d operands but a result of %d elements",
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s: %d operands but a result of %d elements",
                          ir_opcode_name(instr->op), n_args, result->n_elements);
     for (int i = 0; i < n_args; i++) {
         const IrShape *out = tuple ? result->elements[i] : result, *in = args[i]->shape;
@@ -195,7 +195,7 @@ bool coll_check_shapes(const IrInstr *instr, const IrShape *result, Value *const
             continue;
         char want[160];
         snprintf(want, sizeof want, "%s", ir_shape_str(in));
-        return error_set(err, ERR_SHAPE, instr->loc,
+        return error_set(err, ERR_SHAPE, instr->info->loc,
                          "%s: with %d devices per group, operand %s %s dimension %d by %d, which does not give %s",
                          ir_opcode_name(instr->op), n, want, grow ? "grows" : "shrinks", dim, n, ir_shape_str(out));
     }

@@ -89,7 +89,7 @@ bool coll_reduce_scatter(Coll *c, Interp *it, const IrInstr *instr, const IrShap
         per_dest += b[i].per_dest;
     }
     bool ok = per_dest <= INT_MAX ||
-              error_set(err, ERR_UNSUPPORTED, instr->loc, "reduce-scatter block of %zu bytes: above 2 GiB",
+              error_set(err, ERR_UNSUPPORTED, instr->info->loc, "reduce-scatter block of %zu bytes: above 2 GiB",
                         per_dest);
     char *send = xmalloc(per_dest * (size_t)n + 1), *recv = xmalloc(per_dest * (size_t)n + 1);
     if (ok)

@@ -119,7 +119,7 @@ static bool pick_compute(Dot *d, Error *err)
     else if (real && ir_type_is_int(r))
         d->compute = ir_type_info[r].bits <= 32 ? COMPUTE_U32 : COMPUTE_U64;
     else
-        return error_set(err, ERR_UNSUPPORTED, d->instr->loc, "unsupported dot: %s x %s -> %s",
+        return error_set(err, ERR_UNSUPPORTED, d->instr->info->loc, "unsupported dot: %s x %s -> %s",
                          ir_type_name(lt), ir_type_name(rt), ir_type_name(r));
     return true;
 }
@@ -399,7 +399,7 @@ static void *alloc_elems(int64_t n, int bytes, const IrInstr *instr, Error *err)
 {
     void *p = (uint64_t)n <= SIZE_MAX / (size_t)bytes ? xmalloc_try((size_t)(n ? n : 1) * (size_t)bytes) : NULL;
     if (!p)
-        error_set(err, ERR_NOMEM, instr->loc, "dot: out of memory for %lld elements", (long long)n);
+        error_set(err, ERR_NOMEM, instr->info->loc, "dot: out of memory for %lld elements", (long long)n);
     return p;
 }
 
@@ -705,7 +705,7 @@ static bool check_blas_sizes(const Dot *d, Error *err)
 {
     bool blas = d->compute != COMPUTE_U32 && d->compute != COMPUTE_U64;
     if (blas && (d->M > INT_MAX || d->N > INT_MAX || d->K > INT_MAX))
-        return error_set(err, ERR_UNSUPPORTED, d->instr->loc,
+        return error_set(err, ERR_UNSUPPORTED, d->instr->info->loc,
                          "dot: %lld x %lld x %lld is too large for BLAS", (long long)d->M,
                          (long long)d->K, (long long)d->N);
     if (blas)

@@ -98,7 +98,7 @@ static void *at_mut(void *base, int64_t index, int bytes)
 
 static bool unsupported_type(const IrInstr *instr, IrElemType t, Error *err)
 {
-    return error_set(err, ERR_UNSUPPORTED, instr->loc, "unsupported op: %s on %s",
+    return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: %s on %s",
                      ir_opcode_name(instr->op), ir_type_name(t));
 }
 
@@ -108,7 +108,7 @@ static bool need_elements(const IrInstr *instr, const Value *v, int k, int64_t n
 {
     if (ir_shape_is_array(v->shape) && value_elements(v) == n)
         return true;
-    return error_set(err, ERR_SHAPE, instr->loc, "%s: operand %d has %lld elements, the result %lld",
+    return error_set(err, ERR_SHAPE, instr->info->loc, "%s: operand %d has %lld elements, the result %lld",
                      ir_opcode_name(instr->op), k,
                      (long long)(ir_shape_is_array(v->shape) ? value_elements(v) : -1), (long long)n);
 }
@@ -950,11 +950,11 @@ static void compare_complex(IrElemType t, uint8_t *restrict o, const void *a, co
 static bool compare_run(const IrInstr *instr, IrElemType t, uint8_t *o, const void *a, const void *b,
                         int64_t n, Error *err)
 {
-    IrCompareDir dir = instr->direction;
-    IrCompareType ct = effective_compare_type(instr->compare_type, t);
+    IrCompareDir dir = instr->info->direction;
+    IrCompareType ct = effective_compare_type(instr->info->compare_type, t);
     bool int_like = t == IR_TYPE_PRED || ir_type_is_int(t);
     if (dir == IR_CMP_NONE)
-        return error_set(err, ERR_SHAPE, instr->loc, "compare: missing direction");
+        return error_set(err, ERR_SHAPE, instr->info->loc, "compare: missing direction");
     if (int_like && (ct == IR_CMPT_SIGNED || ct == IR_CMPT_UNSIGNED))
         compare_ints(ct == IR_CMPT_SIGNED, ir_type_storage_bytes(t), o, a, b, n, dir);
     else if (ir_type_is_float(t) && ct == IR_CMPT_FLOAT)
@@ -1378,7 +1378,7 @@ static bool convert_run(const IrInstr *instr, IrElemType from, IrElemType to, co
     bool from_ok = from == IR_TYPE_PRED || ir_type_is_int(from) || ir_type_is_float(from) || from_c;
     bool to_ok = to == IR_TYPE_PRED || ir_type_is_int(to) || ir_type_is_float(to) || to_c;
     if (!from_ok || !to_ok || (from_c && !to_c))
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "unsupported op: convert from %s to %s",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: convert from %s to %s",
                          ir_type_name(from), ir_type_name(to));
     if (from == to)
         memcpy(dst, src, (size_t)(n * ir_type_storage_bytes(to)));
@@ -1428,10 +1428,10 @@ bool eval_bitcast_convert(Interp *it, const IrInstr *instr, Value *const *args, 
     int64_t n = ir_shape_elements(instr->shape);
     bool sub_byte = is_sub_byte_int(from) || is_sub_byte_int(to);
     if (sub_byte && ir_type_info[from].bits != ir_type_info[to].bits)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                          "unsupported op: bitcast-convert from %s to %s", ir_type_name(from), ir_type_name(to));
     if ((size_t)ir_shape_byte_size(instr->shape) != value_bytes(args[0]))
-        return error_set(err, ERR_SHAPE, instr->loc, "bitcast-convert: %zu bytes in, %lld out",
+        return error_set(err, ERR_SHAPE, instr->info->loc, "bitcast-convert: %zu bytes in, %lld out",
                          value_bytes(args[0]), (long long)ir_shape_byte_size(instr->shape));
     if (!sub_byte && to != IR_TYPE_PRED) {
         *out = value_alias(instr->shape, args[0], err);
@@ -1508,7 +1508,7 @@ bool eval_reduce_precision(Interp *it, const IrInstr *instr, Value *const *args,
     if (!ir_type_is_float(t) || instr->shape->type != t)
         return unsupported_type(instr, t, err);
     if (!e->present || !m->present || e->v < 1 || e->v > 64 || m->v < 0 || m->v > 64)
-        return error_set(err, ERR_SHAPE, instr->loc,
+        return error_set(err, ERR_SHAPE, instr->info->loc,
                          "reduce-precision: needs exponent_bits >= 1 and mantissa_bits >= 0");
     Value *v = value_new_array(instr->shape, err);
     if (!v)

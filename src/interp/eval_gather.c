@@ -55,7 +55,7 @@ typedef struct Plan {
 
 static bool plan_fail(const Plan *p, const char *what, Error *err)
 {
-    return error_set(err, ERR_SHAPE, p->instr->loc, "%s: %s", ir_opcode_name(p->instr->op), what);
+    return error_set(err, ERR_SHAPE, p->instr->info->loc, "%s: %s", ir_opcode_name(p->instr->op), what);
 }
 
 static bool type_ok(IrElemType t)
@@ -71,7 +71,7 @@ static size_t elem_bytes(const Value *v)
 static bool need_array(const IrInstr *instr, const Value *v, const char *what, Error *err)
 {
     if (v->shape->type == IR_TYPE_TUPLE || v->shape->rank > R || !type_ok(v->shape->type))
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "%s: %s %s is not supported",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s: %s %s is not supported",
                          ir_opcode_name(instr->op), what, ir_shape_str(v->shape));
     return true;
 }
@@ -108,7 +108,7 @@ static bool mark_dims(const Plan *p, IrListAttr which, int rank, bool *mask, Err
     const IrIntList *l = &p->instr->lists[which];
     for (int i = 0; i < l->n; i++) {
         if (l->v[i] < 0 || l->v[i] >= rank || mask[l->v[i]])
-            return error_set(err, ERR_SHAPE, p->instr->loc, "%s: bad %s", ir_opcode_name(p->instr->op),
+            return error_set(err, ERR_SHAPE, p->instr->info->loc, "%s: bad %s", ir_opcode_name(p->instr->op),
                              ir_list_attr_name[which]);
         mask[l->v[i]] = true;
     }
@@ -385,7 +385,7 @@ bool eval_gather(Interp *it, const IrInstr *instr, Value *const *args, Value **o
     Plan p;
     (void)it;
     if (instr->n_operands != 2)
-        return error_set(err, ERR_SHAPE, instr->loc, "gather takes an operand and indices");
+        return error_set(err, ERR_SHAPE, instr->info->loc, "gather takes an operand and indices");
     if (!plan_gather(instr, args, &p, err))
         return false;
     Value *res = value_new_array(instr->shape, err);
@@ -464,14 +464,14 @@ static ScatterMode scatter_mode(const IrComputation *c, int n, IrElemType t, IrO
     *op = IR_OP_COUNT;
     if (n != 1 || root->shape->type != t || root->shape->rank != 0)
         return SCATTER_SLOW;
-    if (root->op == IR_OP_PARAMETER && root->parameter_number == 1)
+    if (root->op == IR_OP_PARAMETER && root->info->parameter_number == 1)
         return SCATTER_ASSIGN;
     *op = interp_trivial_reducer(c);
     if (*op == IR_OP_COUNT || ir_type_is_complex(t))
         return SCATTER_SLOW;
     /* op(update, operand) is another function for float maximum/minimum
      * (ties between -0 and +0, and two NaNs, resolve towards the update). */
-    bool swapped = root->operands[0]->parameter_number != 0;
+    bool swapped = root->operands[0]->info->parameter_number != 0;
     bool order_matters = ir_type_is_float(t) && (*op == IR_OP_MAXIMUM || *op == IR_OP_MINIMUM);
     return swapped && order_matters ? SCATTER_SLOW : SCATTER_KERNEL;
 }
@@ -484,7 +484,7 @@ static bool scatter_kernel(const Plan *p, IrOpcode op, Value *res, Value *const 
     int64_t row = p->n_win ? p->win_sizes[p->n_win - 1] : 1;
     k.s1 = xmalloc_try((size_t)(row ? row : 1) * k.es);
     k.s2 = xmalloc_try((size_t)(row ? row : 1) * k.es);
-    bool ok = (k.s1 && k.s2) || error_set(err, ERR_NOMEM, p->instr->loc, "scatter: out of memory");
+    bool ok = (k.s1 && k.s2) || error_set(err, ERR_NOMEM, p->instr->info->loc, "scatter: out of memory");
     ok = ok && for_each_window(p, args[1], false, kernel_run, &k, err);
     free(k.s1);
     free(k.s2);
@@ -496,7 +496,7 @@ static bool scatter_slow(Interp *it, const Plan *p, int n, Value **res, Value *c
     SlowRun s;
     memset(&s, 0, sizeof s);
     s.it = it;
-    s.comp = p->instr->comps[IR_COMP_TO_APPLY];
+    s.comp = p->instr->info->comps[IR_COMP_TO_APPLY];
     s.n = n;
     s.op_stride = last_stride(p, p->win_op_strides);
     s.upd_stride = last_stride(p, p->win_other_strides);
@@ -512,7 +512,7 @@ static bool scatter_slow(Interp *it, const Plan *p, int n, Value **res, Value *c
 static bool scatter_apply(Interp *it, const Plan *p, int n, Value **res, Value *const *args, Error *err)
 {
     IrOpcode op;
-    switch (scatter_mode(p->instr->comps[IR_COMP_TO_APPLY], n, res[0]->shape->type, &op)) {
+    switch (scatter_mode(p->instr->info->comps[IR_COMP_TO_APPLY], n, res[0]->shape->type, &op)) {
     case SCATTER_ASSIGN: {
         CopyRun c = { res[0]->data, args[2]->data, elem_bytes(res[0]), last_stride(p, p->win_op_strides),
                       last_stride(p, p->win_other_strides), true };
@@ -532,12 +532,12 @@ static bool scatter_results(const IrInstr *instr, int n, Value *const *args, Val
     const IrShape *s = instr->shape;
     bool tuple = s->type == IR_TYPE_TUPLE;
     if (tuple ? s->n_elements != n : n != 1)
-        return error_set(err, ERR_SHAPE, instr->loc, "scatter: result %s does not fit %d operands",
+        return error_set(err, ERR_SHAPE, instr->info->loc, "scatter: result %s does not fit %d operands",
                          ir_shape_str(s), n);
     for (int k = 0; k < n; k++) {
         const IrShape *sk = tuple ? s->elements[k] : s;
         if (sk->type == IR_TYPE_TUPLE || sk->type != args[k]->shape->type || !ir_shape_equal_dims(sk, args[k]->shape))
-            return error_set(err, ERR_SHAPE, instr->loc, "scatter: result %s does not match operand %s",
+            return error_set(err, ERR_SHAPE, instr->info->loc, "scatter: result %s does not match operand %s",
                              ir_shape_str(sk), ir_shape_str(args[k]->shape));
         if (!(res[k] = value_new_array(sk, err)))
             return false;
@@ -551,12 +551,12 @@ bool eval_scatter(Interp *it, const IrInstr *instr, Value *const *args, Value **
     int n = (instr->n_operands - 1) / 2;
     Plan p;
     Value *res[MAX_VARIADIC] = { 0 };
-    const IrComputation *comp = instr->comps[IR_COMP_TO_APPLY];
+    const IrComputation *comp = instr->info->comps[IR_COMP_TO_APPLY];
     if (instr->n_operands % 2 == 0 || n < 1 || n > MAX_VARIADIC)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "scatter with %d operands is not supported",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "scatter with %d operands is not supported",
                          instr->n_operands);
     if (!comp || comp->n_params != 2 * n)
-        return error_set(err, ERR_SHAPE, instr->loc, "scatter: to_apply must take %d parameters", 2 * n);
+        return error_set(err, ERR_SHAPE, instr->info->loc, "scatter: to_apply must take %d parameters", 2 * n);
     bool ok = plan_scatter(instr, args, n, &p, err) && scatter_results(instr, n, args, res, err) &&
               scatter_apply(it, &p, n, res, args, err);
     if (!ok) {

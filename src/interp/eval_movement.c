@@ -352,16 +352,16 @@ static bool shape_ok(const IrInstr *instr, const IrShape *s, Error *err)
 {
     const char *op = ir_opcode_name(instr->op);
     if (!ir_shape_is_array(s))
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "%s: %s is not an array", op,
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s: %s is not an array", op,
                          ir_shape_str(s));
     if (s->rank < 0 || s->rank > IR_MAX_RANK)
-        return error_set(err, ERR_SHAPE, instr->loc, "%s: rank %d out of range", op, s->rank);
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s: rank %d out of range", op, s->rank);
     for (int d = 0; d < s->rank; d++)
         if (s->dims[d] < 0 || (s->dim_kind && s->dim_kind[d] != IR_DIM_STATIC))
-            return error_set(err, ERR_UNSUPPORTED, instr->loc,
+            return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                              "%s: dynamic shape %s is not supported", op, ir_shape_str(s));
     if (!kernels_for(ir_type_storage_bytes(s->type)))
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "%s: element type %s is not supported",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s: element type %s is not supported",
                          op, ir_type_name(s->type));
     return true;
 }
@@ -370,7 +370,7 @@ static bool shape_ok(const IrInstr *instr, const IrShape *s, Error *err)
 static bool check_io(const IrInstr *instr, Value *const *args, int n_args, Error *err)
 {
     if (instr->n_operands < n_args)
-        return error_set(err, ERR_SHAPE, instr->loc, "%s: expects %d operands, has %d",
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s: expects %d operands, has %d",
                          ir_opcode_name(instr->op), n_args, instr->n_operands);
     if (!shape_ok(instr, instr->shape, err))
         return false;
@@ -387,13 +387,13 @@ static bool check_fits(const IrInstr *instr, const IrShape *x, bool any_rank, Er
     if (ir_type_storage_bytes(x->type) == ir_type_storage_bytes(instr->shape->type) &&
         (any_rank || x->rank == instr->shape->rank))
         return true;
-    return error_set(err, ERR_SHAPE, instr->loc, "%s: operand %s does not fit result %s",
+    return error_set(err, ERR_SHAPE, instr->info->loc, "%s: operand %s does not fit result %s",
                      ir_opcode_name(instr->op), ir_shape_str(x), ir_shape_str(instr->shape));
 }
 
 static bool shape_error(const IrInstr *instr, const char *what, Error *err)
 {
-    return error_set(err, ERR_SHAPE, instr->loc, "%s: %s", ir_opcode_name(instr->op), what);
+    return error_set(err, ERR_SHAPE, instr->info->loc, "%s: %s", ir_opcode_name(instr->op), what);
 }
 
 static size_t shape_bytes(const IrShape *s)
@@ -441,7 +441,7 @@ static bool physical_order(const IrInstr *instr, const IrShape *s, int *order, E
     for (int i = 0; i < s->rank; i++) {
         int64_t d = s->has_layout ? s->minor_to_major[s->rank - 1 - i] : i;
         if (d < 0 || d >= s->rank || seen[d])
-            return error_set(err, ERR_SHAPE, instr->loc,
+            return error_set(err, ERR_SHAPE, instr->info->loc,
                              "bitcast: layout of %s is not a permutation", ir_shape_str(s));
         seen[d] = true;
         order[i] = (int)d;
@@ -498,7 +498,7 @@ static bool bitcast_via_scratch(const IrInstr *instr, const IrShape *x, const in
 {
     char *phys = xmalloc_try(value_bytes(v) ? value_bytes(v) : 1);
     if (!phys)
-        return error_set(err, ERR_NOMEM, instr->loc, "out of memory in bitcast");
+        return error_set(err, ERR_NOMEM, instr->info->loc, "out of memory in bitcast");
     to_physical(x, ox, data, phys);
     from_physical(instr->shape, os, phys, v->data);
     free(phys);
@@ -516,7 +516,7 @@ bool eval_bitcast(Interp *it, const IrInstr *instr, Value *const *args, Value **
         !physical_order(instr, s, os, err))
         return false;
     if (shape_bytes(s) != value_bytes(args[0]))
-        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                          "bitcast: %s and %s differ in storage size", ir_shape_str(x),
                          ir_shape_str(s));
     bool x_plain = order_is_row_major(x, ox), s_plain = order_is_row_major(s, os);
@@ -601,14 +601,14 @@ bool eval_slice(Interp *it, const IrInstr *instr, Value *const *args, Value **ou
     const IrShape *x = args[0]->shape, *s = instr->shape;
     if (!check_io(instr, args, 1, err) || !check_fits(instr, x, false, err))
         return false;
-    if (instr->n_slice != x->rank)
+    if (instr->info->n_slice != x->rank)
         return shape_error(instr, "slice must have one range per dimension", err);
     Walk w;
     int64_t st[IR_MAX_RANK], off = 0;
     walk_init(&w, s);
     row_major(x->rank, x->dims, w.esize, st);
     for (int d = 0; d < x->rank; d++) {
-        IrSliceDim sl = instr->slice[d];
+        IrSliceDim sl = instr->info->slice[d];
         if (!slice_dim_ok(sl, x->dims[d], s->dims[d]))
             return shape_error(instr, "slice range does not fit the operand and result", err);
         off += sl.start * st[d];
@@ -881,8 +881,8 @@ static void pad_fill_dims(const Pad *p, int d, char *dst, const char *src)
 
 static bool padding_is_zero(const IrInstr *instr)
 {
-    for (int d = 0; d < instr->n_padding; d++)
-        if (instr->padding[d].lo || instr->padding[d].hi || instr->padding[d].interior)
+    for (int d = 0; d < instr->info->n_padding; d++)
+        if (instr->info->padding[d].lo || instr->info->padding[d].hi || instr->info->padding[d].interior)
             return false;
     return true;
 }
@@ -893,7 +893,7 @@ static bool pad_plan(const IrInstr *instr, const IrShape *x, const Value *value,
 {
     const IrShape *s = instr->shape;
     bool listed =
-        instr->has_padding ? instr->n_padding == x->rank : x->rank == 0; /* rank 0 prints none */
+        instr->info->has_padding ? instr->info->n_padding == x->rank : x->rank == 0; /* rank 0 prints none */
     if (!listed || ir_shape_elements(value->shape) != 1)
         return shape_error(instr, "padding must have one entry per dimension and a scalar value",
                            err);
@@ -906,7 +906,7 @@ static bool pad_plan(const IrInstr *instr, const IrShape *x, const Value *value,
     row_major(x->rank, x->dims, p->esize, p->src);
     *src_off = 0;
     for (int d = 0; d < s->rank; d++) {
-        IrPadDim pd = instr->padding[d];
+        IrPadDim pd = instr->info->padding[d];
         if (pd.interior < 0)
             return shape_error(instr, "negative interior padding", err);
         p->dim[d] = pad_dim_plan(pd, x->dims[d], s->dims[d]);
@@ -1049,7 +1049,7 @@ bool eval_iota(Interp *it, const IrInstr *instr, Value *const *args, Value **out
         return false;
     if (!ir_type_is_int(s->type) && !ir_type_is_float(s->type) && !ir_type_is_complex(s->type) &&
         s->type != IR_TYPE_PRED)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "iota: element type %s",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "iota: element type %s",
                          ir_type_name(s->type));
     if (d < 0 || d >= s->rank)
         return shape_error(instr, "iota_dimension out of range", err);

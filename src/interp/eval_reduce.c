@@ -74,7 +74,7 @@ static bool kernel_type_ok(IrElemType t)
 static bool need_array(const IrInstr *instr, const Value *v, const char *what, Error *err)
 {
     if (v->shape->type == IR_TYPE_TUPLE || v->shape->rank > IR_MAX_RANK || !type_ok(v->shape->type))
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "%s: %s %s is not supported",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s: %s %s is not supported",
                          ir_opcode_name(instr->op), what, ir_shape_str(v->shape));
     return true;
 }
@@ -92,13 +92,13 @@ static bool same_dims(const IrShape *a, const IrShape *b)
 static void *scratch_alloc(int64_t n, size_t size, const IrInstr *instr, Error *err)
 {
     if (n < 0 || (size && (uint64_t)n > SIZE_MAX / size)) {
-        error_set(err, ERR_NOMEM, instr->loc, "%s: scratch too large", ir_opcode_name(instr->op));
+        error_set(err, ERR_NOMEM, instr->info->loc, "%s: scratch too large", ir_opcode_name(instr->op));
         return NULL;
     }
     size_t bytes = (size_t)n * size;
     void *p = xmalloc_try(bytes ? bytes : 1);
     if (!p)
-        error_set(err, ERR_NOMEM, instr->loc, "%s: out of memory for %zu bytes of scratch",
+        error_set(err, ERR_NOMEM, instr->info->loc, "%s: out of memory for %zu bytes of scratch",
                   ir_opcode_name(instr->op), bytes);
     return p;
 }
@@ -123,7 +123,7 @@ static bool new_parts(const IrInstr *instr, int n, int rank, const int64_t *dims
         for (int d = 0; ok && d < rank; d++)
             ok = s->dims[d] == dims[d];
         if (!ok)
-            return error_set(err, ERR_SHAPE, instr->loc, "%s: result %s does not fit its operands",
+            return error_set(err, ERR_SHAPE, instr->info->loc, "%s: result %s does not fit its operands",
                              ir_opcode_name(instr->op), ir_shape_str(instr->shape));
     }
     for (int i = 0; i < n; i++)
@@ -232,9 +232,9 @@ static bool scalar_call(ScalarCall *c, Error *err)
 /* The computation attribute, with the parameter count callers rely on. */
 static const IrComputation *callee(const IrInstr *instr, IrCompAttr which, int n_params, Error *err)
 {
-    const IrComputation *c = instr->comps[which];
+    const IrComputation *c = instr->info->comps[which];
     if (!c || c->n_params != n_params) {
-        error_set(err, ERR_SHAPE, instr->loc, "%s: %s must take %d parameters", ir_opcode_name(instr->op),
+        error_set(err, ERR_SHAPE, instr->info->loc, "%s: %s must take %d parameters", ir_opcode_name(instr->op),
                   ir_comp_attr_name[which], n_params);
         return NULL;
     }
@@ -251,7 +251,7 @@ static IrOpcode trivial_op(const IrComputation *c, IrElemType t)
     IrOpcode op = interp_trivial_reducer(c);
     if (op == IR_OP_COUNT || !kernel_type_ok(t) || c->root->shape->type != t)
         return IR_OP_COUNT;
-    bool swapped = c->root->operands[0]->parameter_number != 0;
+    bool swapped = c->root->operands[0]->info->parameter_number != 0;
     bool order_matters = ir_type_is_float(t) && (op == IR_OP_MAXIMUM || op == IR_OP_MINIMUM);
     return swapped && order_matters ? IR_OP_COUNT : op;
 }
@@ -293,7 +293,7 @@ static bool reduce_geom(const IrInstr *instr, const IrShape *x, ReduceGeom *g, E
     memset(g, 0, sizeof *g);
     for (int i = 0; i < dl->n; i++) {
         if (dl->v[i] < 0 || dl->v[i] >= x->rank || red[dl->v[i]])
-            return error_set(err, ERR_SHAPE, instr->loc, "reduce: bad dimensions= for %s", ir_shape_str(x));
+            return error_set(err, ERR_SHAPE, instr->info->loc, "reduce: bad dimensions= for %s", ir_shape_str(x));
         red[dl->v[i]] = true;
     }
     eval_strides(x, strides);
@@ -320,13 +320,13 @@ static bool check_reduce_operands(const IrInstr *instr, Value *const *args, Erro
 {
     int n = instr->n_operands / 2;
     if (instr->n_operands % 2 || n < 1 || n > MAX_VARIADIC)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "%s with %d operands is not supported",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s with %d operands is not supported",
                          ir_opcode_name(instr->op), instr->n_operands);
     for (int k = 0; k < n; k++) {
         if (!need_array(instr, args[k], "input", err) || !need_array(instr, args[n + k], "init", err))
             return false;
         if (!same_dims(args[k]->shape, args[0]->shape) || args[n + k]->shape->rank != 0)
-            return error_set(err, ERR_SHAPE, instr->loc, "%s: inputs must share dims and inits be scalars",
+            return error_set(err, ERR_SHAPE, instr->info->loc, "%s: inputs must share dims and inits be scalars",
                              ir_opcode_name(instr->op));
     }
     return callee(instr, IR_COMP_TO_APPLY, 2 * n, err) != NULL;
@@ -338,7 +338,7 @@ static void reducer_call(ScalarCall *c, Interp *it, const IrInstr *instr, int n,
 {
     memset(c, 0, sizeof *c);
     c->it = it;
-    c->comp = instr->comps[IR_COMP_TO_APPLY];
+    c->comp = instr->info->comps[IR_COMP_TO_APPLY];
     c->n_args = 2 * n;
     c->n_results = n;
     for (int k = 0; k < n; k++) {
@@ -777,7 +777,7 @@ bool eval_reduce(Interp *it, const IrInstr *instr, Value *const *args, Value **o
     if (!new_parts(instr, n, out_rank, out_dims, types, parts, err))
         return false;
     IrElemType t = args[0]->shape->type;
-    IrOpcode op = n == 1 && types[0] == t ? trivial_op(instr->comps[IR_COMP_TO_APPLY], t) : IR_OP_COUNT;
+    IrOpcode op = n == 1 && types[0] == t ? trivial_op(instr->info->comps[IR_COMP_TO_APPLY], t) : IR_OP_COUNT;
     bool ok = op != IR_OP_COUNT ? reduce_fast(instr, op, &g, args[0], args[1], parts[0], err)
                                 : reduce_slow(it, instr, &g, n, args, parts, err);
     return finish_parts(instr, n, parts, ok, out, err);
@@ -808,16 +808,16 @@ static int64_t window_out_dim(int64_t in, const IrWindowDim *w)
 static bool window_geom(const IrInstr *instr, const IrShape *x, WindowGeom *g, Error *err)
 {
     memset(g, 0, sizeof *g);
-    if (instr->n_window != x->rank || (x->rank > 0 && !instr->has_window))
-        return error_set(err, ERR_SHAPE, instr->loc, "reduce-window: window must have %d dimensions", x->rank);
+    if (instr->info->n_window != x->rank || (x->rank > 0 && !instr->info->has_window))
+        return error_set(err, ERR_SHAPE, instr->info->loc, "reduce-window: window must have %d dimensions", x->rank);
     g->rank = x->rank;
-    g->w = instr->window;
+    g->w = instr->info->window;
     g->n_out = g->n_win = 1;
     eval_strides(x, g->in_strides);
     for (int d = 0; d < x->rank; d++) {
-        const IrWindowDim *w = &instr->window[d];
+        const IrWindowDim *w = &instr->info->window[d];
         if (w->size < 1 || w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1 || w->reversal)
-            return error_set(err, ERR_UNSUPPORTED, instr->loc, "reduce-window: window dimension %d is not supported", d);
+            return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "reduce-window: window dimension %d is not supported", d);
         g->in_dims[d] = x->dims[d];
         g->out_dims[d] = window_out_dim(x->dims[d], w);
         g->win_dims[d] = w->size;
@@ -1002,7 +1002,7 @@ bool eval_reduce_window(Interp *it, const IrInstr *instr, Value *const *args, Va
         return false;
     IrElemType t = args[0]->shape->type;
     bool fast_ok = n == 1 && types[0] == t && g.rank > 0 && !g.base_dilated;
-    IrOpcode op = fast_ok ? trivial_op(instr->comps[IR_COMP_TO_APPLY], t) : IR_OP_COUNT;
+    IrOpcode op = fast_ok ? trivial_op(instr->info->comps[IR_COMP_TO_APPLY], t) : IR_OP_COUNT;
     bool ok = op != IR_OP_COUNT ? reduce_window_fast(instr, op, &g, args[0], args[1], parts[0], err)
                                 : reduce_window_slow(it, instr, &g, n, args, parts, err);
     return finish_parts(instr, n, parts, ok, out, err);
@@ -1035,8 +1035,8 @@ static bool map_binary(const IrComputation *c, IrElemType t, IrOpcode *op, int *
             return false;
     }
     *op = root->op;
-    *a = (int)root->operands[0]->parameter_number;
-    *b = (int)root->operands[1]->parameter_number;
+    *a = (int)root->operands[0]->info->parameter_number;
+    *b = (int)root->operands[1]->info->parameter_number;
     return root->shape->rank == 0 && root->shape->type == t;
 }
 
@@ -1065,18 +1065,18 @@ bool eval_map(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
 {
     int n = instr->n_operands;
     if (n < 1 || n > 2 * MAX_VARIADIC)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "map with %d operands is not supported", n);
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "map with %d operands is not supported", n);
     const IrComputation *comp = callee(instr, IR_COMP_TO_APPLY, n, err);
     for (int k = 0; comp && k < n; k++) {
         if (!need_array(instr, args[k], "operand", err))
             return false;
         if (!same_dims(args[k]->shape, instr->shape))
-            return error_set(err, ERR_SHAPE, instr->loc, "map: operand %s does not match result %s",
+            return error_set(err, ERR_SHAPE, instr->info->loc, "map: operand %s does not match result %s",
                              ir_shape_str(args[k]->shape), ir_shape_str(instr->shape));
     }
     Value *res = comp && type_ok(instr->shape->type) ? value_new_array(instr->shape, err) : NULL;
     if (!res)
-        return comp && error_set(err, ERR_UNSUPPORTED, instr->loc, "map: result %s is not supported",
+        return comp && error_set(err, ERR_UNSUPPORTED, instr->info->loc, "map: result %s is not supported",
                                  ir_shape_str(instr->shape));
     IrElemType t = instr->shape->type;
     IrOpcode op;
@@ -1171,16 +1171,16 @@ static bool sort_fast_plan(const IrComputation *c, IrElemType t, SortFast *f)
 {
     const IrInstr *root = c->root;
     if (root->op != IR_OP_COMPARE || root->n_operands != 2 ||
-        (root->direction != IR_CMP_LT && root->direction != IR_CMP_GT))
+        (root->info->direction != IR_CMP_LT && root->info->direction != IR_CMP_GT))
         return false;
     const IrInstr *a = root->operands[0], *b = root->operands[1];
     if (a->op != IR_OP_PARAMETER || b->op != IR_OP_PARAMETER || a->shape->type != t || b->shape->type != t)
         return false;
-    bool swapped = a->parameter_number == 1 && b->parameter_number == 0;
-    if (!swapped && !(a->parameter_number == 0 && b->parameter_number == 1))
+    bool swapped = a->info->parameter_number == 1 && b->info->parameter_number == 0;
+    if (!swapped && !(a->info->parameter_number == 0 && b->info->parameter_number == 1))
         return false;
-    f->kind = key_kind(t, root->compare_type);
-    f->greater = (root->direction == IR_CMP_GT) != swapped;
+    f->kind = key_kind(t, root->info->compare_type);
+    f->greater = (root->info->direction == IR_CMP_GT) != swapped;
     return f->kind != KEY_NONE;
 }
 
@@ -1297,23 +1297,23 @@ static bool check_sort_operands(const IrInstr *instr, Value *const *args, SortGe
     int n = instr->n_operands;
     const IrIntList *dl = &instr->lists[IR_LIST_DIMENSIONS];
     if (n < 1 || n > MAX_VARIADIC)
-        return error_set(err, ERR_UNSUPPORTED, instr->loc, "sort with %d operands is not supported", n);
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "sort with %d operands is not supported", n);
     for (int k = 0; k < n; k++) {
         if (!need_array(instr, args[k], "operand", err))
             return false;
         if (!same_dims(args[k]->shape, args[0]->shape))
-            return error_set(err, ERR_SHAPE, instr->loc, "sort: operands must share dims");
+            return error_set(err, ERR_SHAPE, instr->info->loc, "sort: operands must share dims");
     }
     const IrShape *x = args[0]->shape;
     if (dl->n != 1 || dl->v[0] < 0 || dl->v[0] >= x->rank)
-        return error_set(err, ERR_SHAPE, instr->loc, "sort: dimensions= must name one dimension of %s",
+        return error_set(err, ERR_SHAPE, instr->info->loc, "sort: dimensions= must name one dimension of %s",
                          ir_shape_str(x));
     g->outer = g->n = g->inner = 1;
     for (int d = 0; d < x->rank; d++)
         *(d < dl->v[0] ? &g->outer : d > dl->v[0] ? &g->inner : &g->n) *= x->dims[d];
     const IrComputation *c = callee(instr, IR_COMP_TO_APPLY, 2 * n, err);
     if (c && (c->root->shape->type != IR_TYPE_PRED || c->root->shape->rank != 0))
-        return error_set(err, ERR_SHAPE, instr->loc, "sort: the comparator must return pred[]");
+        return error_set(err, ERR_SHAPE, instr->info->loc, "sort: the comparator must return pred[]");
     return c != NULL;
 }
 
@@ -1359,7 +1359,7 @@ static void slow_less_init(SlowLess *s, Interp *it, const IrInstr *instr, Value 
 {
     memset(s, 0, sizeof *s);
     s->call.it = it;
-    s->call.comp = instr->comps[IR_COMP_TO_APPLY];
+    s->call.comp = instr->info->comps[IR_COMP_TO_APPLY];
     s->call.n_args = 2 * instr->n_operands;
     s->call.n_results = 1;
     s->n_ops = instr->n_operands;
@@ -1414,7 +1414,7 @@ bool eval_sort(Interp *it, const IrInstr *instr, Value *const *args, Value **out
     if (!new_parts(instr, n, args[0]->shape->rank, args[0]->shape->dims, types, parts, err))
         return false;
     SortFast fast;
-    bool is_fast = sort_fast_plan(instr->comps[IR_COMP_TO_APPLY], types[0], &fast);
+    bool is_fast = sort_fast_plan(instr->info->comps[IR_COMP_TO_APPLY], types[0], &fast);
     SortWork w;
     bool ok = sort_work_alloc(instr, &g, is_fast, max_es, &w, err) &&
               sort_lines(it, instr, &g, is_fast ? &fast : NULL, args, parts, &w, err);

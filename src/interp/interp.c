@@ -27,7 +27,7 @@ struct Interp {
 
 static bool unsupported(const IrInstr *instr, Error *err)
 {
-    return error_set(err, ERR_UNSUPPORTED, instr->loc, "unsupported op: %s",
+    return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: %s",
                      ir_opcode_name(instr->op));
 }
 
@@ -129,7 +129,7 @@ static Value *literal_element(void *ctx, int i, const IrShape *element, Error *e
 static Value *literal_value(const IrLiteral *lit, const IrShape *s, const IrInstr *instr, Error *err)
 {
     if (lit->elided) {
-        error_set(err, ERR_UNSUPPORTED, instr->loc,
+        error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                   "constant %s is elided ({...}) in the text: its values are unknown", instr->name);
         return NULL;
     }
@@ -174,14 +174,14 @@ static bool eval_while(Interp *it, const IrInstr *instr, Value *const *args, Val
     Value *state = value_retain(args[0]);
     for (;;) {
         Value *cond = NULL;
-        if (!run_computation(it, instr->comps[IR_COMP_CONDITION], &state, 1, &cond, err))
+        if (!run_computation(it, instr->info->comps[IR_COMP_CONDITION], &state, 1, &cond, err))
             goto fail;
         bool go_on = scalar_is_true(cond);
         value_release(cond);
         if (!go_on)
             break;
         Value *next = NULL;
-        if (!run_computation(it, instr->comps[IR_COMP_BODY], &state, 1, &next, err))
+        if (!run_computation(it, instr->info->comps[IR_COMP_BODY], &state, 1, &next, err))
             goto fail;
         value_release(state);
         state = next;
@@ -199,13 +199,13 @@ static bool eval_conditional(Interp *it, const IrInstr *instr, Value *const *arg
     const IrComputation *branch;
     int64_t index = ir_elem_get_i64(args[0]->shape->type, args[0]->data);
     if (args[0]->shape->type == IR_TYPE_PRED) {
-        branch = index ? instr->comps[IR_COMP_TRUE_COMPUTATION] : instr->comps[IR_COMP_FALSE_COMPUTATION];
+        branch = index ? instr->info->comps[IR_COMP_TRUE_COMPUTATION] : instr->info->comps[IR_COMP_FALSE_COMPUTATION];
         index = index ? 0 : 1;
     } else {
         /* Out of range runs the last branch. */
-        if (index < 0 || index >= instr->n_branches)
-            index = instr->n_branches - 1;
-        branch = instr->branches[index];
+        if (index < 0 || index >= instr->info->n_branches)
+            index = instr->info->n_branches - 1;
+        branch = instr->info->branches[index];
     }
     return run_computation(it, branch, &args[1 + index], 1, out, err);
 }
@@ -222,12 +222,12 @@ static bool eval_tuple(const IrInstr *instr, Value *const *args, Value **out, Er
 
 static bool eval_custom_call(const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
-    const char *target = instr->words[IR_WORD_CUSTOM_CALL_TARGET];
+    const char *target = instr->info->words[IR_WORD_CUSTOM_CALL_TARGET];
     if (!target || !interp_custom_call_known(target))
-        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                          "unsupported op: custom-call with target \"%s\"", target ? target : "");
     if (instr->n_operands != 1 || !ir_shape_equal(instr->shape, args[0]->shape))
-        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                          "custom-call \"%s\" is an identity marker but its shape changes", target);
     *out = value_retain(args[0]);
     return true;
@@ -253,7 +253,7 @@ static bool single_device_collective(const IrInstr *instr, const IrShape *result
                                      Value **out, Error *err)
 {
     if (!shapes_match_operands(instr, result))
-        return error_set(err, ERR_UNSUPPORTED, instr->loc,
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                          "%s needs more than one device: run under mpirun with the module's device count",
                          ir_opcode_name(instr->op));
     if (instr->n_operands == 1) {
@@ -348,15 +348,17 @@ static bool eval_async_start(Interp *it, const IrInstr *instr, Value *const *arg
 {
     Value *result = NULL;
     bool ok;
-    if (instr->async_wrapped == IR_OP_ASYNC_START) {
-        const IrComputation *callee = instr->comps[IR_COMP_CALLS];
+    if (instr->info->async_wrapped == IR_OP_ASYNC_START) {
+        const IrComputation *callee = instr->info->comps[IR_COMP_CALLS];
         if (!callee)
             return unsupported(instr, err);
         ok = run_computation(it, callee, args, instr->n_operands, &result, err);
     } else {
-        IrInstr wrapped = *instr;
-        wrapped.op = instr->async_wrapped;
-        wrapped.async_wrapped = IR_OP_COUNT;
+        IrInstr wrapped = *instr;       /* the wrapped op, on a copy with its own info */
+        IrInstrInfo info = *instr->info;
+        wrapped.info = &info;
+        wrapped.op = instr->info->async_wrapped;
+        info.async_wrapped = IR_OP_COUNT;
         wrapped.shape = (IrShape *)start_result_shape(instr);
         ok = eval_instr(it, &wrapped, args, &result, err);
     }
@@ -458,16 +460,16 @@ static bool eval_structural(Interp *it, const IrInstr *instr, Value *const *args
     const InterpDevice *d = &it->opt.device;
     switch ((int)instr->op) {   /* partial: array ops never get here */
     case IR_OP_CONSTANT:
-        return (*out = literal_value(instr->literal, instr->shape, instr, err)) != NULL;
+        return (*out = literal_value(instr->info->literal, instr->shape, instr, err)) != NULL;
     case IR_OP_TUPLE:
         return eval_tuple(instr, args, out, err);
     case IR_OP_GET_TUPLE_ELEMENT:
         *out = value_retain(args[0]->elements[instr->ints[IR_INT_INDEX].v]);
         return true;
     case IR_OP_CALL:
-        return run_computation(it, instr->comps[IR_COMP_TO_APPLY], args, instr->n_operands, out, err);
+        return run_computation(it, instr->info->comps[IR_COMP_TO_APPLY], args, instr->n_operands, out, err);
     case IR_OP_FUSION:
-        return run_computation(it, instr->comps[IR_COMP_CALLS], args, instr->n_operands, out, err);
+        return run_computation(it, instr->info->comps[IR_COMP_CALLS], args, instr->n_operands, out, err);
     case IR_OP_WHILE:
         return eval_while(it, instr, args, out, err);
     case IR_OP_CONDITIONAL:
@@ -516,7 +518,7 @@ static bool eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Val
         it->timing.count[instr->op]++;
     }
     if (!ok && err && err->loc.line == 0 && err->code != ERR_OK)
-        error_set_loc(err, instr->loc);     /* kernels without a location: name the instruction */
+        error_set_loc(err, instr->info->loc);     /* kernels without a location: name the instruction */
     return ok;
 }
 
@@ -535,11 +537,11 @@ static bool run_computation(Interp *it, const IrComputation *c, Value *const *ar
         for (int k = 0; k < instr->n_operands; k++)
             ops[k] = vals[it->pos[instr->operands[k]->id]];
         if (instr->op == IR_OP_PARAMETER) {
-            if (instr->parameter_number >= n_args)
-                ok = error_set(err, ERR_MISMATCH, instr->loc, "parameter(%lld) was not given",
-                               (long long)instr->parameter_number);
+            if (instr->info->parameter_number >= n_args)
+                ok = error_set(err, ERR_MISMATCH, instr->info->loc, "parameter(%lld) was not given",
+                               (long long)instr->info->parameter_number);
             else
-                vals[i] = value_retain(args[instr->parameter_number]);
+                vals[i] = value_retain(args[instr->info->parameter_number]);
         } else {
             ok = eval_instr(it, instr, ops, &vals[i], err);
         }
@@ -591,8 +593,8 @@ IrOpcode interp_trivial_reducer(const IrComputation *comp)
         return IR_OP_COUNT;
     /* In order: maximum(p1, p0) resolves NaN and -0/+0 ties the other way. */
     const IrInstr *a = root->operands[0], *b = root->operands[1];
-    bool params = a->op == IR_OP_PARAMETER && b->op == IR_OP_PARAMETER && a->parameter_number == 0 &&
-                  b->parameter_number == 1;
+    bool params = a->op == IR_OP_PARAMETER && b->op == IR_OP_PARAMETER && a->info->parameter_number == 0 &&
+                  b->info->parameter_number == 1;
     bool scalar = root->shape->rank == 0 && a->shape->rank == 0 && b->shape->rank == 0 &&
                   a->shape->type == root->shape->type && b->shape->type == root->shape->type;
     return params && scalar ? root->op : IR_OP_COUNT;

@@ -326,24 +326,13 @@ typedef struct IrRawAttr {
 
 typedef struct IrComputation IrComputation;
 typedef struct IrInstr IrInstr;
+enum { IR_INLINE_OPERANDS = 4 };
 
-struct IrInstr {
-    /* The fields every graph walk reads come first and fill exactly one
-     * 64-byte cache line (instructions are allocated line-aligned): on
-     * modules of 100k instructions the passes are bound by cache misses. */
-    IrOpcode op;
-    int id;                     /* unique in the module; dense, for side tables */
-    IrInstr **operands;
-    int n_operands;
-    int n_users;
-    IrInstr **users;            /* filled by ir_computation_build_users(); stale after edits until rebuilt */
-    IrInstr **control_predecessors;
-    int n_control_predecessors;
-    bool dead;                  /* removed from its computation */
-    IrComputation *parent;
-    IrShape *shape;
-
-    const char *name;           /* without the % sigil */
+/* What an instruction carries besides its place in the graph: its text
+ * location and attributes.  Kept apart from IrInstr (IrInstr.info) so that
+ * the instructions themselves are two cache lines each, which is what the
+ * passes' speed on modules of 100k instructions depends on. */
+typedef struct IrInstrInfo {
     IrLoc loc;                  /* of the instruction's name in the text */
 
     /* Opcode-specific values. */
@@ -353,14 +342,7 @@ struct IrInstr {
     bool async_is_done;         /* with async_wrapped: the -done half (else -start) */
     bool async_is_update;       /* with async_wrapped: the -update form */
 
-    /* Typed attributes (see attrs.def).  lists and ints have
-     * IR_LIST_COUNT / IR_INT_COUNT entries; most instructions set none, so
-     * until one is set they point at the read-only ir_no_lists / ir_no_ints
-     * (a write through them faults at once): set with ir_instr_set_list /
-     * ir_instr_set_int.  Keeping them out of line keeps the instruction
-     * small, which is what the passes' speed on big modules depends on. */
-    IrIntList *lists;
-    IrOptInt *ints;
+    /* Typed attributes (see attrs.def; lists and ints are in IrInstr). */
     bool bools[IR_BOOL_COUNT];
     IrComputation *comps[IR_COMP_COUNT];
     const char *words[IR_WORD_COUNT];   /* NULL when absent */
@@ -379,6 +361,36 @@ struct IrInstr {
 
     IrRawAttr *raw_attrs;       /* unmodelled attributes, in source order */
     int n_raw_attrs;
+} IrInstrInfo;
+
+struct IrInstr {
+    /* The fields every graph walk reads fill the first 64-byte cache line.
+     * Instructions are allocated line-aligned, one after the other in an
+     * arena of their own (IrModule.instr_arena), and are two lines long:
+     * on modules of 100k instructions the passes are bound by memory. */
+    _Alignas(64) IrOpcode op;
+    int id;                     /* unique in the module; dense, for side tables */
+    IrInstr **operands;
+    int n_operands;
+    int n_users;
+    IrInstr **users;            /* filled by ir_computation_build_users(); stale after edits until rebuilt */
+    IrInstr **control_predecessors;
+    int n_control_predecessors;
+    bool dead;                  /* removed from its computation */
+    IrComputation *parent;
+    IrShape *shape;
+
+    /* operands points here when there are at most IR_INLINE_OPERANDS (set
+     * by the parser and ir_instr_new). */
+    IrInstr *inline_operands[IR_INLINE_OPERANDS];
+    const char *name;           /* without the % sigil */
+    IrInstrInfo *info;          /* never NULL */
+    /* Typed list and int attributes, IR_LIST_COUNT / IR_INT_COUNT entries;
+     * most instructions set none, so until one is set they point at the
+     * read-only ir_no_lists / ir_no_ints (a write through them faults at
+     * once): set with ir_instr_set_list / ir_instr_set_int. */
+    IrIntList *lists;
+    IrOptInt *ints;
 };
 
 struct IrComputation {
@@ -400,7 +412,8 @@ struct IrComputation {
 };
 
 typedef struct IrModule {
-    Arena *arena;               /* owns everything below */
+    Arena *arena;               /* owns everything below but the instructions */
+    Arena *instr_arena;         /* the IrInstr structs themselves */
     const char *name;
     const char *file;           /* for locations; "-" for stdin */
     IrComputation **computations;   /* callees before callers, as printed */
@@ -445,6 +458,12 @@ void ir_replace_all_uses(IrComputation *comp, IrInstr *from, IrInstr *to);
 /* Drops instrs with no users that are not root, parameters or side-effecting;
  * repeats until nothing changes.  Returns the number removed. */
 int  ir_remove_dead(IrComputation *comp);
+/* Numbers the instructions of every computation 0, 1, ... in computation
+ * and instruction order (next_instr_id becomes their count): side tables
+ * indexed by id then have no holes for removed instructions, and operands,
+ * defined just before their users, get nearby ids.  Pointers to removed
+ * instructions keep stale ids: call it only when nothing holds them. */
+void ir_module_renumber(IrModule *m);
 /* Removes one instruction (which must have no users) from its computation. */
 void ir_computation_remove(IrComputation *comp, IrInstr *instr);
 void ir_computation_build_users(IrComputation *comp);

@@ -169,6 +169,11 @@ IrModule *ir_module_new(const char *name)
         return NULL;
     }
     m->arena = a;
+    m->instr_arena = arena_new(256 * 1024);
+    if (!m->instr_arena) {
+        arena_free(a);
+        return NULL;
+    }
     m->name = arena_strdup(a, name ? name : "module");
     m->max_channel_id = 0;
     return m;
@@ -176,8 +181,10 @@ IrModule *ir_module_new(const char *name)
 
 void ir_module_free(IrModule *m)
 {
-    if (m)
+    if (m) {
+        arena_free(m->instr_arena);
         arena_free(m->arena);
+    }
 }
 
 /* Growable arrays live in the module's arena: a grown array abandons the old
@@ -230,18 +237,21 @@ IrComputation *ir_module_find_computation(const IrModule *m, const char *name)
 IrInstr *ir_instr_new(IrModule *m, IrOpcode op, const char *name, IrShape *shape,
                       int n_operands, IrInstr *const *operands)
 {
-    IrInstr *instr = must(arena_alloc_line(m->arena, sizeof(IrInstr)));
+    IrInstr *instr = must(arena_alloc_line(m->instr_arena, sizeof(IrInstr)));
+    instr->info = must(ARENA_NEW(m->arena, IrInstrInfo));
     instr->op = op;
     instr->name = must(arena_strdup(m->arena, name));
     instr->shape = shape;
     instr->id = m->next_instr_id++;
-    instr->n_slice = -1;
-    instr->async_wrapped = IR_OP_COUNT;
+    instr->info->n_slice = -1;
+    instr->info->async_wrapped = IR_OP_COUNT;
     instr->lists = (IrIntList *)ir_no_lists;
     instr->ints = (IrOptInt *)ir_no_ints;
     instr->n_operands = n_operands;
     if (n_operands > 0) {
-        instr->operands = must(ARENA_ARRAY(m->arena, IrInstr *, (size_t)n_operands));
+        instr->operands = n_operands <= IR_INLINE_OPERANDS
+                              ? instr->inline_operands
+                              : must(ARENA_ARRAY(m->arena, IrInstr *, (size_t)n_operands));
         memcpy(instr->operands, operands, (size_t)n_operands * sizeof *operands);
     }
     return instr;
@@ -296,11 +306,11 @@ void ir_instr_set_int(IrModule *m, IrInstr *instr, IrIntAttr k, int64_t v)
 void ir_instr_copy_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
 {
     Arena *a = m->arena;
-    dst->parameter_number = src->parameter_number;
-    dst->literal = src->literal;
-    dst->async_wrapped = src->async_wrapped;
-    dst->async_is_done = src->async_is_done;
-    dst->async_is_update = src->async_is_update;
+    dst->info->parameter_number = src->info->parameter_number;
+    dst->info->literal = src->info->literal;
+    dst->info->async_wrapped = src->info->async_wrapped;
+    dst->info->async_is_done = src->info->async_is_done;
+    dst->info->async_is_update = src->info->async_is_update;
     if (src->lists != ir_no_lists || dst->lists != ir_no_lists) {
         IrIntList *lists = own_lists(m, dst);
         for (int i = 0; i < IR_LIST_COUNT; i++) {
@@ -310,28 +320,28 @@ void ir_instr_copy_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
     }
     if (src->ints != ir_no_ints || dst->ints != ir_no_ints)
         memcpy(own_ints(m, dst), src->ints, IR_INT_COUNT * sizeof *src->ints);
-    memcpy(dst->bools, src->bools, sizeof dst->bools);
-    memcpy(dst->comps, src->comps, sizeof dst->comps);
-    memcpy(dst->words, src->words, sizeof dst->words);
-    dst->n_slice = src->n_slice;
-    dst->slice = dup_array(a, src->slice, src->n_slice > 0 ? (size_t)src->n_slice : 0, sizeof(IrSliceDim));
-    dst->has_padding = src->has_padding;
-    dst->n_padding = src->n_padding;
-    dst->padding = dup_array(a, src->padding, (size_t)src->n_padding, sizeof(IrPadDim));
-    dst->has_window = src->has_window;
-    dst->n_window = src->n_window;
-    dst->window = dup_array(a, src->window, (size_t)src->n_window, sizeof(IrWindowDim));
-    copy_replica_groups(a, &dst->replica_groups, &src->replica_groups);
-    dst->has_source_target_pairs = src->has_source_target_pairs;
-    dst->n_source_target_pairs = src->n_source_target_pairs;
-    dst->source_target_pairs = dup_array(a, src->source_target_pairs,
-                                         (size_t)src->n_source_target_pairs, 2 * sizeof(int64_t));
-    dst->direction = src->direction;
-    dst->compare_type = src->compare_type;
-    dst->n_branches = src->n_branches;
-    dst->branches = dup_array(a, src->branches, (size_t)src->n_branches, sizeof(IrComputation *));
-    dst->n_raw_attrs = src->n_raw_attrs;
-    dst->raw_attrs = dup_array(a, src->raw_attrs, (size_t)src->n_raw_attrs, sizeof(IrRawAttr));
+    memcpy(dst->info->bools, src->info->bools, sizeof dst->info->bools);
+    memcpy(dst->info->comps, src->info->comps, sizeof dst->info->comps);
+    memcpy(dst->info->words, src->info->words, sizeof dst->info->words);
+    dst->info->n_slice = src->info->n_slice;
+    dst->info->slice = dup_array(a, src->info->slice, src->info->n_slice > 0 ? (size_t)src->info->n_slice : 0, sizeof(IrSliceDim));
+    dst->info->has_padding = src->info->has_padding;
+    dst->info->n_padding = src->info->n_padding;
+    dst->info->padding = dup_array(a, src->info->padding, (size_t)src->info->n_padding, sizeof(IrPadDim));
+    dst->info->has_window = src->info->has_window;
+    dst->info->n_window = src->info->n_window;
+    dst->info->window = dup_array(a, src->info->window, (size_t)src->info->n_window, sizeof(IrWindowDim));
+    copy_replica_groups(a, &dst->info->replica_groups, &src->info->replica_groups);
+    dst->info->has_source_target_pairs = src->info->has_source_target_pairs;
+    dst->info->n_source_target_pairs = src->info->n_source_target_pairs;
+    dst->info->source_target_pairs = dup_array(a, src->info->source_target_pairs,
+                                         (size_t)src->info->n_source_target_pairs, 2 * sizeof(int64_t));
+    dst->info->direction = src->info->direction;
+    dst->info->compare_type = src->info->compare_type;
+    dst->info->n_branches = src->info->n_branches;
+    dst->info->branches = dup_array(a, src->info->branches, (size_t)src->info->n_branches, sizeof(IrComputation *));
+    dst->info->n_raw_attrs = src->info->n_raw_attrs;
+    dst->info->raw_attrs = dup_array(a, src->info->raw_attrs, (size_t)src->info->n_raw_attrs, sizeof(IrRawAttr));
 }
 
 static void instrs_reserve(IrComputation *comp, int extra)
@@ -352,7 +362,7 @@ static void note_name(IrComputation *comp, IrInstr *instr)
         ir_namemap_put(comp->names, instr->name, instr);
     if (instr->op != IR_OP_PARAMETER)
         return;
-    int k = (int)instr->parameter_number;
+    int k = (int)instr->info->parameter_number;
     if (k >= comp->n_params) {
         comp->params = must(ir_grow_array(comp->module->arena, comp->params, (size_t)comp->n_params,
                                           (size_t)k + 1, sizeof *comp->params));
@@ -486,8 +496,6 @@ int ir_remove_dead(IrComputation *comp)
     comp->n_instrs = kept;
     free(uses);
     free(work);
-    if (removed)
-        ir_computation_build_users(comp);
     return removed;
 }
 
@@ -499,6 +507,15 @@ void ir_computation_remove(IrComputation *comp, IrInstr *instr)
             comp->instrs[kept++] = comp->instrs[i];
     comp->n_instrs = kept;
     instr->dead = true;
+}
+
+void ir_module_renumber(IrModule *m)
+{
+    int id = 0;
+    for (int c = 0; c < m->n_computations; c++)
+        for (int i = 0; i < m->computations[c]->n_instrs; i++)
+            m->computations[c]->instrs[i]->id = id++;
+    m->next_instr_id = id;
 }
 
 const char *ir_unique_name(IrComputation *comp, const char *base)
@@ -532,26 +549,26 @@ const char *ir_unique_name(IrComputation *comp, const char *base)
 
 const char *ir_raw_attr_get(const IrInstr *instr, const char *name)
 {
-    for (int i = 0; i < instr->n_raw_attrs; i++)
-        if (strcmp(instr->raw_attrs[i].name, name) == 0)
-            return instr->raw_attrs[i].value;
+    for (int i = 0; i < instr->info->n_raw_attrs; i++)
+        if (strcmp(instr->info->raw_attrs[i].name, name) == 0)
+            return instr->info->raw_attrs[i].value;
     return NULL;
 }
 
 void ir_raw_attr_set(IrModule *m, IrInstr *instr, const char *name, const char *value)
 {
-    for (int i = 0; i < instr->n_raw_attrs; i++)
-        if (strcmp(instr->raw_attrs[i].name, name) == 0) {
-            instr->raw_attrs[i].value = must(arena_strdup(m->arena, value));
+    for (int i = 0; i < instr->info->n_raw_attrs; i++)
+        if (strcmp(instr->info->raw_attrs[i].name, name) == 0) {
+            instr->info->raw_attrs[i].value = must(arena_strdup(m->arena, value));
             return;
         }
-    IrRawAttr *attrs = must(ARENA_ARRAY(m->arena, IrRawAttr, (size_t)instr->n_raw_attrs + 1));
-    if (instr->n_raw_attrs)
-        memcpy(attrs, instr->raw_attrs, (size_t)instr->n_raw_attrs * sizeof *attrs);
-    attrs[instr->n_raw_attrs].name = must(arena_strdup(m->arena, name));
-    attrs[instr->n_raw_attrs].value = must(arena_strdup(m->arena, value));
-    instr->raw_attrs = attrs;
-    instr->n_raw_attrs++;
+    IrRawAttr *attrs = must(ARENA_ARRAY(m->arena, IrRawAttr, (size_t)instr->info->n_raw_attrs + 1));
+    if (instr->info->n_raw_attrs)
+        memcpy(attrs, instr->info->raw_attrs, (size_t)instr->info->n_raw_attrs * sizeof *attrs);
+    attrs[instr->info->n_raw_attrs].name = must(arena_strdup(m->arena, name));
+    attrs[instr->info->n_raw_attrs].value = must(arena_strdup(m->arena, value));
+    instr->info->raw_attrs = attrs;
+    instr->info->n_raw_attrs++;
 }
 
 void ir_set_channel_id(IrModule *m, IrInstr *instr, int64_t id)
@@ -641,9 +658,9 @@ int ir_instr_called(const IrInstr *instr, IrComputation **out, int max)
 {
     int n = 0;
     for (int i = 0; i < IR_COMP_COUNT; i++)
-        if (instr->comps[i] && n < max)
-            out[n++] = instr->comps[i];
-    for (int i = 0; i < instr->n_branches && n < max; i++)
-        out[n++] = instr->branches[i];
+        if (instr->info->comps[i] && n < max)
+            out[n++] = instr->info->comps[i];
+    for (int i = 0; i < instr->info->n_branches && n < max; i++)
+        out[n++] = instr->info->branches[i];
     return n;
 }

@@ -1031,9 +1031,9 @@ static void parse_source_target_pairs(Parser *p, IrInstr *instr)
         } while (accept(p, T_COMMA));
         expect(p, T_RBRACE);
     }
-    instr->has_source_target_pairs = true;
-    instr->n_source_target_pairs = (int)n;
-    instr->source_target_pairs = pairs;
+    instr->info->has_source_target_pairs = true;
+    instr->info->n_source_target_pairs = (int)n;
+    instr->info->source_target_pairs = pairs;
 }
 
 /* slice={[0:2], [1:5:2]} */
@@ -1056,8 +1056,8 @@ static void parse_slice(Parser *p, IrInstr *instr)
         } while (accept(p, T_COMMA));
         expect(p, T_RBRACE);
     }
-    instr->n_slice = (int)n;
-    instr->slice = dims;
+    instr->info->n_slice = (int)n;
+    instr->info->slice = dims;
 }
 
 /* Splits "a_b_c" into up to max signed integers; returns the count or -1. */
@@ -1104,9 +1104,9 @@ static void parse_padding(Parser *p, IrInstr *instr)
         if (x && !*s)
             fail_at(p, at, "malformed padding '%s'", text);
     }
-    instr->has_padding = true;
-    instr->n_padding = (int)n;
-    instr->padding = dims;
+    instr->info->has_padding = true;
+    instr->info->n_padding = (int)n;
+    instr->info->padding = dims;
 }
 
 static int find_name(const char *const *names, int count, const char *s, size_t n);
@@ -1183,9 +1183,9 @@ static void parse_window(Parser *p, IrInstr *instr)
     expect(p, T_RBRACE);
     if (!have_size && n != 0)
         fail_at(p, at, "window without size");
-    instr->has_window = true;
-    instr->n_window = (int)n;
-    instr->window = dims;
+    instr->info->has_window = true;
+    instr->info->n_window = (int)n;
+    instr->info->window = dims;
 }
 
 static void parse_direction(Parser *p, IrInstr *instr)
@@ -1193,7 +1193,7 @@ static void parse_direction(Parser *p, IrInstr *instr)
     static const char *const names[] = { "", "EQ", "NE", "LT", "LE", "GT", "GE" };
     for (int d = IR_CMP_EQ; d <= IR_CMP_GE; d++)
         if (tok_is(p, names[d])) {
-            instr->direction = (IrCompareDir)d;
+            instr->info->direction = (IrCompareDir)d;
             next(p);
             return;
         }
@@ -1205,7 +1205,7 @@ static void parse_compare_type(Parser *p, IrInstr *instr)
     static const char *const names[] = { "", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED" };
     for (int d = IR_CMPT_FLOAT; d <= IR_CMPT_UNSIGNED; d++)
         if (tok_is(p, names[d])) {
-            instr->compare_type = (IrCompareType)d;
+            instr->info->compare_type = (IrCompareType)d;
             next(p);
             return;
         }
@@ -1259,10 +1259,10 @@ static void parse_branch_computations(Parser *p, IrInstr *instr)
         } while (accept(p, T_COMMA));
         expect(p, T_RBRACE);
     }
-    instr->n_branches = (int)n;
-    instr->branches = p_alloc(p, n, sizeof(IrComputation *));
+    instr->info->n_branches = (int)n;
+    instr->info->branches = p_alloc(p, n, sizeof(IrComputation *));
     for (size_t i = 0; i < n; i++) {
-        PendingRef r = { &instr->branches[i], names[i], locs[i] };
+        PendingRef r = { &instr->info->branches[i], names[i], locs[i] };
         P_PUSH(p, p->refs, p->n_refs, p->cap_refs, r);
     }
 }
@@ -1336,11 +1336,11 @@ static bool parse_typed_attr(Parser *p, IrInstr *instr, const char *name, size_t
         instr->ints[i].v = parse_int(p);
         instr->ints[i].present = true;
     } else if ((i = find_name(ir_bool_attr_name, IR_BOOL_COUNT, name, n)) >= 0) {
-        instr->bools[i] = parse_bool(p);
+        instr->info->bools[i] = parse_bool(p);
     } else if ((i = find_name(ir_comp_attr_name, IR_COMP_COUNT, name, n)) >= 0) {
-        add_comp_ref(p, &instr->comps[i]);
+        add_comp_ref(p, &instr->info->comps[i]);
     } else if ((i = find_name(ir_word_attr_name, IR_WORD_COUNT, name, n)) >= 0) {
-        instr->words[i] = parse_word_value(p, ir_word_attr_quoted[i]);
+        instr->info->words[i] = parse_word_value(p, ir_word_attr_quoted[i]);
     } else {
         return false;
     }
@@ -1356,7 +1356,7 @@ static bool parse_structured_attr(Parser *p, IrInstr *instr, const char *name, s
 {
     IrOpcode op = instr->op;
     if (name_is(name, n, "replica_groups"))
-        parse_replica_groups(p, &instr->replica_groups);
+        parse_replica_groups(p, &instr->info->replica_groups);
     else if (name_is(name, n, "source_target_pairs"))
         parse_source_target_pairs(p, instr);
     else if (name_is(name, n, "slice") && op == IR_OP_SLICE)
@@ -1403,8 +1403,8 @@ static void parse_attributes(Parser *p, IrInstr *instr)
         IrRawAttr r = { p_strndup(p, name, n), parse_raw_value(p) };
         P_PUSH(p, raw, n_raw, cap_raw, r);
     }
-    instr->raw_attrs = raw;
-    instr->n_raw_attrs = (int)n_raw;
+    instr->info->raw_attrs = raw;
+    instr->info->n_raw_attrs = (int)n_raw;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1418,9 +1418,9 @@ static void parse_opcode(Parser *p, IrInstr *instr)
     const char *s = p->src + p->tok.start;
     size_t n = tok_len(&p->tok);
     IrOpcode op = ir_opcode_from_name(s, n);
-    instr->async_wrapped = IR_OP_COUNT;
+    instr->info->async_wrapped = IR_OP_COUNT;
     if (op == IR_OP_ASYNC_START || op == IR_OP_ASYNC_UPDATE || op == IR_OP_ASYNC_DONE)
-        instr->async_wrapped = IR_OP_ASYNC_START;
+        instr->info->async_wrapped = IR_OP_ASYNC_START;
     if (op == IR_OP_COUNT) {
         static const struct { const char *suffix; IrOpcode op; } forms[] = {
             { "-start", IR_OP_ASYNC_START }, { "-update", IR_OP_ASYNC_UPDATE }, { "-done", IR_OP_ASYNC_DONE },
@@ -1431,7 +1431,7 @@ static void parse_opcode(Parser *p, IrInstr *instr)
                 IrOpcode wrapped = ir_opcode_from_name(s, n - k);
                 if (wrapped != IR_OP_COUNT) {
                     op = forms[i].op;
-                    instr->async_wrapped = wrapped;
+                    instr->info->async_wrapped = wrapped;
                 }
             }
         }
@@ -1439,8 +1439,8 @@ static void parse_opcode(Parser *p, IrInstr *instr)
     if (op == IR_OP_COUNT)
         fail_at(p, loc_of(p, &p->tok), "unknown opcode '%.*s'", (int)(n < 60 ? n : 60), s);
     instr->op = op;
-    instr->async_is_done = op == IR_OP_ASYNC_DONE;
-    instr->async_is_update = op == IR_OP_ASYNC_UPDATE;
+    instr->info->async_is_done = op == IR_OP_ASYNC_DONE;
+    instr->info->async_is_update = op == IR_OP_ASYNC_UPDATE;
     next(p);
 }
 
@@ -1464,6 +1464,10 @@ static void parse_operands(Parser *p, IrInstr *instr)
     }
     instr->n_operands = (int)n;
     instr->operands = ops;
+    if (n > 0 && n <= IR_INLINE_OPERANDS) {
+        memcpy(instr->inline_operands, ops, n * sizeof *ops);
+        instr->operands = instr->inline_operands;
+    }
     /* The slots are known only now that the array stopped moving. */
     for (size_t i = 0; i < n; i++)
         p->ops[first_ref + i].slot = &instr->operands[i];
@@ -1473,16 +1477,16 @@ static void parse_parameter_body(Parser *p, IrInstr *instr)
 {
     expect(p, T_LPAREN);
     IrLoc at = loc_of(p, &p->tok);
-    instr->parameter_number = parse_int(p);
-    if (instr->parameter_number < 0 || instr->parameter_number > INT_MAX / 2)
-        fail_at(p, at, "bad parameter number %lld", (long long)instr->parameter_number);
+    instr->info->parameter_number = parse_int(p);
+    if (instr->info->parameter_number < 0 || instr->info->parameter_number > INT_MAX / 2)
+        fail_at(p, at, "bad parameter number %lld", (long long)instr->info->parameter_number);
     expect(p, T_RPAREN);
 }
 
 static void parse_constant_body(Parser *p, IrInstr *instr)
 {
     expect(p, T_LPAREN);
-    instr->literal = parse_literal(p, instr->shape);
+    instr->info->literal = parse_literal(p, instr->shape);
     expect(p, T_RPAREN);
 }
 
@@ -1497,13 +1501,14 @@ static IrInstr *parse_instruction(Parser *p, IrComputation *comp, bool *is_root)
     IrLoc at;
     const char *name = parse_name(p, "instruction name", &at);
     expect(p, T_EQ);
-    IrInstr *instr = arena_alloc_line(p->arena, sizeof *instr);
+    IrInstr *instr = arena_alloc_line(p->m->instr_arena, sizeof *instr);
     if (!instr)
         fail_nomem(p);
+    instr->info = p_alloc(p, 1, sizeof *instr->info);
     instr->name = name;
-    instr->loc = at;
+    instr->info->loc = at;
     instr->parent = comp;
-    instr->n_slice = -1;
+    instr->info->n_slice = -1;
     instr->lists = (IrIntList *)ir_no_lists;
     instr->ints = (IrOptInt *)ir_no_ints;
     instr->id = p->m->next_instr_id++;
@@ -1512,7 +1517,7 @@ static IrInstr *parse_instruction(Parser *p, IrComputation *comp, bool *is_root)
         instr->shape = parse_shape(p, true);
     parse_opcode(p, instr);
     if (!instr->shape && (instr->op == IR_OP_PARAMETER || instr->op == IR_OP_CONSTANT))
-        fail_at(p, instr->loc, "%s needs a shape", ir_opcode_name(instr->op));
+        fail_at(p, instr->info->loc, "%s needs a shape", ir_opcode_name(instr->op));
     if (instr->op == IR_OP_PARAMETER)
         parse_parameter_body(p, instr);
     else if (instr->op == IR_OP_CONSTANT)
@@ -1553,7 +1558,7 @@ static void resolve_operands(Parser *p, IrComputation *comp)
         fail_nomem(p);
     for (int i = 0; i < comp->n_instrs; i++)
         if (!ir_namemap_put(names, comp->instrs[i]->name, comp->instrs[i]))
-            fail_at(p, comp->instrs[i]->loc, "instruction name '%s' is already used in %s",
+            fail_at(p, comp->instrs[i]->info->loc, "instruction name '%s' is already used in %s",
                     comp->instrs[i]->name, comp->name);
     for (size_t i = 0; i < p->n_ops; i++) {
         PendingOperand *r = &p->ops[i];
@@ -1571,7 +1576,7 @@ static void infer_shape(Parser *p, IrInstr *instr)
 {
     for (int k = 0; k < instr->n_operands; k++)
         if (!instr->operands[k]->shape)
-            fail_at(p, instr->loc, "shape of %s needs the shape of %s, defined later",
+            fail_at(p, instr->info->loc, "shape of %s needs the shape of %s, defined later",
                     instr->name, instr->operands[k]->name);
     unsigned flags = ir_op_info[instr->op].flags;
     if (instr->op == IR_OP_TUPLE) {
@@ -1601,7 +1606,7 @@ static void infer_shape(Parser *p, IrInstr *instr)
     } else if ((instr->op == IR_OP_SELECT || instr->op == IR_OP_CLAMP) && instr->n_operands == 3) {
         instr->shape = instr->operands[1]->shape;
     } else {
-        fail_at(p, instr->loc, "%s needs a shape (it cannot be inferred here)",
+        fail_at(p, instr->info->loc, "%s needs a shape (it cannot be inferred here)",
                 ir_opcode_name(instr->op));
     }
 }
@@ -1618,16 +1623,16 @@ static void collect_params(Parser *p, IrComputation *comp)
 {
     int64_t max = -1;
     for (int i = 0; i < comp->n_instrs; i++)
-        if (comp->instrs[i]->op == IR_OP_PARAMETER && comp->instrs[i]->parameter_number > max)
-            max = comp->instrs[i]->parameter_number;
+        if (comp->instrs[i]->op == IR_OP_PARAMETER && comp->instrs[i]->info->parameter_number > max)
+            max = comp->instrs[i]->info->parameter_number;
     if (max > comp->n_instrs)
         fail_at(p, comp->loc, "computation %s: parameter numbers are not contiguous", comp->name);
     comp->n_params = (int)(max + 1);
     comp->params = p_alloc(p, (size_t)comp->n_params, sizeof(IrInstr *));
     for (int i = 0; i < comp->n_instrs; i++) {
         IrInstr *instr = comp->instrs[i];
-        if (instr->op == IR_OP_PARAMETER && !comp->params[instr->parameter_number])
-            comp->params[instr->parameter_number] = instr;
+        if (instr->op == IR_OP_PARAMETER && !comp->params[instr->info->parameter_number])
+            comp->params[instr->info->parameter_number] = instr;
     }
 }
 
@@ -1643,7 +1648,7 @@ static void parse_body(Parser *p, IrComputation *comp)
         bool is_root;
         IrInstr *instr = parse_instruction(p, comp, &is_root);
         if (is_root && comp->root_marked)
-            fail_at(p, instr->loc, "computation %s has a second ROOT", comp->name);
+            fail_at(p, instr->info->loc, "computation %s has a second ROOT", comp->name);
         if (is_root) {
             comp->root = instr;
             comp->root_marked = true;

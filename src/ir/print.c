@@ -261,7 +261,7 @@ static bool is_async_op(IrOpcode op)
 
 static void print_opcode(StrBuf *b, const IrInstr *instr)
 {
-    IrOpcode wrapped = instr->async_wrapped;
+    IrOpcode wrapped = instr->info->async_wrapped;
     bool sugared = is_async_op(instr->op) && (unsigned)wrapped < IR_OP_COUNT && !is_async_op(wrapped);
     if (!sugared) {
         strbuf_puts(b, ir_op_info[instr->op].name);
@@ -275,9 +275,9 @@ static void print_operands(StrBuf *b, const IrInstr *instr)
 {
     strbuf_putc(b, '(');
     if (instr->op == IR_OP_PARAMETER) {
-        put_i64(b, instr->parameter_number);
+        put_i64(b, instr->info->parameter_number);
     } else if (instr->op == IR_OP_CONSTANT) {
-        ir_print_literal(b, instr->literal);
+        ir_print_literal(b, instr->info->literal);
     } else {
         for (int i = 0; i < instr->n_operands; i++) {
             if (i > 0)
@@ -307,7 +307,7 @@ static void print_int_attr(StrBuf *b, const IrInstr *instr, IrIntAttr k)
 
 static void print_bool_attr(StrBuf *b, const IrInstr *instr, IrBoolAttr k)
 {
-    if (instr->bools[k])
+    if (instr->info->bools[k])
         strbuf_printf(b, ", %s=true", ir_bool_attr_name[k]);
 }
 
@@ -315,9 +315,9 @@ static void print_bool_attr(StrBuf *b, const IrInstr *instr, IrBoolAttr k)
 static void print_collective_attrs(StrBuf *b, const IrInstr *instr)
 {
     print_int_attr(b, instr, IR_INT_CHANNEL_ID);
-    if (instr->replica_groups.form != IR_GROUPS_NONE) {
+    if (instr->info->replica_groups.form != IR_GROUPS_NONE) {
         attr_begin(b, "replica_groups");
-        ir_print_replica_groups(b, &instr->replica_groups);
+        ir_print_replica_groups(b, &instr->info->replica_groups);
     }
     print_bool_attr(b, instr, IR_BOOL_CONSTRAIN_LAYOUT);
 }
@@ -375,8 +375,8 @@ static const char *compare_type_name(IrCompareType t)
 
 static void print_compare_attrs(StrBuf *b, const IrInstr *instr)
 {
-    const char *dir = compare_dir_name(instr->direction);
-    const char *type = compare_type_name(instr->compare_type);
+    const char *dir = compare_dir_name(instr->info->direction);
+    const char *type = compare_type_name(instr->info->compare_type);
     if (dir)
         strbuf_printf(b, ", direction=%s", dir);
     if (type)
@@ -386,14 +386,14 @@ static void print_compare_attrs(StrBuf *b, const IrInstr *instr)
 /* source_target_pairs={{0,1},{1,2}} */
 static void print_source_target_pairs(StrBuf *b, const IrInstr *instr)
 {
-    if (!instr->has_source_target_pairs)
+    if (!instr->info->has_source_target_pairs)
         return;
     attr_begin(b, "source_target_pairs");
     strbuf_putc(b, '{');
-    for (int i = 0; i < instr->n_source_target_pairs; i++) {
+    for (int i = 0; i < instr->info->n_source_target_pairs; i++) {
         if (i > 0)
             strbuf_putc(b, ',');
-        put_i64_list(b, instr->source_target_pairs[i], 2);
+        put_i64_list(b, instr->info->source_target_pairs[i], 2);
     }
     strbuf_putc(b, '}');
 }
@@ -401,15 +401,15 @@ static void print_source_target_pairs(StrBuf *b, const IrInstr *instr)
 /* slice={[0:2], [1:5:2]}: strides for every dim only if one is not 1. */
 static void print_slice(StrBuf *b, const IrInstr *instr)
 {
-    if (instr->n_slice < 0)
+    if (instr->info->n_slice < 0)
         return;
     bool strides = false;
-    for (int i = 0; i < instr->n_slice; i++)
-        strides |= instr->slice[i].stride != 1;
+    for (int i = 0; i < instr->info->n_slice; i++)
+        strides |= instr->info->slice[i].stride != 1;
     attr_begin(b, "slice");
     strbuf_putc(b, '{');
-    for (int i = 0; i < instr->n_slice; i++) {
-        const IrSliceDim *d = &instr->slice[i];
+    for (int i = 0; i < instr->info->n_slice; i++) {
+        const IrSliceDim *d = &instr->info->slice[i];
         strbuf_printf(b, "%s[%lld:%lld", i > 0 ? ", " : "", (long long)d->start, (long long)d->limit);
         if (strides)
             strbuf_printf(b, ":%lld", (long long)d->stride);
@@ -422,14 +422,14 @@ static void print_slice(StrBuf *b, const IrInstr *instr)
  * non-zero.  A rank-0 pad has no text XLA could read back, so it is omitted. */
 static void print_padding(StrBuf *b, const IrInstr *instr)
 {
-    if (!instr->has_padding || instr->n_padding <= 0)
+    if (!instr->info->has_padding || instr->info->n_padding <= 0)
         return;
     bool interior = false;
-    for (int i = 0; i < instr->n_padding; i++)
-        interior |= instr->padding[i].interior != 0;
+    for (int i = 0; i < instr->info->n_padding; i++)
+        interior |= instr->info->padding[i].interior != 0;
     attr_begin(b, "padding");
-    for (int i = 0; i < instr->n_padding; i++) {
-        const IrPadDim *d = &instr->padding[i];
+    for (int i = 0; i < instr->info->n_padding; i++) {
+        const IrPadDim *d = &instr->info->padding[i];
         strbuf_printf(b, "%s%lld_%lld", i > 0 ? "x" : "", (long long)d->lo, (long long)d->hi);
         if (interior)
             strbuf_printf(b, "_%lld", (long long)d->interior);
@@ -477,15 +477,15 @@ static void put_window_dim(StrBuf *b, const IrWindowDim *d, WindowField f)
 
 static bool window_field_needed(const IrInstr *instr, WindowField f)
 {
-    for (int i = 0; i < instr->n_window; i++)
-        if (!window_dim_is_default(&instr->window[i], f))
+    for (int i = 0; i < instr->info->n_window; i++)
+        if (!window_dim_is_default(&instr->info->window[i], f))
             return true;
     return false;
 }
 
 static void print_window(StrBuf *b, const IrInstr *instr)
 {
-    if (!instr->has_window)
+    if (!instr->info->has_window)
         return;
     attr_begin(b, "window");
     strbuf_putc(b, '{');
@@ -495,10 +495,10 @@ static void print_window(StrBuf *b, const IrInstr *instr)
             continue;
         strbuf_printf(b, "%s%s=", first ? "" : " ", window_field_name[f]);
         first = false;
-        for (int i = 0; i < instr->n_window; i++) {
+        for (int i = 0; i < instr->info->n_window; i++) {
             if (i > 0)
                 strbuf_putc(b, 'x');
-            put_window_dim(b, &instr->window[i], (WindowField)f);
+            put_window_dim(b, &instr->info->window[i], (WindowField)f);
         }
     }
     strbuf_putc(b, '}');
@@ -509,7 +509,7 @@ static void print_window(StrBuf *b, const IrInstr *instr)
 static void print_word_attrs(StrBuf *b, const IrInstr *instr)
 {
     for (int k = 0; k < IR_WORD_COUNT; k++) {
-        const char *w = instr->words[k];
+        const char *w = instr->info->words[k];
         if (!w)
             continue;
         attr_begin(b, ir_word_attr_name[k]);
@@ -526,23 +526,23 @@ static void print_word_attrs(StrBuf *b, const IrInstr *instr)
 static void print_comp_attrs(StrBuf *b, const IrInstr *instr)
 {
     for (int k = 0; k < IR_COMP_COUNT; k++) {
-        if (!instr->comps[k])
+        if (!instr->info->comps[k])
             continue;
         attr_begin(b, ir_comp_attr_name[k]);
-        put_name(b, instr->comps[k]->name);
+        put_name(b, instr->info->comps[k]->name);
     }
 }
 
 static void print_branches(StrBuf *b, const IrInstr *instr)
 {
-    if (instr->n_branches <= 0)
+    if (instr->info->n_branches <= 0)
         return;
     attr_begin(b, "branch_computations");
     strbuf_putc(b, '{');
-    for (int i = 0; i < instr->n_branches; i++) {
+    for (int i = 0; i < instr->info->n_branches; i++) {
         if (i > 0)
             strbuf_puts(b, ", ");
-        put_name(b, instr->branches[i]->name);
+        put_name(b, instr->info->branches[i]->name);
     }
     strbuf_putc(b, '}');
 }
@@ -590,7 +590,7 @@ static void print_attrs(StrBuf *b, const IrInstr *instr)
     print_comp_attrs(b, instr);
     print_branches(b, instr);
     print_control_predecessors(b, instr);
-    print_raw_attrs(b, instr->raw_attrs, instr->n_raw_attrs);
+    print_raw_attrs(b, instr->info->raw_attrs, instr->info->n_raw_attrs);
 }
 
 /* [ROOT ]%name = shape opcode(operands), attrs -- no indent, no newline. */

@@ -64,14 +64,14 @@ static bool is_async_op(IrOpcode op)
  * instead of calling a computation. */
 static bool is_sugared_async(const IrInstr *in)
 {
-    return is_async_op(in->op) && in->async_wrapped < IR_OP_COUNT && !is_async_op(in->async_wrapped);
+    return is_async_op(in->op) && in->info->async_wrapped < IR_OP_COUNT && !is_async_op(in->info->async_wrapped);
 }
 
 /* The opcode whose attributes the instruction carries: the wrapped op for a
  * sugared -start, else the instruction's own. */
 static IrOpcode op_of(const IrInstr *in)
 {
-    return in->op == IR_OP_ASYNC_START && is_sugared_async(in) ? in->async_wrapped : in->op;
+    return in->op == IR_OP_ASYNC_START && is_sugared_async(in) ? in->info->async_wrapped : in->op;
 }
 
 static const char *opname(const IrInstr *in)
@@ -81,7 +81,7 @@ static const char *opname(const IrInstr *in)
         return ir_opcode_name(in->op);
     const char *suffix = in->op == IR_OP_ASYNC_START ? "-start"
                        : in->op == IR_OP_ASYNC_UPDATE ? "-update" : "-done";
-    snprintf(buf, sizeof buf, "%s%s", ir_opcode_name(in->async_wrapped), suffix);
+    snprintf(buf, sizeof buf, "%s%s", ir_opcode_name(in->info->async_wrapped), suffix);
     return buf;
 }
 
@@ -97,7 +97,7 @@ static bool fail(const IrInstr *in, Error *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return error_set(err, ERR_SHAPE, in->loc, "%s: %.*s", opname(in), 440, msg);
+    return error_set(err, ERR_SHAPE, in->info->loc, "%s: %.*s", opname(in), 440, msg);
 }
 
 /* "computation <name>: <message>" at the computation's name. */
@@ -277,7 +277,7 @@ static bool check_callee_comp(const IrInstr *in, const IrComputation *c, const c
 static bool check_callee(const IrInstr *in, IrCompAttr which, int first, int n_args, const IrShape *result,
                          Error *err)
 {
-    const IrComputation *c = in->comps[which];
+    const IrComputation *c = in->info->comps[which];
     if (!c)
         return fail(in, err, "missing %s", ir_comp_attr_name[which]);
     return check_callee_comp(in, c, ir_comp_attr_name[which], first, n_args, result, err);
@@ -286,7 +286,7 @@ static bool check_callee(const IrInstr *in, IrCompAttr which, int first, int n_a
 /* A computation attribute that takes n parameters (shapes not compared). */
 static bool check_callee_arity(const IrInstr *in, IrCompAttr which, int n, bool scalars, Error *err)
 {
-    const IrComputation *c = in->comps[which];
+    const IrComputation *c = in->info->comps[which];
     const char *attr = ir_comp_attr_name[which];
     if (!c)
         return fail(in, err, "missing %s", attr);
@@ -420,7 +420,7 @@ static bool check_binary(const IrInstr *in, const IrShape *out, Error *err)
         return fail(in, err, "operands %s and %s have different dimensions", sh(a), sh(b));
     if (a->type != b->type)
         return fail(in, err, "operands %s and %s have different element types", sh(a), sh(b));
-    if (in->op == IR_OP_COMPARE && in->direction == IR_CMP_NONE)
+    if (in->op == IR_OP_COMPARE && in->info->direction == IR_CMP_NONE)
         return fail(in, err, "missing direction");
     return check_ew_result(in, out, a, binary_result_type(in->op, a->type), err);
 }
@@ -569,7 +569,7 @@ static bool check_broadcast(const IrInstr *in, const IrShape *out, Error *err)
 
 static bool check_slice_dim(const IrInstr *in, const IrShape *x, const IrShape *out, int d, Error *err)
 {
-    IrSliceDim s = in->slice[d];
+    IrSliceDim s = in->info->slice[d];
     if (s.stride < 1)
         return fail(in, err, "slice stride %lld in dimension %d must be positive", (long long)s.stride, d);
     if (s.start < 0 || s.start > s.limit || (x->dims[d] >= 0 && s.limit > x->dims[d]))
@@ -587,10 +587,10 @@ static bool check_slice(const IrInstr *in, const IrShape *out, Error *err)
     if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
         !need_same_type(in, out, x, err))
         return false;
-    if (in->n_slice < 0)
+    if (in->info->n_slice < 0)
         return fail(in, err, "missing slice");
-    if (in->n_slice != x->rank)
-        return fail(in, err, "slice has %d ranges, %s has %d dimensions", in->n_slice, sh(x), x->rank);
+    if (in->info->n_slice != x->rank)
+        return fail(in, err, "slice has %d ranges, %s has %d dimensions", in->info->n_slice, sh(x), x->rank);
     if (out->rank != x->rank)
         return fail(in, err, "result %s must have the rank of %s", sh(out), sh(x));
     for (int d = 0; d < x->rank; d++)
@@ -712,12 +712,12 @@ static bool check_pad(const IrInstr *in, const IrShape *out, Error *err)
         return false;
     if (v->rank != 0)
         return fail(in, err, "padding value %s must be a scalar", sh(v));
-    if (!in->has_padding || in->n_padding != x->rank)
+    if (!in->info->has_padding || in->info->n_padding != x->rank)
         return fail(in, err, "padding must have one entry for each of the %d dimensions of %s", x->rank, sh(x));
     if (out->rank != x->rank)
         return fail(in, err, "result %s must have the rank of %s", sh(out), sh(x));
     for (int d = 0; d < x->rank; d++) {
-        IrPadDim p = in->padding[d];
+        IrPadDim p = in->info->padding[d];
         int64_t n = x->dims[d];
         if (p.interior < 0)
             return fail(in, err, "interior padding %lld in dimension %d is negative", (long long)p.interior, d);
@@ -878,8 +878,8 @@ static bool check_reduce_window(const IrInstr *in, const IrShape *out, Error *er
     const IrShape *x = opshape(in, 0);
     if (!need_array(in, x, "input", err))
         return false;
-    if (in->has_window && in->n_window != x->rank)
-        return fail(in, err, "window has %d dimensions, %s has %d", in->n_window, sh(x), x->rank);
+    if (in->info->has_window && in->info->n_window != x->rank)
+        return fail(in, err, "window has %d dimensions, %s has %d", in->info->n_window, sh(x), x->rank);
     return check_callee_arity(in, IR_COMP_TO_APPLY, n, false, err);
 }
 
@@ -1003,7 +1003,7 @@ static bool check_parameter(const IrInstr *in, const IrShape *out, Error *err)
 {
     (void)out;
     const IrComputation *c = in->parent;
-    int64_t k = in->parameter_number;
+    int64_t k = in->info->parameter_number;
     if (k < 0 || (c && k >= c->n_params))
         return fail(in, err, "parameter(%lld) out of range: computation %s has %d parameters", (long long)k,
                     c ? c->name : "?", c ? c->n_params : 0);
@@ -1064,22 +1064,22 @@ static bool check_while(const IrInstr *in, const IrShape *out, Error *err)
         return fail(in, err, "result %s does not match init %s", sh(out), sh(init));
     if (!check_callee(in, IR_COMP_BODY, 0, 1, out, err) || !check_callee(in, IR_COMP_CONDITION, 0, 1, NULL, err))
         return false;
-    const IrInstr *root = in->comps[IR_COMP_CONDITION]->root;
+    const IrInstr *root = in->info->comps[IR_COMP_CONDITION]->root;
     if (root && !(is_scalar(root->shape) && root->shape->type == IR_TYPE_PRED))
-        return fail(in, err, "condition=%s must return pred[], returns %s", in->comps[IR_COMP_CONDITION]->name,
+        return fail(in, err, "condition=%s must return pred[], returns %s", in->info->comps[IR_COMP_CONDITION]->name,
                     sh(root->shape));
     return true;
 }
 
 static bool check_conditional_branches(const IrInstr *in, const IrShape *out, Error *err)
 {
-    if (in->n_branches < 1)
+    if (in->info->n_branches < 1)
         return fail(in, err, "missing branch_computations");
-    if (in->n_operands != 1 + in->n_branches)
-        return fail(in, err, "expects %d operands for %d branches, got %d", 1 + in->n_branches, in->n_branches,
+    if (in->n_operands != 1 + in->info->n_branches)
+        return fail(in, err, "expects %d operands for %d branches, got %d", 1 + in->info->n_branches, in->info->n_branches,
                     in->n_operands);
-    for (int b = 0; b < in->n_branches; b++)
-        if (!check_callee_comp(in, in->branches[b], "branch_computations", 1 + b, 1, out, err))
+    for (int b = 0; b < in->info->n_branches; b++)
+        if (!check_callee_comp(in, in->info->branches[b], "branch_computations", 1 + b, 1, out, err))
             return false;
     return true;
 }
@@ -1195,7 +1195,7 @@ static bool check_async_start(const IrInstr *in, const IrShape *out, Error *err)
         return false;
     if (!is_sugared_async(in))
         return check_callee(in, IR_COMP_CALLS, 0, in->n_operands, t->elements[1], err);
-    return check_arity(in, in->async_wrapped, err) && checker_for(in->async_wrapped)(in, t->elements[1], err);
+    return check_arity(in, in->info->async_wrapped, err) && checker_for(in->info->async_wrapped)(in, t->elements[1], err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1228,7 +1228,7 @@ static const unsigned char coll_traits[IR_OP_COUNT] = {
 static GroupMode group_mode(const IrInstr *in, IrOpcode op)
 {
     bool channel = in->ints[IR_INT_CHANNEL_ID].present;
-    bool global = in->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS];
+    bool global = in->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS];
     if (!(coll_traits[op] & COLL_GLOBAL_FLAG))
         return channel ? MODE_CROSS_PARTITION : MODE_CROSS_REPLICA;
     if (!channel)
@@ -1287,7 +1287,7 @@ static GroupSize group_size(const IrModule *m, const IrInstr *in, IrOpcode op)
     GroupSize gs = { -1, 1 };
     IrOptInt r = m ? m->replica_count : (IrOptInt){ false, 0 };
     IrOptInt p = m ? m->num_partitions : (IrOptInt){ false, 0 };
-    const IrReplicaGroups *g = &in->replica_groups;
+    const IrReplicaGroups *g = &in->info->replica_groups;
     int64_t size = uniform_group_size(g);
     switch (group_mode(in, op)) {
     case MODE_CROSS_REPLICA:
@@ -1329,7 +1329,7 @@ static bool check_group_ids(const IrInstr *in, const IrReplicaGroups *g, int64_t
 {
     bool *seen = xmalloc_try((size_t)total);
     if (!seen)
-        return out_of_memory(in->loc, err);
+        return out_of_memory(in->info->loc, err);
     memset(seen, 0, (size_t)total);
     bool ok = true;
     for (int i = 0; ok && i < g->n_groups; i++)
@@ -1356,7 +1356,7 @@ static bool check_group_ids(const IrInstr *in, const IrReplicaGroups *g, int64_t
 static bool check_replica_groups(const IrInstr *in, IrOpcode op, Error *err)
 {
     GroupMode mode = group_mode(in, op);
-    const IrReplicaGroups *g = &in->replica_groups;
+    const IrReplicaGroups *g = &in->info->replica_groups;
     if (mode == MODE_INVALID)
         return fail(in, err, "use_global_device_ids=true requires a channel_id");
     if (g->n_groups == 0 && mode == MODE_FLATTENED_ID)
@@ -1392,20 +1392,20 @@ static bool check_source_target_pairs(const IrInstr *in, IrOpcode op, Error *err
 {
     int64_t count = participant_count(module_of(in), group_mode(in, op));
     int64_t n = count, limit = (int64_t)1 << 24;
-    for (int i = 0; count < 0 && i < in->n_source_target_pairs; i++)
+    for (int i = 0; count < 0 && i < in->info->n_source_target_pairs; i++)
         for (int k = 0; k < 2; k++)
-            if (in->source_target_pairs[i][k] >= n)
-                n = in->source_target_pairs[i][k] + 1;
+            if (in->info->source_target_pairs[i][k] >= n)
+                n = in->info->source_target_pairs[i][k] + 1;
     if (n > limit)
         n = limit;
     bool *seen = xmalloc_try(2 * (size_t)(n > 0 ? n : 1));
     if (!seen)
-        return out_of_memory(in->loc, err);
+        return out_of_memory(in->info->loc, err);
     memset(seen, 0, 2 * (size_t)(n > 0 ? n : 1));
     bool ok = true;
-    for (int i = 0; ok && i < in->n_source_target_pairs; i++)
-        ok = mark_pair_id(in, seen, n, in->source_target_pairs[i][0], "source", err) &&
-             mark_pair_id(in, seen + n, n, in->source_target_pairs[i][1], "target", err);
+    for (int i = 0; ok && i < in->info->n_source_target_pairs; i++)
+        ok = mark_pair_id(in, seen, n, in->info->source_target_pairs[i][0], "source", err) &&
+             mark_pair_id(in, seen + n, n, in->info->source_target_pairs[i][1], "target", err);
     free(seen);
     return ok;
 }
@@ -1645,7 +1645,7 @@ static bool check_arity(const IrInstr *in, IrOpcode op, Error *err)
 bool ir_verify_instr(const IrInstr *instr, Error *err)
 {
     if (instr->op >= IR_OP_COUNT)
-        return error_set(err, ERR_SHAPE, instr->loc, "%s: unknown opcode %d", instr->name, (int)instr->op);
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s: unknown opcode %d", instr->name, (int)instr->op);
     if (!instr->shape)
         return fail(instr, err, "%s has no shape", instr->name);
     for (int i = 0; i < instr->n_operands; i++)
@@ -1756,13 +1756,13 @@ static bool check_defined(const Walk *w, const IrComputation *c, const IrInstr *
 static bool walk_mark(Walk *w, const IrComputation *c, const IrInstr *in, Error *err)
 {
     if (in->id < 0 || in->id >= w->n)
-        return error_set(err, ERR_INTERNAL, in->loc, "%s: instruction %s has a bad id %d", opname(in), in->name,
+        return error_set(err, ERR_INTERNAL, in->info->loc, "%s: instruction %s has a bad id %d", opname(in), in->name,
                          in->id);
     Slot *s = &w->slots[in->id];
     if (s->instr == in)
         return fail(in, err, "instruction %s is listed twice", in->name);
     if (s->instr)
-        return error_set(err, ERR_INTERNAL, in->loc, "%s: instructions %s and %s share id %d", opname(in),
+        return error_set(err, ERR_INTERNAL, in->info->loc, "%s: instructions %s and %s share id %d", opname(in),
                          in->name, s->instr->name, in->id);
     s->instr = in;
     s->comp = c;
@@ -1800,7 +1800,7 @@ static bool check_params(const IrComputation *c, Error *err)
         const IrInstr *in = c->instrs[i];
         if (in->dead || in->op != IR_OP_PARAMETER)
             continue;
-        int64_t k = in->parameter_number;
+        int64_t k = in->info->parameter_number;
         if (k < 0 || k >= c->n_params)
             return fail(in, err, "parameter(%lld) out of range: computation %s has %d parameters", (long long)k,
                         c->name, c->n_params);
@@ -1810,7 +1810,7 @@ static bool check_params(const IrComputation *c, Error *err)
     }
     for (int k = 0; count != c->n_params && k < c->n_params; k++) {
         const IrInstr *p = c->params[k];
-        if (!p || p->dead || p->op != IR_OP_PARAMETER || p->parameter_number != k || p->parent != c)
+        if (!p || p->dead || p->op != IR_OP_PARAMETER || p->info->parameter_number != k || p->parent != c)
             return comp_fail(c, err, "parameter(%d) is missing", k);
     }
     if (count != c->n_params)
@@ -1898,10 +1898,10 @@ static bool visit_calls(CallGraph *g, int pos, Error *err)
         if (in->dead)
             continue;
         for (int k = 0; k < IR_COMP_COUNT; k++)
-            if (in->comps[k] && !visit_callee(g, in, in->comps[k], err))
+            if (in->info->comps[k] && !visit_callee(g, in, in->info->comps[k], err))
                 return false;
-        for (int k = 0; k < in->n_branches; k++)
-            if (!visit_callee(g, in, in->branches[k], err))
+        for (int k = 0; k < in->info->n_branches; k++)
+            if (!visit_callee(g, in, in->info->branches[k], err))
                 return false;
     }
     g->color[pos] = BLACK;

@@ -40,6 +40,7 @@
  * members are removed here (the pipeline's dead-code removal is not needed). */
 #include "combine.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,7 +104,7 @@ IrOpcode combine_trivial_reducer(const IrComputation *comp)
  * use_global_device_ids, replica groups): hlo-reference.md 7.2. */
 bool combine_base_key(const IrInstr *instr, CombineKey *out)
 {
-    const IrComputation *reducer = instr->comps[IR_COMP_TO_APPLY];
+    const IrComputation *reducer = instr->info->comps[IR_COMP_TO_APPLY];
     IrOpcode op = combine_trivial_reducer(reducer);
     if (op == IR_OP_COUNT)
         return false;
@@ -112,8 +113,8 @@ bool combine_base_key(const IrInstr *instr, CombineKey *out)
         .type = reducer->root->shape->type,
         .domain = 0,
         .flag0 = instr->ints[IR_INT_CHANNEL_ID].present,
-        .flag1 = instr->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS],
-        .groups = &instr->replica_groups,
+        .flag1 = instr->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS],
+        .groups = &instr->info->replica_groups,
     };
     return true;
 }
@@ -160,8 +161,9 @@ static void ivec_push(IntVec *a, int x)
 
 /* Instruction id -> two ints, for the instructions of one computation.
  * Ids are module-wide but a computation's are mostly one run (the parser
- * numbers them in order), so the table is indexed by id - base when the
- * ids span at most a few times their number: neighbours in the graph stay
+ * numbers them in order, dead-code removal renumbers them), so the values
+ * are two plain arrays indexed by id - base when the ids span at most a
+ * few times their number: small, and neighbours in the graph stay
  * neighbours in memory.  A sparse span (a small computation after many
  * rewrites elsewhere) falls back to open addressing. */
 typedef struct IdSlot {
@@ -169,9 +171,10 @@ typedef struct IdSlot {
     int a, b;
 } IdSlot;
 typedef struct IdMap {
-    IdSlot *slots;
-    size_t mask;            /* hashed: capacity - 1 */
-    int base, span;         /* dense: slots[id - base] for base <= id < base + span; span 0: hashed */
+    int base, span;         /* dense: a[id - base], b[id - base] for base <= id < base + span */
+    int *a, *b;             /*   a: INT_MIN when id is not in the map */
+    IdSlot *slots;          /* hashed (span 0) */
+    size_t mask;
 } IdMap;
 
 static void idmap_init(IdMap *map, IrInstr *const *instrs, int n)
@@ -183,28 +186,34 @@ static void idmap_init(IdMap *map, IrInstr *const *instrs, int n)
         if (instrs[i]->id > hi)
             hi = instrs[i]->id;
     }
-    size_t cap;
+    *map = (IdMap){ 0 };
     if ((int64_t)hi - lo + 1 <= 4 * (int64_t)n + 64) {
         map->base = lo;
         map->span = hi - lo + 1;
-        cap = (size_t)map->span + 1;
-    } else {
-        map->base = map->span = 0;
-        cap = 16;
-        while (cap < 2 * (size_t)n + 2)
-            cap *= 2;
-        map->mask = cap - 1;
+        map->a = xmalloc(((size_t)map->span + 1) * sizeof *map->a);
+        map->b = xmalloc(((size_t)map->span + 1) * sizeof *map->b);
+        for (int i = 0; i < map->span; i++)
+            map->a[i] = INT_MIN;
+        return;
     }
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n + 2)
+        cap *= 2;
+    map->mask = cap - 1;
     map->slots = xmalloc(cap * sizeof *map->slots);
     for (size_t i = 0; i < cap; i++)
         map->slots[i].id = -1;
 }
 
-/* The slot id has or would have; NULL for an id outside a dense span. */
-static IdSlot *idmap_slot(const IdMap *map, int id)
+static void idmap_free(IdMap *map)
 {
-    if (map->span > 0)
-        return id >= map->base && id - map->base < map->span ? &map->slots[id - map->base] : NULL;
+    free(map->a);
+    free(map->b);
+    free(map->slots);
+}
+
+static IdSlot *hashed_slot(const IdMap *map, int id)
+{
     size_t i = ((size_t)id * 2654435761u) & map->mask;
     while (map->slots[i].id != -1 && map->slots[i].id != id)
         i = (i + 1) & map->mask;
@@ -214,15 +223,43 @@ static IdSlot *idmap_slot(const IdMap *map, int id)
 /* id must be one of the instructions the map was made for. */
 static void idmap_put(IdMap *map, int id, int a, int b)
 {
-    IdSlot *s = idmap_slot(map, id);
-    *s = (IdSlot){ id, a, b };
+    if (map->span > 0) {
+        map->a[id - map->base] = a;
+        map->b[id - map->base] = b;
+    } else {
+        *hashed_slot(map, id) = (IdSlot){ id, a, b };
+    }
 }
 
-/* The slot of id, or NULL when id is not in the map. */
-static const IdSlot *idmap_get(const IdMap *map, int id)
+static void idmap_set_a(IdMap *map, int id, int a)
 {
-    const IdSlot *s = idmap_slot(map, id);
-    return s && s->id == id ? s : NULL;
+    if (map->span > 0)
+        map->a[id - map->base] = a;
+    else
+        hashed_slot(map, id)->a = a;
+}
+
+/* Whether id is in the map; its values into *a, *b (either may be NULL). */
+static bool idmap_get(const IdMap *map, int id, int *a, int *b)
+{
+    int va, vb;
+    if (map->span > 0) {
+        if (id < map->base || id - map->base >= map->span || map->a[id - map->base] == INT_MIN)
+            return false;
+        va = map->a[id - map->base];
+        vb = map->b[id - map->base];
+    } else {
+        const IdSlot *s = hashed_slot(map, id);
+        if (s->id != id)
+            return false;
+        va = s->a;
+        vb = s->b;
+    }
+    if (a)
+        *a = va;
+    if (b)
+        *b = vb;
+    return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -274,8 +311,8 @@ typedef struct Engine {
 
 static int post_pos(const Engine *e, const IrInstr *x)
 {
-    const IdSlot *s = idmap_get(&e->pos, x->id);
-    return s ? s->a : -1;
+    int p;
+    return idmap_get(&e->pos, x->id, &p, NULL) ? p : -1;
 }
 
 /* ---- Buckets and their dependency sets */
@@ -556,8 +593,7 @@ static void engine_init(Engine *e, IrComputation *comp)
     for (int i = 0; i < n; i++)
         idmap_put(&e->pos, comp->instrs[i]->id, -1, i);
     for (int p = 0; p < e->n; p++) {
-        IdSlot *s = idmap_slot(&e->pos, e->order[p]->id);
-        s->a = p;
+        idmap_set_a(&e->pos, e->order[p]->id, p);
     }
     e->member_of = xmalloc(((size_t)n + 1) * sizeof(int));
     e->member_next = xmalloc(((size_t)n + 1) * sizeof(int));
@@ -579,7 +615,7 @@ static void engine_free(Engine *e)
     for (int b = 0; b < e->n_buckets; b++)
         free(e->buckets[b].dep.v);
     free(e->order);
-    free(e->pos.slots);
+    idmap_free(&e->pos);
     free(e->member_of);
     free(e->member_next);
     free(e->s_off);
@@ -712,8 +748,8 @@ static IrInstr *make_combined(Rewrite *rw, IrInstr *const *group, int n, IrInstr
     IrShape *tuple = ir_shape_new_tuple(m->arena, n, shapes);
     IrInstr *c = ir_instr_new(m, group[0]->op, fresh_name(comp, base), tuple, n, operands);
     ir_instr_copy_attrs(m, c, group[0]);
-    c->loc = group[0]->loc;
-    c->bools[IR_BOOL_CONSTRAIN_LAYOUT] = false;
+    c->info->loc = group[0]->info->loc;
+    c->info->bools[IR_BOOL_CONSTRAIN_LAYOUT] = false;
     if (dim >= 0)
         c->lists[IR_LIST_DIMENSIONS].v[0] = dim;
     set_tuple_sharding(m, c, group, n);
@@ -732,7 +768,7 @@ static IrInstr *make_result(Rewrite *rw, IrInstr *combined, int i, IrInstr *memb
     IrInstr *gte = ir_instr_new(m, IR_OP_GET_TUPLE_ELEMENT, gname, combined->shape->elements[i], 1,
                                 &combined);
     ir_instr_set_int(m, gte, IR_INT_INDEX, i);
-    gte->loc = member->loc;
+    gte->info->loc = member->info->loc;
     copy_raw(m, gte, member, "metadata");
     emit(rw, gte);
     if (!swap) {
@@ -740,7 +776,7 @@ static IrInstr *make_result(Rewrite *rw, IrInstr *combined, int i, IrInstr *memb
         return gte;
     }
     IrInstr *back = make_swap(rw, gte, d, dim, member->name);
-    back->loc = member->loc;
+    back->info->loc = member->info->loc;
     copy_raw(m, back, member, "metadata");
     copy_raw(m, back, member, "sharding");
     emit(rw, back);
@@ -785,7 +821,8 @@ static void combine_bucket(Rewrite *rw, int b)
     for (int p = bk->first; p >= 0; p = e->member_next[p]) {
         group[n] = e->order[p];
         positions[n++] = p;
-        int index = idmap_get(&e->pos, e->order[p]->id)->b;
+        int index = 0;
+        idmap_get(&e->pos, e->order[p]->id, NULL, &index);
         if (index > anchor)
             anchor = index;
     }
@@ -856,12 +893,12 @@ static void note_user(const IrInstr *x, const IdMap *index, int i, int *count, c
     int n_deps = x->n_operands + x->n_control_predecessors;
     for (int k = 0; k < n_deps; k++) {
         const IrInstr *d = k < x->n_operands ? x->operands[k] : x->control_predecessors[k - x->n_operands];
-        const IdSlot *s = idmap_get(index, d->id);
-        if (!s)
+        int at;
+        if (!idmap_get(index, d->id, &at, NULL))
             continue;
         if (users)
-            users[start[s->a] + count[s->a]] = i;
-        count[s->a]++;
+            users[start[at] + count[at]] = i;
+        count[at]++;
     }
 }
 
@@ -920,7 +957,7 @@ static bool reorder(IrInstr **seq, int n, IrInstr **out)
     free(state);
     free(stack);
     free(cursor);
-    free(g.index.slots);
+    idmap_free(&g.index);
     free(g.start);
     free(g.users);
     return acyclic;
@@ -994,7 +1031,7 @@ static bool has_constrained_layout(const IrModule *m, IrOpcode op)
     for (int c = 0; c < m->n_computations; c++)
         for (int i = 0; i < m->computations[c]->n_instrs; i++) {
             const IrInstr *x = m->computations[c]->instrs[i];
-            if (x->op == op && x->bools[IR_BOOL_CONSTRAIN_LAYOUT])
+            if (x->op == op && x->info->bools[IR_BOOL_CONSTRAIN_LAYOUT])
                 return true;
         }
     return false;

@@ -25,11 +25,11 @@ static bool all_gather_key(const IrInstr *instr, const PassOptions *opt, Combine
         .has_dim = opt->combine_by_dim,
         .dim = opt->combine_by_dim ? d->v[0] : 0,
         .domain = 0,
-        .flag0 = instr->bools[IR_BOOL_CONSTRAIN_LAYOUT],
-        .flag1 = instr->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS],
+        .flag0 = instr->info->bools[IR_BOOL_CONSTRAIN_LAYOUT],
+        .flag1 = instr->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS],
         .has_channel_flag = opt->mode == PASS_MODE_SOUND,
         .channel = opt->mode == PASS_MODE_SOUND && instr->ints[IR_INT_CHANNEL_ID].present,
-        .groups = &instr->replica_groups,
+        .groups = &instr->info->replica_groups,
     };
     return true;
 }

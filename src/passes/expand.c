@@ -198,7 +198,7 @@ static bool instr_retypable(const IrInstr *instr)
     if (instr->op == IR_OP_PARAMETER)
         return true;
     if (instr->op == IR_OP_CONSTANT)
-        return instr->shape->rank == 0 && instr->literal && !instr->literal->elided && instr->literal->data;
+        return instr->shape->rank == 0 && instr->info->literal && !instr->info->literal->elided && instr->info->literal->data;
     return (ir_op_info[instr->op].flags & OPF_ELEMENTWISE) != 0;
 }
 
@@ -238,7 +238,7 @@ IrInstr *expand_new(IrInstr *before, IrOpcode op, IrShape *shape, int n_operands
     IrComputation *comp = before->parent;
     const char *name = ir_unique_name(comp, ir_opcode_name(op));
     IrInstr *instr = ir_instr_new(comp->module, op, name, shape, n_operands, operands);
-    instr->loc = before->loc;
+    instr->info->loc = before->info->loc;
     place_before(current_sweep, comp, before, instr);
     return instr;
 }
@@ -246,10 +246,10 @@ IrInstr *expand_new(IrInstr *before, IrOpcode op, IrShape *shape, int n_operands
 void expand_copy_typed_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
 {
     ir_instr_copy_attrs(m, dst, src);
-    dst->raw_attrs = NULL;
-    dst->n_raw_attrs = 0;
-    dst->literal = NULL;
-    dst->parameter_number = 0;
+    dst->info->raw_attrs = NULL;
+    dst->info->n_raw_attrs = 0;
+    dst->info->literal = NULL;
+    dst->info->parameter_number = 0;
 }
 
 IrShape *expand_shape(IrModule *m, const IrShape *like, IrElemType t, int rank, const int64_t *dims)
@@ -294,9 +294,9 @@ static IrInstr *copy_retyped(IrComputation *dst, const IrInstr *src, IrInstr **c
     snprintf(name, sizeof name, "%.200s.%s", src->name, ir_type_name(to));
     IrInstr *instr = ir_instr_new(m, src->op, name, shape, src->n_operands, ops);
     ir_instr_copy_attrs(m, instr, src);
-    instr->loc = src->loc;
+    instr->info->loc = src->info->loc;
     if (src->op == IR_OP_CONSTANT && retype)
-        instr->literal = retype_literal(m, src->literal, shape, from);
+        instr->info->literal = retype_literal(m, src->info->literal, shape, from);
     ir_computation_append(dst, instr);
     return instr;
 }

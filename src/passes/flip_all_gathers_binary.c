@@ -53,9 +53,9 @@ static bool identical_but_operand(const IrInstr *a, const IrInstr *b)
     return a->n_operands == 1 && b->n_operands == 1 && ir_shape_equal(a->shape, b->shape) &&
            same_layout(a->shape, b->shape) &&
            same_list(&a->lists[IR_LIST_DIMENSIONS], &b->lists[IR_LIST_DIMENSIONS]) &&
-           ir_replica_groups_equal(&a->replica_groups, &b->replica_groups) &&
-           a->bools[IR_BOOL_CONSTRAIN_LAYOUT] == b->bools[IR_BOOL_CONSTRAIN_LAYOUT] &&
-           a->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS] == b->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS] &&
+           ir_replica_groups_equal(&a->info->replica_groups, &b->info->replica_groups) &&
+           a->info->bools[IR_BOOL_CONSTRAIN_LAYOUT] == b->info->bools[IR_BOOL_CONSTRAIN_LAYOUT] &&
+           a->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS] == b->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS] &&
            ca.present == cb.present && (!ca.present || ca.v == cb.v) &&
            same_text(ir_raw_attr_get(a, "sharding"), ir_raw_attr_get(b, "sharding"));
 }

@@ -46,7 +46,7 @@ static bool find_parts(const IrInstr *add, Parts *p)
 /* R's reduction in type `to`: R's own when the type does not change. */
 static IrComputation *wide_reducer(ExpandCtx *ctx, const Parts *p)
 {
-    IrComputation *comp = p->reduce->comps[IR_COMP_TO_APPLY];
+    IrComputation *comp = p->reduce->info->comps[IR_COMP_TO_APPLY];
     IrElemType from = p->reduce->shape->type, to = p->convert->shape->type;
     return from == to ? comp : expand_retyped_reducer(ctx->m, comp, from, to, ctx->state);
 }
@@ -78,8 +78,8 @@ static IrInstr *build(IrInstr *add, ExpandCtx *ctx, Error *err)
     IrShape *shape = ir_shape_with_type(m->arena, p.reduce->shape, wide);
     IrInstr *r = expand_new(add, p.reduce->op, shape, 1, &cg);
     expand_copy_typed_attrs(m, r, p.reduce);
-    r->comps[IR_COMP_TO_APPLY] = wide_reducer(ctx, &p);
-    expand_adopt_computation(m, r->comps[IR_COMP_TO_APPLY]);
+    r->info->comps[IR_COMP_TO_APPLY] = wide_reducer(ctx, &p);
+    expand_adopt_computation(m, r->info->comps[IR_COMP_TO_APPLY]);
     ir_set_channel_id(m, r, ir_fresh_channel_id(m));
     IrInstr *ops[2] = { r, p.gte };
     return expand_new(add, IR_OP_ADD, ir_shape_clone(m->arena, add->shape), 2, ops);

@@ -60,7 +60,7 @@ static bool find_chain(const IrInstr *t, Chain *c)
 /* The reduction in the type the new reduce-scatter runs in. */
 static IrComputation *reducer_for(ExpandCtx *ctx, const Chain *c)
 {
-    IrComputation *comp = c->rs->comps[IR_COMP_TO_APPLY];
+    IrComputation *comp = c->rs->info->comps[IR_COMP_TO_APPLY];
     IrElemType from = c->rs->shape->type, to = c->convert ? c->convert->shape->type : from;
     return from == to ? comp : expand_retyped_reducer(ctx->m, comp, from, to, ctx->state);
 }
@@ -98,7 +98,7 @@ static IrInstr *build(IrInstr *t, ExpandCtx *ctx, Error *err)
     int64_t d = c.rs->lists[IR_LIST_DIMENSIONS].v[0];
     int64_t nd = flip_scatter_dim_after_transpose(perm->v, perm->n, d);
     if (nd < 0) {
-        error_set(err, ERR_INTERNAL, t->loc, "Failed to find new scatter dim in pass "
+        error_set(err, ERR_INTERNAL, t->info->loc, "Failed to find new scatter dim in pass "
                   "FlipReduceScatterTranspose: dimension %lld is not in the permutation of %s",
                   (long long)d, t->name);
         return NULL;
@@ -110,8 +110,8 @@ static IrInstr *build(IrInstr *t, ExpandCtx *ctx, Error *err)
     IrInstr *rs = expand_new(t, IR_OP_REDUCE_SCATTER, ir_shape_clone(m->arena, t->shape), 1, &tr);
     expand_copy_typed_attrs(m, rs, c.rs);
     rs->lists[IR_LIST_DIMENSIONS].v[0] = nd;
-    rs->comps[IR_COMP_TO_APPLY] = reducer_for(ctx, &c);
-    expand_adopt_computation(m, rs->comps[IR_COMP_TO_APPLY]);
+    rs->info->comps[IR_COMP_TO_APPLY] = reducer_for(ctx, &c);
+    expand_adopt_computation(m, rs->info->comps[IR_COMP_TO_APPLY]);
     return rs;
 }
 

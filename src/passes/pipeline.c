@@ -172,10 +172,10 @@ static bool *mark_callees(const IrModule *m, IrOpcode op, IrCompAttr a1, IrCompA
             const IrInstr *instr = c->instrs[k];
             if (instr->op != op)
                 continue;
-            if (instr->comps[a1])
-                marks[instr->comps[a1]->id] = true;
-            if (instr->comps[a2])
-                marks[instr->comps[a2]->id] = true;
+            if (instr->info->comps[a1])
+                marks[instr->info->comps[a1]->id] = true;
+            if (instr->info->comps[a2])
+                marks[instr->info->comps[a2]->id] = true;
         }
     }
     return marks;
@@ -202,6 +202,7 @@ int pass_remove_dead_code(IrModule *m)
     int removed = 0;
     for (int i = 0; i < m->n_computations; i++)
         removed += ir_remove_dead(m->computations[i]);
+    ir_module_renumber(m);      /* between passes nothing holds an id */
     return removed;
 }
 

@@ -242,13 +242,13 @@ static bool read_input(const Options *opt, const IrInstr *param, int rank, char 
     const IrShape *s = param->shape;
     bool rounded = false;
     (void)path;
-    *out = npy_read_param(opt->inputs, (int)param->parameter_number, rank, s, &rounded, err);
+    *out = npy_read_param(opt->inputs, (int)param->info->parameter_number, rank, s, &rounded, err);
     if (*out && rounded && s->type != IR_TYPE_TUPLE)
         fprintf(stderr, "hlo-run: note: %s/param%lld.rank%d.npy: f32 values rounded to %s (nearest even)\n",
-                opt->inputs, (long long)param->parameter_number, rank, ir_type_name(s->type));
+                opt->inputs, (long long)param->info->parameter_number, rank, ir_type_name(s->type));
     else if (*out && rounded)
         fprintf(stderr, "hlo-run: note: %s/param%lld.*.rank%d.npy: f32 values rounded to the leaves' types "
-                        "(nearest even)\n", opt->inputs, (long long)param->parameter_number, rank);
+                        "(nearest even)\n", opt->inputs, (long long)param->info->parameter_number, rank);
     return *out != NULL;
 }
 

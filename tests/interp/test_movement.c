@@ -1113,7 +1113,7 @@ static void test_dynamic_shape_is_unsupported(void **state)
     dyn->dim_kind[0] = IR_DIM_BOUNDED;
     IrInstr *x = ir_instr_new(m, IR_OP_PARAMETER, "x", dyn, 0, NULL);
     IrInstr *rev = ir_instr_new(m, IR_OP_REVERSE, "rev", dyn, 1, &x);
-    rev->loc.line = 7;
+    rev->info->loc.line = 7;
     Error err = {0};
     Value *a = value_new_zeroed(s, &err), *out = NULL;
     Value *args[1] = {a};

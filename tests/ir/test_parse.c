@@ -107,23 +107,23 @@ static void test_parse_iota_replica_groups(void **state)
         "  r1 = f32[8] all-reduce(p), channel_id=1, replica_groups=[2,4]<=[8], use_global_device_ids=true, to_apply=%add\n"
         "  r2 = f32[8] all-reduce(p), channel_id=2, replica_groups=[4,2]<=[2,4]T(1,0), use_global_device_ids=true, to_apply=%add\n"
         "  ROOT r3 = f32[8] all-reduce(p), channel_id=3, replica_groups=[2,4]<=[2,2,2]T(0,2,1), use_global_device_ids=true, to_apply=%add\n}\n");
-    IrReplicaGroups *g1 = &find(m->entry, "r1")->replica_groups;
+    IrReplicaGroups *g1 = &find(m->entry, "r1")->info->replica_groups;
     assert_int_equal(g1->form, IR_GROUPS_IOTA);
     assert_int_equal(g1->n_groups, 2);
     assert_int_equal(g1->groups[1][0], 4);
     assert_null(g1->iota_perm);
-    IrReplicaGroups *g2 = &find(m->entry, "r2")->replica_groups;
+    IrReplicaGroups *g2 = &find(m->entry, "r2")->info->replica_groups;
     int64_t want2[4][2] = { { 0, 4 }, { 1, 5 }, { 2, 6 }, { 3, 7 } };
     for (int g = 0; g < 4; g++)
         for (int i = 0; i < 2; i++)
             assert_int_equal(g2->groups[g][i], want2[g][i]);
-    IrReplicaGroups *g3 = &find(m->entry, "r3")->replica_groups;
+    IrReplicaGroups *g3 = &find(m->entry, "r3")->info->replica_groups;
     int64_t want3[2][4] = { { 0, 2, 1, 3 }, { 4, 6, 5, 7 } };
     for (int g = 0; g < 2; g++)
         for (int i = 0; i < 4; i++)
             assert_int_equal(g3->groups[g][i], want3[g][i]);
-    assert_ptr_equal(find(m->entry, "r3")->comps[IR_COMP_TO_APPLY], m->computations[0]);
-    assert_true(find(m->entry, "r1")->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS]);
+    assert_ptr_equal(find(m->entry, "r3")->info->comps[IR_COMP_TO_APPLY], m->computations[0]);
+    assert_true(find(m->entry, "r1")->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS]);
     assert_int_equal(find(m->entry, "r2")->ints[IR_INT_CHANNEL_ID].v, 2);
     assert_int_equal(m->max_channel_id, 3);
     ir_module_free(m);
@@ -136,12 +136,12 @@ static void test_parse_explicit_and_empty_groups(void **state)
         "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n"
         "  a = f32[4] all-gather(p), replica_groups={{1,0},{3,2}}, dimensions={0}\n"
         "  ROOT b = f32[8] all-gather(p), replica_groups={}, dimensions={0}\n}\n");
-    IrReplicaGroups *a = &find(m->entry, "a")->replica_groups;
+    IrReplicaGroups *a = &find(m->entry, "a")->info->replica_groups;
     assert_int_equal(a->form, IR_GROUPS_EXPLICIT);
     assert_int_equal(a->n_groups, 2);
     assert_int_equal(a->groups[0][0], 1);
     assert_int_equal(a->groups[1][1], 2);
-    IrReplicaGroups *b = &find(m->entry, "b")->replica_groups;
+    IrReplicaGroups *b = &find(m->entry, "b")->info->replica_groups;
     assert_int_equal(b->form, IR_GROUPS_EXPLICIT);
     assert_int_equal(b->n_groups, 0);
     assert_int_equal(find(m->entry, "b")->lists[IR_LIST_DIMENSIONS].v[0], 0);
@@ -190,24 +190,24 @@ static void test_parse_literals_with_specials(void **state)
         "  k = (f32[], s32[2]) constant((1.5, {3, 4}))\n"
         "  ROOT t = () tuple()\n}\n");
     IrComputation *c = m->entry;
-    float *a = find(c, "a")->literal->data;
+    float *a = find(c, "a")->info->literal->data;
     assert_true(a[0] == 1.0f && a[1] == -2.5f && a[5] == 1e-05f);
     assert_true(isinf(a[2]) && a[2] > 0 && isinf(a[3]) && a[3] < 0 && isnan(a[4]));
-    float *b = find(c, "b")->literal->data;
+    float *b = find(c, "b")->info->literal->data;
     assert_true(b[0] == 1 && b[1] == 2 && b[2] == 3 && b[3] == 4);
-    uint8_t *pc = find(c, "c")->literal->data;
+    uint8_t *pc = find(c, "c")->info->literal->data;
     assert_true(pc[0] == 1 && pc[1] == 0 && pc[2] == 1);
-    assert_int_equal(*(uint8_t *)find(c, "d")->literal->data, 1);
-    int8_t *e2 = find(c, "e2")->literal->data;
+    assert_int_equal(*(uint8_t *)find(c, "d")->info->literal->data, 1);
+    int8_t *e2 = find(c, "e2")->info->literal->data;
     assert_true(e2[0] == -128 && e2[1] == 127);
-    assert_true(*(uint64_t *)find(c, "f")->literal->data == UINT64_MAX);
-    float g = *(float *)find(c, "g")->literal->data;
+    assert_true(*(uint64_t *)find(c, "f")->info->literal->data == UINT64_MAX);
+    float g = *(float *)find(c, "g")->info->literal->data;
     assert_true(g == 0 && signbit(g));
-    uint16_t h = *(uint16_t *)find(c, "h")->literal->data;
+    uint16_t h = *(uint16_t *)find(c, "h")->info->literal->data;
     assert_int_equal(h & 0x7f80, 0x7f80);
     assert_int_equal(h & 0x7f, 0x1);
-    assert_true(find(c, "j")->literal->elided);
-    IrLiteral *k = find(c, "k")->literal;
+    assert_true(find(c, "j")->info->literal->elided);
+    IrLiteral *k = find(c, "k")->info->literal;
     assert_int_equal(k->n_elements, 2);
     assert_true(*(float *)k->elements[0]->data == 1.5f);
     assert_int_equal(((int32_t *)k->elements[1]->data)[1], 4);
@@ -229,11 +229,11 @@ static void test_parse_async_forms(void **state)
     assert_int_equal(find(c, "agd")->op, IR_OP_ALL_GATHER_DONE);
     IrInstr *rss = find(c, "rss");
     assert_int_equal(rss->op, IR_OP_ASYNC_START);
-    assert_int_equal(rss->async_wrapped, IR_OP_REDUCE_SCATTER);
+    assert_int_equal(rss->info->async_wrapped, IR_OP_REDUCE_SCATTER);
     IrInstr *rsd = find(c, "rsd");
     assert_int_equal(rsd->op, IR_OP_ASYNC_DONE);
-    assert_int_equal(rsd->async_wrapped, IR_OP_REDUCE_SCATTER);
-    assert_true(rsd->async_is_done);
+    assert_int_equal(rsd->info->async_wrapped, IR_OP_REDUCE_SCATTER);
+    assert_true(rsd->info->async_is_done);
     ir_module_free(m);
 }
 
@@ -247,8 +247,8 @@ static void test_parse_custom_call_keeps_raw_attributes(void **state)
         "metadata={op_type=\"x\" op_name=\"a\\\"b\" source_line=7},\n"
         "      sharding={devices=[2,1]0,1}\n}\n");
     IrInstr *c = m->entry->root;
-    assert_string_equal(c->words[IR_WORD_CUSTOM_CALL_TARGET], "AwsNeuronTransferWithStaticRing");
-    assert_int_equal(c->n_raw_attrs, 4);
+    assert_string_equal(c->info->words[IR_WORD_CUSTOM_CALL_TARGET], "AwsNeuronTransferWithStaticRing");
+    assert_int_equal(c->info->n_raw_attrs, 4);
     assert_string_equal(ir_raw_attr_get(c, "api_version"), "API_VERSION_STATUS_RETURNING");
     assert_string_equal(ir_raw_attr_get(c, "backend_config"), "{\"a\":{\"b\":\"}\"}}");
     assert_string_equal(ir_raw_attr_get(c, "metadata"), "{op_type=\"x\" op_name=\"a\\\"b\" source_line=7}");
@@ -280,24 +280,24 @@ static void test_parse_structured_attributes(void **state)
         "  ROOT t = (f32[2,2]) tuple(s), control-predecessors={c, cp}\n}\n");
     IrComputation *c = m->entry;
     IrInstr *s = find(c, "s");
-    assert_int_equal(s->n_slice, 2);
-    assert_int_equal(s->slice[1].start, 1);
-    assert_int_equal(s->slice[1].limit, 5);
-    assert_int_equal(s->slice[1].stride, 2);
-    assert_int_equal(s->slice[0].stride, 1);
+    assert_int_equal(s->info->n_slice, 2);
+    assert_int_equal(s->info->slice[1].start, 1);
+    assert_int_equal(s->info->slice[1].limit, 5);
+    assert_int_equal(s->info->slice[1].stride, 2);
+    assert_int_equal(s->info->slice[0].stride, 1);
     IrInstr *d = find(c, "d");
-    assert_int_equal(d->n_padding, 2);
-    assert_int_equal(d->padding[1].lo, -1);
-    assert_int_equal(d->padding[1].interior, 1);
+    assert_int_equal(d->info->n_padding, 2);
+    assert_int_equal(d->info->padding[1].lo, -1);
+    assert_int_equal(d->info->padding[1].interior, 1);
     IrInstr *w = find(c, "w");
-    assert_int_equal(w->n_window, 2);
-    assert_int_equal(w->window[0].size, 2);
-    assert_int_equal(w->window[0].lhs_dilate, 1);
-    assert_int_equal(find(c, "c")->direction, IR_CMP_LT);
-    assert_int_equal(find(c, "c")->compare_type, IR_CMPT_TOTALORDER);
+    assert_int_equal(w->info->n_window, 2);
+    assert_int_equal(w->info->window[0].size, 2);
+    assert_int_equal(w->info->window[0].lhs_dilate, 1);
+    assert_int_equal(find(c, "c")->info->direction, IR_CMP_LT);
+    assert_int_equal(find(c, "c")->info->compare_type, IR_CMPT_TOTALORDER);
     IrInstr *cp = find(c, "cp");
-    assert_int_equal(cp->n_source_target_pairs, 2);
-    assert_int_equal(cp->source_target_pairs[0][1], 1);
+    assert_int_equal(cp->info->n_source_target_pairs, 2);
+    assert_int_equal(cp->info->source_target_pairs[0][1], 1);
     IrInstr *t = c->root;
     assert_int_equal(t->n_control_predecessors, 2);
     assert_ptr_equal(t->control_predecessors[1], cp);
@@ -318,10 +318,10 @@ static void test_parse_control_flow_references(void **state)
         "  ROOT c = s32[] conditional(i, w, w), branch_computations={b0, %b1}\n}\n");
     IrComputation *c = m->entry;
     IrInstr *w = find(c, "w");
-    assert_string_equal(w->comps[IR_COMP_CONDITION]->name, "cond");
-    assert_string_equal(w->comps[IR_COMP_BODY]->name, "body");
-    assert_int_equal(c->root->n_branches, 2);
-    assert_string_equal(c->root->branches[1]->name, "b1");
+    assert_string_equal(w->info->comps[IR_COMP_CONDITION]->name, "cond");
+    assert_string_equal(w->info->comps[IR_COMP_BODY]->name, "body");
+    assert_int_equal(c->root->info->n_branches, 2);
+    assert_string_equal(c->root->info->branches[1]->name, "b1");
     ir_module_free(m);
 }
 

@@ -84,7 +84,7 @@ static IrLiteral *s32_literal(IrModule *m, IrShape *shape, const int32_t *v, siz
 static IrInstr *param(IrModule *m, IrComputation *c, const char *name, IrShape *s, int k)
 {
     IrInstr *p = ir_instr_new(m, IR_OP_PARAMETER, name, s, 0, NULL);
-    p->parameter_number = k;
+    p->info->parameter_number = k;
     ir_computation_append(c, p);
     return p;
 }
@@ -320,16 +320,16 @@ static void test_instr_collective_attribute_order(void **state)
     IrInstr *ag = ir_instr_new(m, IR_OP_ALL_GATHER, "ag", vec(m, IR_TYPE_F32, 8), 1, &x);
     ir_computation_append(c, ag);
     ir_instr_set_int(m, ag, IR_INT_CHANNEL_ID, 3);
-    ag->replica_groups = (IrReplicaGroups){.form = IR_GROUPS_IOTA, .iota_groups = 2, .iota_size = 4,
+    ag->info->replica_groups = (IrReplicaGroups){.form = IR_GROUPS_IOTA, .iota_groups = 2, .iota_size = 4,
                                            .n_iota_dims = 1, .iota_dims = (int64_t[]){8}};
-    ag->bools[IR_BOOL_CONSTRAIN_LAYOUT] = true;
-    ag->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS] = true;
+    ag->info->bools[IR_BOOL_CONSTRAIN_LAYOUT] = true;
+    ag->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS] = true;
     set_list(m, ag, IR_LIST_DIMENSIONS, 1, (int64_t[]){0});
-    ag->comps[IR_COMP_TO_APPLY] = add;
+    ag->info->comps[IR_COMP_TO_APPLY] = add;
     ag->n_control_predecessors = 1;
     ag->control_predecessors = (IrInstr *[]){x};
-    ag->raw_attrs = (IrRawAttr[]){{"sharding", "{replicated}"}, {"metadata", "{op_name=\"a\"}"}};
-    ag->n_raw_attrs = 2;
+    ag->info->raw_attrs = (IrRawAttr[]){{"sharding", "{replicated}"}, {"metadata", "{op_name=\"a\"}"}};
+    ag->info->n_raw_attrs = 2;
     assert_string_equal(instr_text(ag),
                         "%ag = f32[8]{0} all-gather(%x), channel_id=3, replica_groups=[2,4]<=[8], "
                         "constrain_layout=true, dimensions={0}, use_global_device_ids=true, "
@@ -345,31 +345,31 @@ static void test_instr_slice_pad_window(void **state)
     IrComputation *c = ir_computation_new(m, "main");
     IrInstr *x = param(m, c, "x", shape_of(m, IR_TYPE_F32, 2, (int64_t[]){4, 8}, true), 0);
     IrInstr *sl = ir_instr_new(m, IR_OP_SLICE, "s", shape_of(m, IR_TYPE_F32, 2, (int64_t[]){2, 2}, true), 1, &x);
-    sl->n_slice = 2;
-    sl->slice = (IrSliceDim[]){{0, 2, 1}, {1, 5, 1}};
+    sl->info->n_slice = 2;
+    sl->info->slice = (IrSliceDim[]){{0, 2, 1}, {1, 5, 1}};
     assert_string_equal(instr_text(sl), "%s = f32[2,2]{1,0} slice(%x), slice={[0:2], [1:5]}");
-    sl->slice[1].stride = 2;
+    sl->info->slice[1].stride = 2;
     assert_string_equal(instr_text(sl), "%s = f32[2,2]{1,0} slice(%x), slice={[0:2:1], [1:5:2]}");
-    sl->n_slice = 0;
+    sl->info->n_slice = 0;
     assert_string_equal(instr_text(sl), "%s = f32[2,2]{1,0} slice(%x), slice={}");
 
     IrInstr *pad = ir_instr_new(m, IR_OP_PAD, "p", vec(m, IR_TYPE_F32, 4), 1, &x);
-    pad->has_padding = true;
-    pad->n_padding = 2;
-    pad->padding = (IrPadDim[]){{0, 1, 0}, {-2, 2, 0}};
+    pad->info->has_padding = true;
+    pad->info->n_padding = 2;
+    pad->info->padding = (IrPadDim[]){{0, 1, 0}, {-2, 2, 0}};
     assert_string_equal(instr_text(pad), "%p = f32[4]{0} pad(%x), padding=0_1x-2_2");
-    pad->padding[0].interior = 1;
+    pad->info->padding[0].interior = 1;
     assert_string_equal(instr_text(pad), "%p = f32[4]{0} pad(%x), padding=0_1_1x-2_2_0");
 
     IrInstr *rw = ir_instr_new(m, IR_OP_REDUCE_WINDOW, "r", vec(m, IR_TYPE_F32, 4), 1, &x);
-    rw->has_window = true;
-    rw->n_window = 2;
-    rw->window = (IrWindowDim[]){{2, 1, 0, 0, 1, 1, false}, {3, 1, 0, 0, 1, 1, false}};
+    rw->info->has_window = true;
+    rw->info->n_window = 2;
+    rw->info->window = (IrWindowDim[]){{2, 1, 0, 0, 1, 1, false}, {3, 1, 0, 0, 1, 1, false}};
     assert_string_equal(instr_text(rw), "%r = f32[4]{0} reduce-window(%x), window={size=2x3}");
-    rw->window[1] = (IrWindowDim){3, 2, 1, 1, 1, 2, true};
+    rw->info->window[1] = (IrWindowDim){3, 2, 1, 1, 1, 2, true};
     assert_string_equal(instr_text(rw), "%r = f32[4]{0} reduce-window(%x), window={size=2x3 "
                                         "stride=1x2 pad=0_0x1_1 rhs_dilate=1x2 rhs_reversal=0x1}");
-    rw->n_window = 0;
+    rw->info->n_window = 0;
     assert_string_equal(instr_text(rw), "%r = f32[4]{0} reduce-window(%x), window={}");
     ir_module_free(m);
 }
@@ -381,19 +381,19 @@ static void test_instr_compare_words_and_escapes(void **state)
     IrComputation *c = ir_computation_new(m, "main");
     IrInstr *x = param(m, c, "x", vec(m, IR_TYPE_F32, 4), 0);
     IrInstr *cmp = ir_instr_new(m, IR_OP_COMPARE, "c", vec(m, IR_TYPE_PRED, 4), 2, (IrInstr *[]){x, x});
-    cmp->direction = IR_CMP_LT;
-    cmp->compare_type = IR_CMPT_TOTALORDER;
+    cmp->info->direction = IR_CMP_LT;
+    cmp->info->compare_type = IR_CMPT_TOTALORDER;
     assert_string_equal(instr_text(cmp), "%c = pred[4]{0} compare(%x, %x), direction=LT, type=TOTALORDER");
     IrInstr *cc = ir_instr_new(m, IR_OP_CUSTOM_CALL, "cc", scalar(m, IR_TYPE_F32), 1, &x);
     /* Words hold the text between the quotes with its escapes as written. */
-    cc->words[IR_WORD_CUSTOM_CALL_TARGET] = "x\\\"y\\n\\001";
+    cc->info->words[IR_WORD_CUSTOM_CALL_TARGET] = "x\\\"y\\n\\001";
     assert_string_equal(instr_text(cc), "%cc = f32[] custom-call(%x), custom_call_target=\"x\\\"y\\n\\001\"");
     /* Raw characters a pass might set are escaped; a trailing backslash too. */
-    cc->words[IR_WORD_CUSTOM_CALL_TARGET] = "a\"b\n\x01\\";
+    cc->info->words[IR_WORD_CUSTOM_CALL_TARGET] = "a\"b\n\x01\\";
     assert_string_equal(instr_text(cc), "%cc = f32[] custom-call(%x), custom_call_target=\"a\\\"b\\n\\001\\\\\"");
     IrInstr *f = ir_instr_new(m, IR_OP_FUSION, "f", scalar(m, IR_TYPE_F32), 1, &x);
-    f->words[IR_WORD_FUSION_KIND] = "kLoop";
-    f->comps[IR_COMP_CALLS] = c;
+    f->info->words[IR_WORD_FUSION_KIND] = "kLoop";
+    f->info->comps[IR_COMP_CALLS] = c;
     assert_string_equal(instr_text(f), "%f = f32[] fusion(%x), kind=kLoop, calls=%main");
     ir_module_free(m);
 }
@@ -406,15 +406,15 @@ static void test_instr_async_spellings(void **state)
     IrInstr *x = param(m, c, "x", vec(m, IR_TYPE_F32, 4), 0);
     IrInstr *s = ir_instr_new(m, IR_OP_ASYNC_START, "s", vec(m, IR_TYPE_F32, 4), 1, &x);
     assert_string_equal(instr_text(s), "%s = f32[4]{0} async-start(%x)");
-    s->async_wrapped = IR_OP_ASYNC_START;
+    s->info->async_wrapped = IR_OP_ASYNC_START;
     assert_string_equal(instr_text(s), "%s = f32[4]{0} async-start(%x)");
-    s->async_wrapped = IR_OP_REDUCE_SCATTER;
+    s->info->async_wrapped = IR_OP_REDUCE_SCATTER;
     assert_string_equal(instr_text(s), "%s = f32[4]{0} reduce-scatter-start(%x)");
     IrInstr *u = ir_instr_new(m, IR_OP_ASYNC_UPDATE, "u", vec(m, IR_TYPE_F32, 4), 1, &s);
-    u->async_wrapped = IR_OP_ALL_TO_ALL;
+    u->info->async_wrapped = IR_OP_ALL_TO_ALL;
     assert_string_equal(instr_text(u), "%u = f32[4]{0} all-to-all-update(%s)");
     IrInstr *d = ir_instr_new(m, IR_OP_ASYNC_DONE, "d", vec(m, IR_TYPE_F32, 4), 1, &u);
-    d->async_wrapped = IR_OP_CUSTOM_CALL;
+    d->info->async_wrapped = IR_OP_CUSTOM_CALL;
     assert_string_equal(instr_text(d), "%d = f32[4]{0} custom-call-done(%u)");
     ir_module_free(m);
 }
@@ -442,8 +442,8 @@ static IrModule *small_module(void)
     dead->dead = true;
     ir_computation_append(entry, dead);
     IrInstr *ar = ir_instr_new(m, IR_OP_ALL_REDUCE, "ar", vec(m, IR_TYPE_F32, 8), 1, &x);
-    ar->replica_groups.form = IR_GROUPS_EXPLICIT;
-    ar->comps[IR_COMP_TO_APPLY] = add;
+    ar->info->replica_groups.form = IR_GROUPS_EXPLICIT;
+    ar->info->comps[IR_COMP_TO_APPLY] = add;
     ir_computation_append(entry, ar);
     entry->root = ar;
     entry->params = ARENA_ARRAY(m->arena, IrInstr *, 1);

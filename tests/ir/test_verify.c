@@ -983,7 +983,7 @@ static void test_verify_rejects_call_cycle(void **state)
 {
     (void)state;
     IrModule *m = parse_text(WITH_ADD("  a = f32[] parameter(0)\n  ROOT c = f32[] call(a, a), to_apply=add\n"));
-    find_instr(m, "add", "s")->comps[IR_COMP_TO_APPLY] = ir_module_find_computation(m, "e");
+    find_instr(m, "add", "s")->info->comps[IR_COMP_TO_APPLY] = ir_module_find_computation(m, "e");
     expect_module_error(m, "call: calls computation add, which is already being called (a call cycle)", 11, 8);
 }
 
@@ -1041,7 +1041,7 @@ static void test_verify_rejects_entry_layout_parameter_count(void **state)
 static IrInstr *add_parameter(IrModule *m, IrComputation *c, const char *name, IrShape *s, int k)
 {
     IrInstr *p = ir_instr_new(m, IR_OP_PARAMETER, name, s, 0, NULL);
-    p->parameter_number = k;
+    p->info->parameter_number = k;
     ir_computation_append(c, p);
     if (k >= c->n_params) {
         IrInstr **params = ARENA_ARRAY(m->arena, IrInstr *, (size_t)k + 1);
@@ -1068,7 +1068,7 @@ static void test_verify_accepts_module_built_with_the_api(void **state)
     add->root = s;
     IrInstr *p = add_parameter(m, e, "p", f, 0);
     IrInstr *call = ir_instr_new(m, IR_OP_CALL, "c", f, 2, (IrInstr *[]){ p, p });
-    call->comps[IR_COMP_TO_APPLY] = add;
+    call->info->comps[IR_COMP_TO_APPLY] = add;
     ir_computation_append(e, call);
     e->root = call;
     e->is_entry = true;

@@ -298,9 +298,9 @@ static void test_key_equal_field_by_field(void **state)
                              "  b = f32[8] all-gather(p), replica_groups={{0,1},{2,3}}, dimensions={0}\n"
                              "  c = f32[8] all-gather(p), replica_groups={{0,2},{1,3}}, dimensions={0}\n"
                              "  ROOT t = (f32[8], f32[8], f32[8]) tuple(a, b, c)\n}\n");
-    const IrReplicaGroups *iota = &find_instr(m, "a")->replica_groups;
-    const IrReplicaGroups *explicit = &find_instr(m, "b")->replica_groups;
-    const IrReplicaGroups *other = &find_instr(m, "c")->replica_groups;
+    const IrReplicaGroups *iota = &find_instr(m, "a")->info->replica_groups;
+    const IrReplicaGroups *explicit = &find_instr(m, "b")->info->replica_groups;
+    const IrReplicaGroups *other = &find_instr(m, "c")->info->replica_groups;
     CombineKey k = { .op = IR_OP_ADD, .type = IR_TYPE_F32, .flag0 = true, .has_dim = true, .dim = 1,
                      .groups = iota };
     strcpy(k.tag, "dtype=f32");
@@ -543,7 +543,7 @@ static IrInstr *append(IrComputation *c, IrOpcode op, const char *name, IrShape 
 static IrInstr *all_reduce(IrComputation *c, IrComputation *add, const char *name, IrInstr *x)
 {
     IrInstr *ar = append(c, IR_OP_ALL_REDUCE, name, x->shape, 1, &x);
-    ar->comps[IR_COMP_TO_APPLY] = add;
+    ar->info->comps[IR_COMP_TO_APPLY] = add;
     return ar;
 }
 
@@ -559,7 +559,7 @@ static IrModule *build_chains(int chains, bool scheduled)
     IrShape *scalar = ir_shape_new_array(m->arena, IR_TYPE_F32, 0, NULL);
     IrInstr *x = append(add, IR_OP_PARAMETER, "x", scalar, 0, NULL);
     IrInstr *y = ir_instr_new(m, IR_OP_PARAMETER, "y", scalar, 0, NULL);
-    y->parameter_number = 1;
+    y->info->parameter_number = 1;
     ir_computation_append(add, y);
     add->root = append(add, IR_OP_ADD, "s", scalar, 2, (IrInstr *[]){ x, y });
     IrComputation *e = ir_computation_new(m, "main");
