@@ -464,6 +464,10 @@ int  ir_remove_dead(IrComputation *comp);
  * defined just before their users, get nearby ids.  Pointers to removed
  * instructions keep stale ids: call it only when nothing holds them. */
 void ir_module_renumber(IrModule *m);
+/* How many ids lie between the smallest (*lo) and the largest id of comp's
+ * instructions: a side table for one computation indexed by id - *lo is
+ * that long, whatever the module's size. */
+int ir_computation_id_span(const IrComputation *comp, int *lo);
 /* Removes one instruction (which must have no users) from its computation. */
 void ir_computation_remove(IrComputation *comp, IrInstr *instr);
 void ir_computation_build_users(IrComputation *comp);

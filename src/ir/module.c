@@ -454,29 +454,33 @@ static bool is_dead_collective(const IrComputation *comp, const IrInstr *instr)
     return instr != comp->root && (ir_op_info[instr->op].flags & OPF_COLLECTIVE);
 }
 
-/* A worklist: uses[id] counts the operand and control-predecessor slots
+/* A worklist: uses[id - lo] counts the operand and control-predecessor slots
  * that refer to an instruction; removing one instruction releases its
  * operands, which may become removable in turn.  O(instructions + edges). */
-static void release(IrInstr *dep, int *uses, IrInstr **work, int *n_work, const IrComputation *comp)
+static void release(IrInstr *dep, int *uses, int lo, IrInstr **work, int *n_work, const IrComputation *comp)
 {
-    if (dep->parent == comp && !dep->dead && --uses[dep->id] == 0)
+    if (dep->parent == comp && !dep->dead && dep->id - lo >= 0 && --uses[dep->id - lo] == 0)
         work[(*n_work)++] = dep;
 }
 
 int ir_remove_dead(IrComputation *comp)
 {
-    int *uses = xcalloc((size_t)comp->module->next_instr_id + 1, sizeof *uses);
+    int lo, span = ir_computation_id_span(comp, &lo);
+    int *uses = xcalloc((size_t)span + 1, sizeof *uses);      /* by id - lo */
     IrInstr **work = xmalloc(((size_t)comp->n_instrs + 1) * sizeof *work);
     int n_work = 0, removed = 0;
     for (int i = 0; i < comp->n_instrs; i++) {
         const IrInstr *instr = comp->instrs[i];
-        for (int k = 0; k < instr->n_operands; k++)
-            uses[instr->operands[k]->id]++;
-        for (int k = 0; k < instr->n_control_predecessors; k++)
-            uses[instr->control_predecessors[k]->id]++;
+        int n_deps = instr->n_operands + instr->n_control_predecessors;
+        for (int k = 0; k < n_deps; k++) {
+            const IrInstr *d = k < instr->n_operands ? instr->operands[k]
+                                                     : instr->control_predecessors[k - instr->n_operands];
+            if (d->parent == comp && !d->dead && d->id - lo >= 0 && d->id - lo < span)
+                uses[d->id - lo]++;
+        }
     }
     for (int i = 0; i < comp->n_instrs; i++)
-        if (uses[comp->instrs[i]->id] == 0)
+        if (uses[comp->instrs[i]->id - lo] == 0)
             work[n_work++] = comp->instrs[i];
     while (n_work > 0) {
         IrInstr *instr = work[--n_work];
@@ -485,9 +489,9 @@ int ir_remove_dead(IrComputation *comp)
         instr->dead = true;
         removed++;
         for (int k = 0; k < instr->n_operands; k++)
-            release(instr->operands[k], uses, work, &n_work, comp);
+            release(instr->operands[k], uses, lo, work, &n_work, comp);
         for (int k = 0; k < instr->n_control_predecessors; k++)
-            release(instr->control_predecessors[k], uses, work, &n_work, comp);
+            release(instr->control_predecessors[k], uses, lo, work, &n_work, comp);
     }
     int kept = 0;
     for (int i = 0; i < comp->n_instrs; i++)
@@ -507,6 +511,20 @@ void ir_computation_remove(IrComputation *comp, IrInstr *instr)
             comp->instrs[kept++] = comp->instrs[i];
     comp->n_instrs = kept;
     instr->dead = true;
+}
+
+int ir_computation_id_span(const IrComputation *comp, int *lo)
+{
+    int min = 0, max = -1;
+    for (int i = 0; i < comp->n_instrs; i++) {
+        int id = comp->instrs[i]->id;
+        if (i == 0 || id < min)
+            min = id;
+        if (id > max)
+            max = id;
+    }
+    *lo = min;
+    return max - min + 1;
 }
 
 void ir_module_renumber(IrModule *m)

@@ -76,13 +76,14 @@ static void merge_pending(IrComputation *comp, ExpandSweep *sw)
         return;
     int total = comp->n_instrs + sw->n_pending, out = 0;
     IrInstr **order = need(ir_grow_array(comp->module->arena, NULL, 0, (size_t)total, sizeof *order));
-    int *first = xcalloc((size_t)comp->module->next_instr_id + 1, sizeof *first), *next = xcalloc((size_t)sw->n_pending, sizeof *next);
+    int lo, span = ir_computation_id_span(comp, &lo);      /* anchors are in comp */
+    int *first = xcalloc((size_t)span + 1, sizeof *first), *next = xcalloc((size_t)sw->n_pending, sizeof *next);
     for (int i = sw->n_pending - 1; i >= 0; i--) {       /* per anchor, a list in creation order */
-        next[i] = first[sw->anchor[i]->id];
-        first[sw->anchor[i]->id] = i + 1;
+        next[i] = first[sw->anchor[i]->id - lo];
+        first[sw->anchor[i]->id - lo] = i + 1;
     }
     for (int i = 0; i < comp->n_instrs; i++) {
-        for (int p = first[comp->instrs[i]->id]; p; p = next[p - 1])
+        for (int p = first[comp->instrs[i]->id - lo]; p; p = next[p - 1])
             order[out++] = sw->pending[p - 1];
         order[out++] = comp->instrs[i];
     }

@@ -91,7 +91,8 @@ typedef struct Walk {
     IrInstr **out;
     int n;
     char *state;            /* by position: 0 new, 1 on the stack, 2 emitted */
-    int *pos;               /* instruction id -> position */
+    int *pos;               /* instruction id - lo -> position */
+    int lo;
 } Walk;
 
 /* Iterative DFS: control predecessors first, then operands in order. */
@@ -102,7 +103,7 @@ static void visit(Walk *w, const IrComputation *comp, IrInstr *start)
     stack[top++] = start;
     while (top > 0) {
         IrInstr *instr = stack[top - 1];
-        int p = w->pos[instr->id];
+        int p = w->pos[instr->id - w->lo];
         if (w->state[p] == 2) {
             top--;
             continue;
@@ -114,7 +115,7 @@ static void visit(Walk *w, const IrComputation *comp, IrInstr *start)
         for (int k = n_deps - 1; k >= 0; k--) {
             IrInstr *dep = k < instr->n_control_predecessors ? instr->control_predecessors[k]
                                                               : instr->operands[k - instr->n_control_predecessors];
-            if (dep->parent != comp || dep->dead || w->state[w->pos[dep->id]] != 0)
+            if (dep->parent != comp || dep->dead || w->state[w->pos[dep->id - w->lo]] != 0)
                 continue;
             if (top == cap)
                 stack = xrealloc(stack, (size_t)(cap *= 2) * sizeof *stack);
@@ -136,17 +137,20 @@ int pass_post_order(const IrComputation *comp, IrInstr **out)
         memcpy(out, comp->instrs, (size_t)comp->n_instrs * sizeof *out);
         return comp->n_instrs;
     }
-    Walk w = { out, 0, xcalloc((size_t)comp->n_instrs + 1, 1),
-               xcalloc((size_t)comp->module->next_instr_id + 1, sizeof(int)) };
+    int lo, span = ir_computation_id_span(comp, &lo);
+    Walk w = { out, 0, xcalloc((size_t)comp->n_instrs + 1, 1), xcalloc((size_t)span + 1, sizeof(int)), lo };
     int *users = xcalloc((size_t)comp->n_instrs + 1, sizeof *users);
     for (int i = 0; i < comp->n_instrs; i++)
-        w.pos[comp->instrs[i]->id] = i;
+        w.pos[comp->instrs[i]->id - lo] = i;
     for (int i = 0; i < comp->n_instrs; i++) {
         IrInstr *instr = comp->instrs[i];
-        for (int k = 0; k < instr->n_operands; k++)
-            users[w.pos[instr->operands[k]->id]]++;
-        for (int k = 0; k < instr->n_control_predecessors; k++)
-            users[w.pos[instr->control_predecessors[k]->id]]++;
+        int n_deps = instr->n_operands + instr->n_control_predecessors;
+        for (int k = 0; k < n_deps; k++) {
+            const IrInstr *d = k < instr->n_operands ? instr->operands[k]
+                                                     : instr->control_predecessors[k - instr->n_operands];
+            if (d->parent == comp && !d->dead)
+                users[w.pos[d->id - lo]]++;
+        }
     }
     for (int i = 0; i < comp->n_instrs; i++)
         if (users[i] == 0)

@@ -1,0 +1,160 @@
+/* test_module.c: module editing (src/ir/module.c): dead-code removal, id
+ * renumbering and spans, operands held inline, typed attribute setters. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ir.h"
+
+#include <string.h>
+
+static IrModule *parse(const char *text)
+{
+    Error err = { 0 };
+    IrModule *m = ir_parse_module(text, strlen(text), "test.hlo", &err);
+    if (!m)
+        error_print(&err, stderr);
+    assert_non_null(m);
+    assert_true(ir_verify_module(m, &err));
+    return m;
+}
+
+static const IrInstr *find(const IrComputation *c, const char *name)
+{
+    for (int i = 0; i < c->n_instrs; i++)
+        if (strcmp(c->instrs[i]->name, name) == 0)
+            return c->instrs[i];
+    return NULL;
+}
+
+static const char dead_code[] =
+    "HloModule m\n"
+    "%add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+    "ENTRY e {\n"
+    "  p = f32[4] parameter(0)\n"
+    "  q = f32[4] parameter(1)\n"
+    "  n1 = f32[4] negate(p)\n"
+    "  n2 = f32[4] exponential(n1)\n"          /* dead chain n1 -> n2 */
+    "  ar = f32[4] all-reduce(q), replica_groups={}, to_apply=%add\n"   /* unused collective: dead */
+    "  a = f32[4] add(p, q)\n"
+    "  ROOT r = f32[4] multiply(a, a)\n"
+    "}\n";
+
+static void remove_dead_follows_chains_and_keeps_roots_and_parameters(void **state)
+{
+    (void)state;
+    IrModule *m = parse(dead_code);
+    IrComputation *e = m->entry;
+    assert_int_equal(ir_remove_dead(e), 3);
+    assert_int_equal(e->n_instrs, 4);
+    assert_null(find(e, "n1"));
+    assert_null(find(e, "n2"));
+    assert_null(find(e, "ar"));
+    assert_non_null(find(e, "q"));      /* a parameter stays even when only dead code used it */
+    assert_non_null(find(e, "r"));
+    assert_int_equal(ir_remove_dead(e), 0);
+    ir_module_free(m);
+}
+
+/* The reducer's instructions are numbered after the entry's ones grew far
+ * beyond them: removal in each computation sees only its own ids. */
+static void remove_dead_in_a_computation_far_from_the_others_ids(void **state)
+{
+    (void)state;
+    IrModule *m = parse(dead_code);
+    IrComputation *add = ir_module_find_computation(m, "add");
+    assert_non_null(add);
+    IrInstr *a = add->params[0];
+    for (int i = 0; i < 1000; i++)      /* burn ids */
+        ir_instr_new(m, IR_OP_NEGATE, "x", a->shape, 1, &a);
+    IrInstr *dead = ir_instr_new(m, IR_OP_NEGATE, "dead", a->shape, 1, &a);
+    ir_computation_append(add, dead);
+    int lo, span = ir_computation_id_span(add, &lo);
+    assert_int_equal(span, dead->id - lo + 1);
+    assert_int_equal(lo, add->params[0]->id < add->params[1]->id ? add->params[0]->id : add->params[1]->id);
+    assert_int_equal(ir_remove_dead(add), 1);
+    assert_true(dead->dead);
+    assert_int_equal(add->n_instrs, 3);
+    ir_module_free(m);
+}
+
+static void renumber_counts_in_order(void **state)
+{
+    (void)state;
+    IrModule *m = parse(dead_code);
+    ir_remove_dead(m->entry);
+    ir_module_renumber(m);
+    int id = 0;
+    for (int c = 0; c < m->n_computations; c++) {
+        int lo;
+        if (m->computations[c]->n_instrs > 0)
+            assert_int_equal(ir_computation_id_span(m->computations[c], &lo), m->computations[c]->n_instrs);
+        for (int i = 0; i < m->computations[c]->n_instrs; i++)
+            assert_int_equal(m->computations[c]->instrs[i]->id, id++);
+    }
+    assert_int_equal(m->next_instr_id, id);
+    ir_module_free(m);
+}
+
+static void few_operands_are_held_inline(void **state)
+{
+    (void)state;
+    IrModule *m = parse(dead_code);
+    IrInstr *p = m->entry->params[0];
+    IrInstr *ops[IR_INLINE_OPERANDS + 1];
+    for (int i = 0; i <= IR_INLINE_OPERANDS; i++)
+        ops[i] = p;
+    IrInstr *few = ir_instr_new(m, IR_OP_TUPLE, "few", p->shape, IR_INLINE_OPERANDS, ops);
+    IrInstr *many = ir_instr_new(m, IR_OP_TUPLE, "many", p->shape, IR_INLINE_OPERANDS + 1, ops);
+    assert_ptr_equal(few->operands, few->inline_operands);
+    assert_ptr_not_equal(many->operands, many->inline_operands);
+    for (int i = 0; i <= IR_INLINE_OPERANDS; i++)
+        assert_ptr_equal(many->operands[i], p);
+    const IrInstr *r = m->entry->root;      /* parsed: multiply(a, a) */
+    assert_ptr_equal(r->operands, r->inline_operands);
+    assert_string_equal(r->operands[1]->name, "a");
+    assert_true(((uintptr_t)r % 64) == 0);  /* line-aligned */
+    ir_module_free(m);
+}
+
+static void typed_attribute_setters(void **state)
+{
+    (void)state;
+    IrModule *m = parse(dead_code);
+    IrInstr *p = m->entry->params[0];
+    IrInstr *x = ir_instr_new(m, IR_OP_NEGATE, "x", p->shape, 1, &p);
+    assert_ptr_equal(x->lists, ir_no_lists);        /* nothing set yet: the shared empty arrays */
+    assert_ptr_equal(x->ints, ir_no_ints);
+    assert_false(x->ints[IR_INT_CHANNEL_ID].present);
+    ir_set_channel_id(m, x, 7);
+    assert_ptr_not_equal(x->ints, ir_no_ints);
+    assert_true(x->ints[IR_INT_CHANNEL_ID].present);
+    assert_int_equal(x->ints[IR_INT_CHANNEL_ID].v, 7);
+    assert_false(ir_no_ints[IR_INT_CHANNEL_ID].present);   /* the shared one untouched */
+    int64_t dims[1] = { 0 };
+    ir_instr_set_list(m, x, IR_LIST_DIMENSIONS, (IrIntList){ true, 1, dims });
+    assert_true(x->lists[IR_LIST_DIMENSIONS].present);
+    assert_false(ir_no_lists[IR_LIST_DIMENSIONS].present);
+    IrInstr *y = ir_instr_new(m, IR_OP_NEGATE, "y", p->shape, 1, &p);
+    ir_instr_copy_attrs(m, y, x);
+    assert_int_equal(y->ints[IR_INT_CHANNEL_ID].v, 7);
+    assert_int_equal(y->lists[IR_LIST_DIMENSIONS].v[0], 0);
+    assert_ptr_not_equal(y->lists[IR_LIST_DIMENSIONS].v, dims);     /* values copied */
+    ir_set_channel_id(m, y, -1);
+    assert_false(y->ints[IR_INT_CHANNEL_ID].present);
+    ir_module_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(remove_dead_follows_chains_and_keeps_roots_and_parameters),
+        cmocka_unit_test(remove_dead_in_a_computation_far_from_the_others_ids),
+        cmocka_unit_test(renumber_counts_in_order),
+        cmocka_unit_test(few_operands_are_held_inline),
+        cmocka_unit_test(typed_attribute_setters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
