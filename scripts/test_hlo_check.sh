@@ -209,6 +209,45 @@ else
     bad "--shrink chain" "exit $rc"
 fi
 
+# --shrink cuts the rank count: once the collectives and replica-ids are
+# gone (here the replica-id test becomes a parameter), the failing rank's
+# inputs alone show the difference, written as rank 0's for mpirun -np 1.
+one_rank_module() {
+    cat <<EOF
+HloModule one, replica_count=4
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  r = u32[] replica-id()
+  two = u32[] constant(2)
+  is2 = pred[] compare(r, two), direction=EQ
+  isb = pred[8] broadcast(is2), dimensions={}
+  c = f32[] constant($1)
+  cb = f32[8] broadcast(c), dimensions={}
+  m = f32[8] multiply(p, cb)
+  ROOT s = f32[8] select(isb, m, p)
+}
+EOF
+}
+one_rank_module 2 >"$tmp/one_b.hlo"
+one_rank_module 3 >"$tmp/one_a.hlo"
+mpi 4 "$check" "$tmp/one_b.hlo" "$tmp/one_a.hlo" --shrink --save-counterexample="$tmp/one"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "from 4 ranks to 1 (rank 2's inputs alone show it)" "$tmp/out" &&
+   grep -q "replica_count=1" "$tmp/one/before.hlo" && ! grep -q "replica-id" "$tmp/one/before.hlo" &&
+   [ -f "$tmp/one/param0.rank0.npy" ] && [ ! -f "$tmp/one/param0.rank1.npy" ] &&
+   grep -q "^mpirun --oversubscribe -np 1 hlo-check" "$tmp/one/command.txt"; then
+    mpi 1 "$check" "$tmp/one/before.hlo" "$tmp/one/after.hlo" --inputs "$tmp/one"
+    rc2=$?
+    if [ $rc2 -eq 1 ]; then
+        ok "--shrink: cut to one rank, the failing rank's inputs reproduce it under mpirun -np 1"
+    else
+        bad "--shrink one rank" "the one-rank pair gives exit $rc2"
+    fi
+else
+    bad "--shrink one rank" "exit $rc"
+fi
+
 # --inputs with a file missing (or of the wrong shape) is an input error
 # naming the file, exit 2, said once.
 mpi 2 "$check" "$tmp/chain_b.hlo" "$tmp/chain_a.hlo" --inputs "$tmp/no_such_dir"

@@ -195,6 +195,15 @@ typedef struct CheckShrink {
 bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
                   const CheckReport *rep, CheckShrink *out, Error *err);
 void check_shrink_free(CheckShrink *s);
+/* Whether m's result on one device depends on nothing but that device's
+ * inputs: no collective, no replica-id / partition-id, no async or
+ * custom-call op anywhere in it. */
+bool check_rank_free(const IrModule *m);
+/* Runs before and after as device 0 of 1 on inputs (borrowed) and says
+ * whether some output differs bitwise: a rank-free pair's difference on
+ * one rank, shown without the others. */
+bool check_differs_alone(const IrModule *before, const IrModule *after, Value *const *inputs, int n,
+                         bool *differs, Error *err);
 
 /* sites.c: the sites, with their probes filled in where both exist */
 int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **sites);

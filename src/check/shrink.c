@@ -364,6 +364,47 @@ static bool rebind_inputs(const IrModule *m, Value **in, int n, Error *err)
     return true;
 }
 
+/* ---- Fewer ranks */
+
+bool check_rank_free(const IrModule *m)
+{
+    for (int c = 0; c < m->n_computations; c++)
+        for (int i = 0; i < m->computations[c]->n_instrs; i++) {
+            IrOpcode op = m->computations[c]->instrs[i]->op;
+            if ((ir_op_info[op].flags & OPF_COLLECTIVE) || op == IR_OP_REPLICA_ID || op == IR_OP_PARTITION_ID ||
+                op == IR_OP_ASYNC_START || op == IR_OP_ASYNC_UPDATE || op == IR_OP_ASYNC_DONE ||
+                op == IR_OP_CUSTOM_CALL)
+                return false;
+        }
+    return true;
+}
+
+static bool run_alone(const IrModule *m, Value *const *inputs, int n, Value **out, Error *err)
+{
+    InterpOptions io = { .device = { 0, 1, 1, 1 }, .comm = NULL };
+    Interp *it = interp_new(m, &io, err);
+    bool ok = it != NULL;
+    if (ok) {
+        for (int i = 0; i < n; i++)
+            value_retain(inputs[i]);
+        ok = interp_run(it, (Value **)inputs, n, out, err);
+    }
+    interp_free(it);
+    return ok;
+}
+
+bool check_differs_alone(const IrModule *before, const IrModule *after, Value *const *inputs, int n,
+                         bool *differs, Error *err)
+{
+    Value *vb = NULL, *va = NULL;
+    bool ok = run_alone(before, inputs, n, &vb, err) && run_alone(after, inputs, n, &va, err);
+    if (ok)
+        *differs = !value_bits_equal(vb, va);
+    value_release(vb);
+    value_release(va);
+    return ok;
+}
+
 /* ---- The whole shrink */
 
 static bool failing_inputs(const IrModule *m, Coll *c, const CheckOptions *opt, const CheckReport *rep,

@@ -281,6 +281,15 @@ typedef struct KeyGroup {
     int bucket;             /* the open bucket, or -1 */
 } KeyGroup;
 
+/* What the engine knows of the instruction at one post-order position, in
+ * one place: the dependency walk reads all of it for every operand. */
+typedef struct Position {
+    int member_of;          /* bucket, or -1 */
+    int member_next;        /* next member of the same bucket, or -1 */
+    int s_off, s_len;       /* its open-bucket set, a range of pool */
+    bool ctrl_succ;         /* some instruction has it as a control predecessor */
+} Position;
+
 typedef struct Engine {
     IrComputation *comp;
     const Combiner *c;
@@ -290,10 +299,7 @@ typedef struct Engine {
     int n;                  /* instructions */
     IrInstr **order;        /* post order */
     IdMap pos;              /* id -> a: post-order position, b: index in comp->instrs */
-    int *member_of;         /* position -> bucket, or -1 */
-    int *member_next;       /* position -> next member of the same bucket, or -1 */
-    bool *ctrl_succ;        /* position -> some instruction has it as a control predecessor */
-    int *s_off, *s_len;     /* position -> its open-bucket set, a range of pool */
+    Position *at;           /* by post-order position */
     IntVec pool;
     Bucket *buckets;
     int n_buckets, cap_buckets;
@@ -389,12 +395,12 @@ static void add_deps_of(Engine *e, const IrInstr *dep, IntVec *out)
     int q = post_pos(e, dep);
     if (q < 0)
         return;
-    if (e->member_of[q] >= 0) {
-        add_open(e, e->member_of[q], out);
+    if (e->at[q].member_of >= 0) {
+        add_open(e, e->at[q].member_of, out);
         return;
     }
-    for (int i = 0; i < e->s_len[q]; i++)
-        add_open(e, e->pool.v[e->s_off[q] + i], out);
+    for (int i = 0; i < e->at[q].s_len; i++)
+        add_open(e, e->pool.v[e->at[q].s_off + i], out);
 }
 
 /* e->deps = the open buckets instruction x depends on (operands and
@@ -411,8 +417,8 @@ static void collect_deps(Engine *e, const IrInstr *x)
 
 static void remember_deps(Engine *e, int p)
 {
-    e->s_off[p] = e->pool.n;
-    e->s_len[p] = e->deps.n;
+    e->at[p].s_off = e->pool.n;
+    e->at[p].s_len = e->deps.n;
     for (int i = 0; i < e->deps.n; i++)
         ivec_push(&e->pool, e->deps.v[i]);
 }
@@ -503,9 +509,9 @@ static void close_group(Engine *e, int group, CombineClose why)
 static void join(Engine *e, int b, int p, int64_t bytes)
 {
     Bucket *bk = &e->buckets[b];
-    e->member_of[p] = b;
+    e->at[p].member_of = b;
     if (bk->last >= 0)
-        e->member_next[bk->last] = p;
+        e->at[bk->last].member_next = p;
     else
         bk->first = p;
     bk->last = p;
@@ -540,7 +546,7 @@ static int close_reason(Engine *e, int b, int64_t bytes)
 static bool candidate(const Engine *e, const IrInstr *x, int p, CombineKey *key, int64_t *bytes)
 {
     if (x->op != e->c->op || x->n_operands != 1 || !ir_shape_is_array(x->shape) ||
-        x->n_control_predecessors > 0 || e->ctrl_succ[p])
+        x->n_control_predecessors > 0 || e->at[p].ctrl_succ)
         return false;
     *key = (CombineKey){ 0 };
     if (!e->c->key(x, e->opt, key))
@@ -595,18 +601,14 @@ static void engine_init(Engine *e, IrComputation *comp)
     for (int p = 0; p < e->n; p++) {
         idmap_set_a(&e->pos, e->order[p]->id, p);
     }
-    e->member_of = xmalloc(((size_t)n + 1) * sizeof(int));
-    e->member_next = xmalloc(((size_t)n + 1) * sizeof(int));
-    e->s_off = xcalloc((size_t)n + 1, sizeof(int));
-    e->s_len = xcalloc((size_t)n + 1, sizeof(int));
-    e->ctrl_succ = xcalloc((size_t)n + 1, sizeof(bool));
+    e->at = xcalloc((size_t)n + 1, sizeof *e->at);
     for (int p = 0; p < n; p++)
-        e->member_of[p] = e->member_next[p] = -1;
+        e->at[p].member_of = e->at[p].member_next = -1;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < comp->instrs[i]->n_control_predecessors; k++) {
             int q = post_pos(e, comp->instrs[i]->control_predecessors[k]);
             if (q >= 0)
-                e->ctrl_succ[q] = true;
+                e->at[q].ctrl_succ = true;
         }
 }
 
@@ -616,11 +618,7 @@ static void engine_free(Engine *e)
         free(e->buckets[b].dep.v);
     free(e->order);
     idmap_free(&e->pos);
-    free(e->member_of);
-    free(e->member_next);
-    free(e->s_off);
-    free(e->s_len);
-    free(e->ctrl_succ);
+    free(e->at);
     free(e->pool.v);
     free(e->buckets);
     free(e->groups);
@@ -818,7 +816,7 @@ static void combine_bucket(Rewrite *rw, int b)
     IrInstr **group = xmalloc((size_t)bk->n_members * sizeof *group);
     int *positions = xmalloc((size_t)bk->n_members * sizeof *positions);
     int n = 0, anchor = -1;
-    for (int p = bk->first; p >= 0; p = e->member_next[p]) {
+    for (int p = bk->first; p >= 0; p = e->at[p].member_next) {
         group[n] = e->order[p];
         positions[n++] = p;
         int index = 0;
@@ -850,7 +848,7 @@ static IrInstr **splice(Rewrite *rw, int *n_out)
     for (int i = 0; i < comp->n_instrs; i++) {
         IrInstr *x = comp->instrs[i];
         int p = post_pos(e, x);
-        int b = p >= 0 ? e->member_of[p] : -1;
+        int b = p >= 0 ? e->at[p].member_of : -1;
         if (b < 0 || !rw->repl[p]) {
             seq[n++] = x;
             continue;

@@ -59,7 +59,8 @@ static const CliFlag flags[] = {
     {"--shrink", CLI_SWITCH, OPT(shrink), "", "off",
      "on a difference, cut both modules down to the failing output and the instructions whose values differ "
      "(the rest become parameters or constants holding their values) and write the pair, its inputs and the "
-     "command to --save-counterexample DIR (default: shrunk); the rank count and shapes are kept"},
+     "command to --save-counterexample DIR (default: shrunk); cut to one rank when nothing rank-dependent is left "
+     "(no collective, no replica-id); shapes are kept"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -306,14 +307,13 @@ static void write_text(Tool *t, const IrModule *m, const char *dir, const char *
         fail_all(t, &err);
 }
 
-static void write_command(Tool *t, const char *dir, const char *compare)
+static void write_command(const char *dir, const char *compare, int world)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/command.txt", dir);
     FILE *f = fopen(path, "w");
     if (!f)
         return;
-    int world = coll_world(t->c);
     fprintf(f, "mpirun --oversubscribe -np %d hlo-check %s/before.hlo %s/after.hlo --inputs %s --compare=%s\n",
             world, dir, dir, dir, compare);
     fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/before.hlo --inputs %s --print\n", world, dir, dir);
@@ -321,9 +321,34 @@ static void write_command(Tool *t, const char *dir, const char *compare)
     fclose(f);
 }
 
+/* With nothing rank-dependent left in the shrunk pair (no collective, no
+ * replica-id), the failing rank's inputs show the difference on one device:
+ * checked there, agreed by every rank. */
+static bool differs_on_one_rank(Tool *t, const CheckShrink *s, int failing_rank)
+{
+    if (coll_world(t->c) == 1 || !check_rank_free(s->before) || !check_rank_free(s->after))
+        return false;
+    int64_t alone = 0;
+    if (t->rank == failing_rank) {
+        bool differs = false;
+        Error err = { 0 };
+        alone = check_differs_alone(s->before, s->after, s->inputs, s->n_inputs, &differs, &err) && differs;
+    }
+    coll_bcast(t->c, &alone, sizeof alone, failing_rank);
+    return alone != 0;
+}
+
+static void set_one_device(IrModule *m)
+{
+    m->replica_count = (IrOptInt){ true, 1 };
+    if (m->num_partitions.present)
+        m->num_partitions = (IrOptInt){ true, 1 };
+}
+
 /* rep: the failing check.  Shrinks the pair on the failing trial's inputs,
  * checks the result again on them, and writes the pair (rank 0), its
- * inputs (every rank) and the command to DIR. */
+ * inputs and the command to DIR: every rank's inputs, or only the failing
+ * rank's (as rank 0) when the pair differs on that rank alone. */
 __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, const IrModule *after,
                                              const CheckReport *rep)
 {
@@ -345,27 +370,35 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
     co.n_inputs = s.n_inputs;
     co.save_dir = NULL;
     co.progress = false;
-    bool ok = true;
-    for (int p = 0; p < s.n_inputs && ok; p++)
-        ok = npy_write_param(dir, p, t->rank, s.inputs[p], &err);
-    if (!coll_all_ok(t->c, ok))
-        fail_run(t, &err);
     char bn[4096], an[4096];
     snprintf(bn, sizeof bn, "%s/before.hlo", dir);
     snprintf(an, sizeof an, "%s/after.hlo", dir);
-    if (t->rank == 0) {
-        write_text(t, s.before, dir, "before.hlo");
-        write_text(t, s.after, dir, "after.hlo");
-        write_command(t, dir, compare);
+    if (t->rank == 0)
         printf("\nhlo-check: shrinking: kept output %d of %d; %d instructions replaced by parameters, %d by "
                "constants; %d unused parameters dropped\n", rep->diff.output, rep->n_outputs, s.to_parameters,
                s.to_constants, s.parameters_dropped);
-    }
     bool still = !check_with(t, &co, s.before, s.after, bn, an, true, NULL);
-    if (t->rank == 0)
-        printf("hlo-check: shrunk from %d + %d to %d + %d instructions (%s), written with its inputs and "
-               "the command to %s/\n", s.instrs[0][0], s.instrs[1][0], s.instrs[0][1], s.instrs[1][1],
-               still ? "still different" : "NOT reproduced: please report this", dir);
+    int failing_rank = rep->diff.rank;
+    bool alone = still && differs_on_one_rank(t, &s, failing_rank);
+    if (alone) {
+        set_one_device(s.before);
+        set_one_device(s.after);
+    }
+    bool ok = true;
+    for (int p = 0; p < s.n_inputs && ok && (!alone || t->rank == failing_rank); p++)
+        ok = npy_write_param(dir, p, alone ? 0 : t->rank, s.inputs[p], &err);
+    if (!coll_all_ok(t->c, ok))
+        fail_run(t, &err);
+    if (t->rank == 0) {
+        write_text(t, s.before, dir, "before.hlo");
+        write_text(t, s.after, dir, "after.hlo");
+        write_command(dir, compare, alone ? 1 : coll_world(t->c));
+        printf("hlo-check: shrunk from %d + %d to %d + %d instructions (%s)", s.instrs[0][0], s.instrs[1][0],
+               s.instrs[0][1], s.instrs[1][1], still ? "still different" : "NOT reproduced: please report this");
+        if (alone)
+            printf(" and from %d ranks to 1 (rank %d's inputs alone show it)", coll_world(t->c), failing_rank);
+        printf(", written with its inputs and the command to %s/\n", dir);
+    }
     check_shrink_free(&s);
     coll_finish(t->c, still ? 1 : 3);
 }
