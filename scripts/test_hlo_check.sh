@@ -156,7 +156,9 @@ fi
 # --shrink cuts a chain down to the instructions whose values differ: what
 # both compute alike becomes a parameter holding its per-rank value (a
 # constant when it is one small value on every rank), unused parameters go,
-# and the written command reproduces the difference from the written files.
+# the element-wise rest shrinks to the failing element (scalars; all-reduce
+# too, as it is element-wise across ranks), and the written command
+# reproduces the difference from the written files.
 shrink_module() {
     cat <<EOF
 HloModule chain, replica_count=4
@@ -193,9 +195,10 @@ mpi 4 "$check" "$tmp/chain_b.hlo" "$tmp/chain_a.hlo" --shrink --save-counterexam
 rc=$?
 sb=$tmp/chain/before.hlo
 if [ $rc -eq 1 ] && grep -q "2 instructions replaced by parameters, 1 by constants; 3 unused parameters dropped" "$tmp/out" &&
-   grep -q "shrunk from 16 + 16 to 10 + 10 instructions (still different)" "$tmp/out" &&
-   ! grep -qE "exponential|tanh|sqrt|%p = |%q = |%r = " "$sb" && grep -q "%a1 = f32\[8,4\] parameter(0)" "$sb" &&
-   grep -q "%t1 = f32\[8,4\] parameter(1)" "$sb" && grep -q "%sk = f32\[\] constant(2)" "$sb" &&
+   grep -q "cut to element \[0,0\] of the output, as scalars" "$tmp/out" &&
+   grep -q "shrunk from 16 + 16 to 9 + 9 instructions (still different)," "$tmp/out" &&
+   ! grep -qE "exponential|tanh|sqrt|%p = |%q = |%r = " "$sb" && grep -q "%a1 = f32\[\] parameter(0)" "$sb" &&
+   grep -q "%t1 = f32\[\] parameter(1)" "$sb" && grep -q "all-reduce" "$sb" && grep -q "%sk = f32\[\] constant(2)" "$sb" &&
    [ -f "$tmp/chain/param1.rank3.npy" ] && [ ! -f "$tmp/chain/param2.rank0.npy" ]; then
     cmd=$(head -n 1 "$tmp/chain/command.txt")
     (cd "$tmp" && PATH=$build:$PATH OMPI_MCA_mpi_yield_when_idle=1 timeout 300 bash -c "$cmd" </dev/null >"$tmp/out" 2>"$tmp/err")
@@ -246,6 +249,21 @@ if [ $rc -eq 1 ] && grep -q "from 4 ranks to 1 (rank 2's inputs alone show it)" 
     fi
 else
     bad "--shrink one rank" "exit $rc"
+fi
+
+# --shrink keeps shapes and ranks a pair needs: #92's known-unsound case
+# (an all-gather and a dynamic-slice at a per-partition offset) loses only
+# the partition-id, which becomes a per-rank parameter.
+mpi 4 "$check" --passes=default --shrink --save-counterexample="$tmp/ds" \
+    "$root/corpus/aws_neuron_flip_all_gather_dynamic_slice/unsound_partition_id_index.hlo"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "shrunk from 8 + 8 to 5 + 5 instructions (still different), written" "$tmp/out" &&
+   ! grep -q "cut to element" "$tmp/out" && grep -q "num_partitions=4" "$tmp/ds/before.hlo" &&
+   grep -q "all-gather" "$tmp/ds/before.hlo" && ! grep -q "partition-id" "$tmp/ds/before.hlo" &&
+   [ -f "$tmp/ds/param1.rank3.npy" ]; then
+    ok "--shrink: a gather-dependent difference keeps its shapes and its 4 ranks"
+else
+    bad "--shrink keeps what the pair needs" "exit $rc"
 fi
 
 # --inputs with a file missing (or of the wrong shape) is an input error

@@ -195,6 +195,12 @@ typedef struct CheckShrink {
 bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
                   const CheckReport *rep, CheckShrink *out, Error *err);
 void check_shrink_free(CheckShrink *s);
+/* Cuts a shrunk pair whose instructions all work element by element (the
+ * element-wise ops, broadcasts of scalars, constants, all-reduce) on arrays
+ * of the root's dimensions down to scalars: element `index` of every such
+ * array, inputs included.  False (s unchanged) when the pair does not allow
+ * it; the caller checks the result again. */
+bool check_shrink_to_element(CheckShrink *s, int64_t index, Error *err);
 /* Whether m's result on one device depends on nothing but that device's
  * inputs: no collective, no replica-id / partition-id, no async or
  * custom-call op anywhere in it. */

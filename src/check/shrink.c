@@ -364,6 +364,116 @@ static bool rebind_inputs(const IrModule *m, Value **in, int n, Error *err)
     return true;
 }
 
+/* ---- Smaller shapes */
+
+static bool dims_equal(const IrShape *a, const IrShape *b)
+{
+    return ir_shape_is_array(a) && ir_shape_is_array(b) && ir_shape_equal_dims(a, b);
+}
+
+/* Every entry instruction is element-wise over arrays of dims d (or a
+ * scalar), and nothing else is called but all-reduce's reducer. */
+static bool elementwise_over(const IrModule *m, const IrShape *d)
+{
+    const IrComputation *e = m->entry;
+    for (int i = 0; i < e->n_instrs; i++) {
+        const IrInstr *x = e->instrs[i];
+        bool full = dims_equal(x->shape, d), scalar = ir_shape_is_array(x->shape) && x->shape->rank == 0;
+        if (!full && !scalar)
+            return false;
+        if (x->op == IR_OP_PARAMETER || x->op == IR_OP_CONSTANT)
+            continue;
+        if (x->op == IR_OP_BROADCAST) {
+            if (x->operands[0]->shape->rank != 0)
+                return false;
+            continue;
+        }
+        if (x->op == IR_OP_ALL_REDUCE) {    /* element i of the result: element i of each rank's */
+            if (x->n_operands != 1)
+                return false;
+            continue;
+        }
+        if (!(ir_op_info[x->op].flags & OPF_ELEMENTWISE) || x->op == IR_OP_STOCHASTIC_CONVERT)
+            return false;
+        for (int k = 0; k < x->n_operands; k++)
+            if (!dims_equal(x->operands[k]->shape, d) && x->operands[k]->shape->rank != 0)
+                return false;
+    }
+    return e->root->shape->rank > 0;
+}
+
+/* x (of dims d) as a scalar holding its element index. */
+static void cut_to_element(IrModule *m, IrInstr *x, int64_t index)
+{
+    IrShape *scalar = ir_shape_new_array(m->arena, x->shape->type, 0, NULL);
+    if (!scalar) {
+        fputs("hlocheck: out of memory\n", stderr);
+        exit(3);
+    }
+    if (x->op == IR_OP_CONSTANT && x->info->literal && x->info->literal->data) {
+        size_t es = (size_t)ir_type_storage_bytes(x->shape->type);
+        IrLiteral *lit = arena_alloc(m->arena, sizeof *lit);
+        void *data = arena_alloc(m->arena, es);
+        if (!lit || !data) {
+            fputs("hlocheck: out of memory\n", stderr);
+            exit(3);
+        }
+        memcpy(data, (const char *)x->info->literal->data + (size_t)index * es, es);
+        *lit = (IrLiteral){ .shape = scalar, .data = data };
+        x->info->literal = lit;
+    }
+    x->shape = scalar;
+}
+
+bool check_shrink_to_element(CheckShrink *s, int64_t index, Error *err)
+{
+    const IrShape *d = s->before->entry->root->shape;
+    if (!elementwise_over(s->before, d) || !elementwise_over(s->after, d) ||
+        !dims_equal(d, s->after->entry->root->shape) || index < 0 || index >= ir_shape_elements(d))
+        return false;
+    for (int p = 0; p < s->n_inputs; p++)
+        if (!dims_equal(s->inputs[p]->shape, d) && s->inputs[p]->shape->rank != 0)
+            return false;
+    IrModule *cut[2] = { s->before, s->after };
+    IrShape *dims = ir_shape_clone(s->before->arena, d);
+    for (int k = 0; k < 2; k++) {
+        IrComputation *e = cut[k]->entry;
+        for (int i = 0; i < e->n_instrs; i++)
+            if (dims_equal(e->instrs[i]->shape, dims))
+                cut_to_element(cut[k], e->instrs[i], index);
+        /* A broadcast of a scalar to a scalar is its operand. */
+        for (int i = 0; i < e->n_instrs; i++) {
+            IrInstr *x = e->instrs[i];
+            if (x->op == IR_OP_BROADCAST && x->shape->rank == 0 && x != e->root)
+                ir_replace_all_uses(e, x, x->operands[0]);
+        }
+        remove_dead(cut[k]);
+        IrModule *fresh = copy_text(cut[k], err);
+        if (!fresh || !ir_verify_module(fresh, err)) {
+            ir_module_free(fresh);
+            return false;
+        }
+        ir_module_free(cut[k]);
+        cut[k] = fresh;
+    }
+    s->before = cut[0];
+    s->after = cut[1];
+    for (int p = 0; p < s->n_inputs; p++) {
+        Value *v = s->inputs[p];
+        const IrShape *ps = s->before->entry->params[p]->shape;
+        Value *w = value_new_array(ps, err);
+        if (!w)
+            return false;
+        size_t es = (size_t)ir_type_storage_bytes(ps->type);
+        memcpy(w->data, (const char *)v->data + (v->shape->rank == 0 ? 0 : (size_t)index * es), es);
+        value_release(v);
+        s->inputs[p] = w;
+    }
+    s->instrs[0][1] = s->before->entry->n_instrs;
+    s->instrs[1][1] = s->after->entry->n_instrs;
+    return true;
+}
+
 /* ---- Fewer ranks */
 
 bool check_rank_free(const IrModule *m)

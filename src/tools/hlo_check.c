@@ -59,8 +59,8 @@ static const CliFlag flags[] = {
     {"--shrink", CLI_SWITCH, OPT(shrink), "", "off",
      "on a difference, cut both modules down to the failing output and the instructions whose values differ "
      "(the rest become parameters or constants holding their values) and write the pair, its inputs and the "
-     "command to --save-counterexample DIR (default: shrunk); cut to one rank when nothing rank-dependent is left "
-     "(no collective, no replica-id); shapes are kept"},
+     "command to --save-counterexample DIR (default: shrunk); an element-wise pair shrinks to the failing element, "
+     "and to one rank when nothing rank-dependent is left (no collective, no replica-id)"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -338,6 +338,52 @@ static bool differs_on_one_rank(Tool *t, const CheckShrink *s, int failing_rank)
     return alone != 0;
 }
 
+/* Checks a candidate pair without printing: does it still differ, and
+ * where first (*diff). */
+static bool still_differs(Tool *t, const CheckOptions *co, const CheckShrink *s, CheckDifference *diff)
+{
+    CheckReport rep;
+    Error err = { 0 };
+    CheckOptions quiet = *co;
+    quiet.inputs = s->inputs;
+    quiet.n_inputs = s->n_inputs;
+    if (!check_modules(t->c, s->before, s->after, &quiet, &rep, &err))
+        fail_run(t, &err);
+    bool differs = rep.diff.found;
+    *diff = rep.diff;
+    check_report_free(&rep);
+    return differs;
+}
+
+/* Cuts a pair that works element by element down to its first differing
+ * element (scalars), when it still differs so; else leaves it as it was. */
+static bool cut_to_element(Tool *t, const CheckOptions *co, CheckShrink *s, CheckDifference *diff)
+{
+    CheckShrink keep = *s;
+    Error err = { 0 };
+    keep.before = copy_module(t, s->before);
+    keep.after = copy_module(t, s->after);
+    keep.inputs = xcalloc((size_t)s->n_inputs + 1, sizeof *keep.inputs);
+    for (int p = 0; p < s->n_inputs; p++)
+        keep.inputs[p] = value_retain(s->inputs[p]);
+    bool cut = check_shrink_to_element(s, diff->index, &err);
+    if (!coll_all_ok(t->c, cut || err.code == ERR_OK))
+        fail_run(t, &err);
+    CheckDifference d2;
+    if (cut && still_differs(t, co, s, &d2)) {
+        *diff = d2;
+        check_shrink_free(&keep);
+        return true;
+    }
+    if (cut) {                  /* cannot happen: element-wise means element i alone */
+        check_shrink_free(s);
+        *s = keep;
+    } else {
+        check_shrink_free(&keep);
+    }
+    return false;
+}
+
 static void set_one_device(IrModule *m)
 {
     m->replica_count = (IrOptInt){ true, 1 };
@@ -373,13 +419,24 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
     char bn[4096], an[4096];
     snprintf(bn, sizeof bn, "%s/before.hlo", dir);
     snprintf(an, sizeof an, "%s/after.hlo", dir);
-    if (t->rank == 0)
-        printf("\nhlo-check: shrinking: kept output %d of %d; %d instructions replaced by parameters, %d by "
-               "constants; %d unused parameters dropped\n", rep->diff.output, rep->n_outputs, s.to_parameters,
-               s.to_constants, s.parameters_dropped);
-    bool still = !check_with(t, &co, s.before, s.after, bn, an, true, NULL);
-    int failing_rank = rep->diff.rank;
+    CheckDifference diff = rep->diff;
+    bool still = still_differs(t, &co, &s, &diff);
+    char where[sizeof diff.where];
+    memcpy(where, diff.where, sizeof where);
+    bool element = still && cut_to_element(t, &co, &s, &diff);
+    int failing_rank = diff.rank;
     bool alone = still && differs_on_one_rank(t, &s, failing_rank);
+    if (t->rank == 0) {
+        printf("\nhlo-check: shrinking: kept output %d of %d; %d instructions replaced by parameters, %d by "
+               "constants; %d unused parameters dropped", rep->diff.output, rep->n_outputs, s.to_parameters,
+               s.to_constants, s.parameters_dropped);
+        if (element)
+            printf("; element-wise: cut to element %s of the output, as scalars", where);
+        printf("\n");
+    }
+    co.inputs = s.inputs;       /* the element cut replaced them */
+    co.n_inputs = s.n_inputs;
+    still = !check_with(t, &co, s.before, s.after, bn, an, true, NULL);
     if (alone) {
         set_one_device(s.before);
         set_one_device(s.after);
