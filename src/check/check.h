@@ -195,6 +195,8 @@ typedef struct CheckShrink {
 bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
                   const CheckReport *rep, CheckShrink *out, Error *err);
 void check_shrink_free(CheckShrink *s);
+/* A deep copy (modules through their text, inputs bound to the copy). */
+bool check_shrink_copy(const CheckShrink *s, CheckShrink *copy, Error *err);
 /* Cuts a shrunk pair whose instructions all work element by element (the
  * element-wise ops, broadcasts of scalars, constants, all-reduce) on arrays
  * of the root's dimensions down to scalars: element `index` of every such

@@ -425,6 +425,31 @@ static void cut_to_element(IrModule *m, IrInstr *x, int64_t index)
     x->shape = scalar;
 }
 
+/* A copy of m with every array of dims d cut to its element index. */
+static IrModule *cut_module(const IrModule *m, const IrShape *d, int64_t index, Error *err)
+{
+    IrModule *c = copy_text(m, err);
+    if (!c)
+        return NULL;
+    IrComputation *e = c->entry;
+    for (int i = 0; i < e->n_instrs; i++)
+        if (dims_equal(e->instrs[i]->shape, d))
+            cut_to_element(c, e->instrs[i], index);
+    for (int i = 0; i < e->n_instrs; i++) {     /* a broadcast of a scalar to a scalar is its operand */
+        IrInstr *x = e->instrs[i];
+        if (x->op == IR_OP_BROADCAST && x->shape->rank == 0 && x != e->root)
+            ir_replace_all_uses(e, x, x->operands[0]);
+    }
+    remove_dead(c);
+    IrModule *fresh = copy_text(c, err);
+    ir_module_free(c);
+    if (fresh && !ir_verify_module(fresh, err)) {
+        ir_module_free(fresh);
+        return NULL;
+    }
+    return fresh;
+}
+
 bool check_shrink_to_element(CheckShrink *s, int64_t index, Error *err)
 {
     const IrShape *d = s->before->entry->root->shape;
@@ -434,43 +459,35 @@ bool check_shrink_to_element(CheckShrink *s, int64_t index, Error *err)
     for (int p = 0; p < s->n_inputs; p++)
         if (!dims_equal(s->inputs[p]->shape, d) && s->inputs[p]->shape->rank != 0)
             return false;
-    IrModule *cut[2] = { s->before, s->after };
-    IrShape *dims = ir_shape_clone(s->before->arena, d);
-    for (int k = 0; k < 2; k++) {
-        IrComputation *e = cut[k]->entry;
-        for (int i = 0; i < e->n_instrs; i++)
-            if (dims_equal(e->instrs[i]->shape, dims))
-                cut_to_element(cut[k], e->instrs[i], index);
-        /* A broadcast of a scalar to a scalar is its operand. */
-        for (int i = 0; i < e->n_instrs; i++) {
-            IrInstr *x = e->instrs[i];
-            if (x->op == IR_OP_BROADCAST && x->shape->rank == 0 && x != e->root)
-                ir_replace_all_uses(e, x, x->operands[0]);
-        }
-        remove_dead(cut[k]);
-        IrModule *fresh = copy_text(cut[k], err);
-        if (!fresh || !ir_verify_module(fresh, err)) {
-            ir_module_free(fresh);
-            return false;
-        }
-        ir_module_free(cut[k]);
-        cut[k] = fresh;
-    }
-    s->before = cut[0];
-    s->after = cut[1];
-    for (int p = 0; p < s->n_inputs; p++) {
-        Value *v = s->inputs[p];
-        const IrShape *ps = s->before->entry->params[p]->shape;
-        Value *w = value_new_array(ps, err);
-        if (!w)
-            return false;
+    IrModule *b = cut_module(s->before, d, index, err), *a = b ? cut_module(s->after, d, index, err) : NULL;
+    Value **in = xcalloc((size_t)s->n_inputs + 1, sizeof *in);
+    bool ok = a != NULL;
+    for (int p = 0; ok && p < s->n_inputs; p++) {
+        const Value *v = s->inputs[p];
+        const IrShape *ps = b->entry->params[p]->shape;
+        ok = (in[p] = value_new_array(ps, err)) != NULL;
         size_t es = (size_t)ir_type_storage_bytes(ps->type);
-        memcpy(w->data, (const char *)v->data + (v->shape->rank == 0 ? 0 : (size_t)index * es), es);
-        value_release(v);
-        s->inputs[p] = w;
+        if (ok)
+            memcpy(in[p]->data, (const char *)v->data + (v->shape->rank == 0 ? 0 : (size_t)index * es), es);
     }
-    s->instrs[0][1] = s->before->entry->n_instrs;
-    s->instrs[1][1] = s->after->entry->n_instrs;
+    if (!ok) {
+        for (int p = 0; p < s->n_inputs; p++)
+            value_release(in[p]);
+        free(in);
+        ir_module_free(b);
+        ir_module_free(a);
+        return false;
+    }
+    for (int p = 0; p < s->n_inputs; p++)
+        value_release(s->inputs[p]);
+    free(s->inputs);
+    s->inputs = in;
+    ir_module_free(s->before);
+    ir_module_free(s->after);
+    s->before = b;
+    s->after = a;
+    s->instrs[0][1] = b->entry->n_instrs;
+    s->instrs[1][1] = a->entry->n_instrs;
     return true;
 }
 
@@ -607,12 +624,26 @@ bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const 
     return ok;
 }
 
+bool check_shrink_copy(const CheckShrink *s, CheckShrink *copy, Error *err)
+{
+    *copy = *s;
+    copy->before = copy_text(s->before, err);
+    copy->after = copy->before ? copy_text(s->after, err) : NULL;
+    copy->inputs = xcalloc((size_t)s->n_inputs + 1, sizeof *copy->inputs);
+    for (int p = 0; p < s->n_inputs; p++)
+        copy->inputs[p] = value_retain(s->inputs[p]);
+    if (copy->after && rebind_inputs(copy->before, copy->inputs, copy->n_inputs, err))
+        return true;
+    check_shrink_free(copy);
+    return false;
+}
+
 void check_shrink_free(CheckShrink *s)
 {
-    ir_module_free(s->before);
-    ir_module_free(s->after);
-    for (int i = 0; s->inputs && i < s->n_inputs; i++)
+    for (int i = 0; s->inputs && i < s->n_inputs; i++)     /* before the modules: their shapes are there */
         value_release(s->inputs[i]);
     free(s->inputs);
+    ir_module_free(s->before);
+    ir_module_free(s->after);
     memset(s, 0, sizeof *s);
 }

@@ -359,13 +359,10 @@ static bool still_differs(Tool *t, const CheckOptions *co, const CheckShrink *s,
  * element (scalars), when it still differs so; else leaves it as it was. */
 static bool cut_to_element(Tool *t, const CheckOptions *co, CheckShrink *s, CheckDifference *diff)
 {
-    CheckShrink keep = *s;
+    CheckShrink keep;
     Error err = { 0 };
-    keep.before = copy_module(t, s->before);
-    keep.after = copy_module(t, s->after);
-    keep.inputs = xcalloc((size_t)s->n_inputs + 1, sizeof *keep.inputs);
-    for (int p = 0; p < s->n_inputs; p++)
-        keep.inputs[p] = value_retain(s->inputs[p]);
+    if (!coll_all_ok(t->c, check_shrink_copy(s, &keep, &err)))
+        fail_run(t, &err);
     bool cut = check_shrink_to_element(s, diff->index, &err);
     if (!coll_all_ok(t->c, cut || err.code == ERR_OK))
         fail_run(t, &err);
