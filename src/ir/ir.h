@@ -458,6 +458,9 @@ void ir_replace_all_uses(IrComputation *comp, IrInstr *from, IrInstr *to);
 /* Drops instrs with no users that are not root, parameters or side-effecting;
  * repeats until nothing changes.  Returns the number removed. */
 int  ir_remove_dead(IrComputation *comp);
+/* ir_remove_dead on every computation, then ir_module_renumber once the
+ * id range is more than half holes. */
+int  ir_module_remove_dead(IrModule *m);
 /* Numbers the instructions of every computation 0, 1, ... in computation
  * and instruction order (next_instr_id becomes their count): side tables
  * indexed by id then have no holes for removed instructions, and operands,

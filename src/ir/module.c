@@ -454,52 +454,91 @@ static bool is_dead_collective(const IrComputation *comp, const IrInstr *instr)
     return instr != comp->root && (ir_op_info[instr->op].flags & OPF_COLLECTIVE);
 }
 
-/* A worklist: uses[id - lo] counts the operand and control-predecessor slots
- * that refer to an instruction; removing one instruction releases its
- * operands, which may become removable in turn.  O(instructions + edges). */
-static void release(IrInstr *dep, int *uses, int lo, IrInstr **work, int *n_work, const IrComputation *comp)
+/* A worklist over positions: uses[id - lo] counts the operand and
+ * control-predecessor slots that refer to an instruction; removing one
+ * releases its operands, which may become removable in turn.
+ * O(instructions + edges), and each instruction is read once (plus the
+ * removed ones again): on big modules every read is a trip through memory. */
+typedef struct DeadScan {
+    const IrComputation *comp;
+    int lo, span;
+    int *uses;              /* by id - lo */
+    int *pos;               /* by id - lo: position in comp->instrs */
+    int *work, n_work;      /* positions */
+} DeadScan;
+
+static void release(DeadScan *d, const IrInstr *dep)
 {
-    if (dep->parent == comp && !dep->dead && dep->id - lo >= 0 && --uses[dep->id - lo] == 0)
-        work[(*n_work)++] = dep;
+    int k = dep->id - d->lo;
+    if (dep->parent == d->comp && !dep->dead && k >= 0 && k < d->span && --d->uses[k] == 0)
+        d->work[d->n_work++] = d->pos[k];
 }
 
 int ir_remove_dead(IrComputation *comp)
 {
-    int lo, span = ir_computation_id_span(comp, &lo);
-    int *uses = xcalloc((size_t)span + 1, sizeof *uses);      /* by id - lo */
-    IrInstr **work = xmalloc(((size_t)comp->n_instrs + 1) * sizeof *work);
-    int n_work = 0, removed = 0;
-    for (int i = 0; i < comp->n_instrs; i++) {
+    int n = comp->n_instrs;
+    DeadScan d = { .comp = comp };
+    d.span = ir_computation_id_span(comp, &d.lo);
+    d.uses = xcalloc((size_t)d.span + 1, sizeof *d.uses);
+    d.pos = xmalloc(((size_t)d.span + 1) * sizeof *d.pos);
+    d.work = xmalloc(((size_t)n + 1) * sizeof *d.work);
+    int *ids = xmalloc(((size_t)n + 1) * sizeof *ids);
+    char *gone = xcalloc((size_t)n + 1, 1);
+    for (int i = 0; i < n; i++) {
         const IrInstr *instr = comp->instrs[i];
+        ids[i] = instr->id;
+        d.pos[instr->id - d.lo] = i;
         int n_deps = instr->n_operands + instr->n_control_predecessors;
         for (int k = 0; k < n_deps; k++) {
-            const IrInstr *d = k < instr->n_operands ? instr->operands[k]
-                                                     : instr->control_predecessors[k - instr->n_operands];
-            if (d->parent == comp && !d->dead && d->id - lo >= 0 && d->id - lo < span)
-                uses[d->id - lo]++;
+            const IrInstr *dep = k < instr->n_operands ? instr->operands[k]
+                                                       : instr->control_predecessors[k - instr->n_operands];
+            if (dep->parent == comp && !dep->dead && dep->id - d.lo >= 0 && dep->id - d.lo < d.span)
+                d.uses[dep->id - d.lo]++;
         }
     }
-    for (int i = 0; i < comp->n_instrs; i++)
-        if (uses[comp->instrs[i]->id - lo] == 0)
-            work[n_work++] = comp->instrs[i];
-    while (n_work > 0) {
-        IrInstr *instr = work[--n_work];
-        if (instr->dead || !(is_removable(comp, instr) || is_dead_collective(comp, instr)))
+    for (int i = 0; i < n; i++)
+        if (d.uses[ids[i] - d.lo] == 0)
+            d.work[d.n_work++] = i;
+    int removed = 0;
+    while (d.n_work > 0) {
+        int i = d.work[--d.n_work];
+        IrInstr *instr = comp->instrs[i];
+        if (gone[i] || !(is_removable(comp, instr) || is_dead_collective(comp, instr)))
             continue;
+        gone[i] = 1;
         instr->dead = true;
         removed++;
         for (int k = 0; k < instr->n_operands; k++)
-            release(instr->operands[k], uses, lo, work, &n_work, comp);
+            release(&d, instr->operands[k]);
         for (int k = 0; k < instr->n_control_predecessors; k++)
-            release(instr->control_predecessors[k], uses, lo, work, &n_work, comp);
+            release(&d, instr->control_predecessors[k]);
     }
-    int kept = 0;
-    for (int i = 0; i < comp->n_instrs; i++)
-        if (!comp->instrs[i]->dead)
-            comp->instrs[kept++] = comp->instrs[i];
-    comp->n_instrs = kept;
-    free(uses);
-    free(work);
+    if (removed > 0) {
+        int kept = 0;
+        for (int i = 0; i < n; i++)
+            if (!gone[i])
+                comp->instrs[kept++] = comp->instrs[i];
+        comp->n_instrs = kept;
+    }
+    free(d.uses);
+    free(d.pos);
+    free(d.work);
+    free(ids);
+    free(gone);
+    return removed;
+}
+
+int ir_module_remove_dead(IrModule *m)
+{
+    int removed = 0, live = 0;
+    for (int c = 0; c < m->n_computations; c++) {
+        removed += ir_remove_dead(m->computations[c]);
+        live += m->computations[c]->n_instrs;
+    }
+    /* Renumbering reads every instruction: only once removed ones leave
+     * more holes in the id range than there are instructions. */
+    if (m->next_instr_id > 2 * live)
+        ir_module_renumber(m);
     return removed;
 }
 
@@ -515,6 +554,14 @@ void ir_computation_remove(IrComputation *comp, IrInstr *instr)
 
 int ir_computation_id_span(const IrComputation *comp, int *lo)
 {
+    /* A computation holding a good part of the module: the module's whole
+     * range, without a pass over its instructions (on big modules every
+     * such pass is a trip through memory).  A small one: its own span. */
+    int all = comp->module->next_instr_id;
+    if (comp->n_instrs >= all / 4) {
+        *lo = 0;
+        return all;
+    }
     int min = 0, max = -1;
     for (int i = 0; i < comp->n_instrs; i++) {
         int id = comp->instrs[i]->id;

@@ -177,15 +177,9 @@ typedef struct IdMap {
     size_t mask;
 } IdMap;
 
-static void idmap_init(IdMap *map, IrInstr *const *instrs, int n)
+/* For n ids between lo and hi. */
+static void idmap_alloc(IdMap *map, int lo, int hi, int n)
 {
-    int lo = 0, hi = -1;
-    for (int i = 0; i < n; i++) {
-        if (i == 0 || instrs[i]->id < lo)
-            lo = instrs[i]->id;
-        if (instrs[i]->id > hi)
-            hi = instrs[i]->id;
-    }
     *map = (IdMap){ 0 };
     if ((int64_t)hi - lo + 1 <= 4 * (int64_t)n + 64) {
         map->base = lo;
@@ -204,6 +198,25 @@ static void idmap_init(IdMap *map, IrInstr *const *instrs, int n)
     for (size_t i = 0; i < cap; i++)
         map->slots[i].id = -1;
 }
+
+/* For the n ids of m's instructions ids[0..n) (id_of(i)); a set holding
+ * most of the module takes its whole id range, without a pass to find it. */
+#define IDMAP_INIT(map, m, n, id_of)                                             \
+    do {                                                                         \
+        int lo_ = 0, hi_ = -1;                                                   \
+        if ((n) >= (m)->next_instr_id / 4) {                                     \
+            hi_ = (m)->next_instr_id - 1;                                        \
+        } else {                                                                 \
+            for (int i = 0; i < (n); i++) {                                      \
+                int id_ = (id_of);                                               \
+                if (i == 0 || id_ < lo_)                                         \
+                    lo_ = id_;                                                   \
+                if (id_ > hi_)                                                   \
+                    hi_ = id_;                                                   \
+            }                                                                    \
+        }                                                                        \
+        idmap_alloc((map), lo_, hi_, (n));                                       \
+    } while (0)
 
 static void idmap_free(IdMap *map)
 {
@@ -595,21 +608,31 @@ static void engine_init(Engine *e, IrComputation *comp)
     e->n = n;
     e->order = xmalloc(((size_t)n + 1) * sizeof *e->order);
     e->n = pass_post_order(comp, e->order);
-    idmap_init(&e->pos, comp->instrs, n);
-    for (int i = 0; i < n; i++)
-        idmap_put(&e->pos, comp->instrs[i]->id, -1, i);
-    for (int p = 0; p < e->n; p++) {
-        idmap_set_a(&e->pos, e->order[p]->id, p);
+    IDMAP_INIT(&e->pos, comp->module, n, comp->instrs[i]->id);
+    /* One pass over the instructions (each is a trip through memory on big
+     * modules): the post order is usually the instruction order itself. */
+    IntVec with_preds = { 0 };
+    for (int i = 0; i < n; i++) {
+        const IrInstr *x = comp->instrs[i];
+        idmap_put(&e->pos, x->id, i < e->n && e->order[i] == x ? i : -1, i);
+        if (x->n_control_predecessors > 0)
+            ivec_push(&with_preds, i);
     }
+    for (int p = 0; p < e->n; p++)
+        if (p >= n || e->order[p] != comp->instrs[p])
+            idmap_set_a(&e->pos, e->order[p]->id, p);
     e->at = xcalloc((size_t)n + 1, sizeof *e->at);
     for (int p = 0; p < n; p++)
         e->at[p].member_of = e->at[p].member_next = -1;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < comp->instrs[i]->n_control_predecessors; k++) {
-            int q = post_pos(e, comp->instrs[i]->control_predecessors[k]);
+    for (int j = 0; j < with_preds.n; j++) {
+        const IrInstr *x = comp->instrs[with_preds.v[j]];
+        for (int k = 0; k < x->n_control_predecessors; k++) {
+            int q = post_pos(e, x->control_predecessors[k]);
             if (q >= 0)
                 e->at[q].ctrl_succ = true;
         }
+    }
+    free(with_preds.v);
 }
 
 static void engine_free(Engine *e)
@@ -837,46 +860,68 @@ static void combine_bucket(Rewrite *rw, int b)
 /* ------------------------------------------------------------------ */
 /* Rewrite: the new instruction order                                  */
 
+/* The new instruction sequence, with what the reordering needs of each
+ * instruction recorded as it is placed, so that no later step reads the
+ * instructions again (on big modules each read is a trip through memory). */
+typedef struct Spliced {
+    IrInstr **seq;
+    int n;
+    int *ids;               /* seq[i]->id */
+    int *dep_first;         /* seq[i]'s operands and control predecessors: */
+    IntVec dep_ids;         /*   their ids, dep_ids[dep_first[i] .. dep_first[i+1]) */
+} Spliced;
+
+/* Points x's uses of combined members at their replacements and records x. */
+static void place(Rewrite *rw, Spliced *sp, IrInstr *x)
+{
+    sp->ids[sp->n] = x->id;
+    sp->dep_first[sp->n] = sp->dep_ids.n;
+    for (int k = 0; k < x->n_operands; k++) {
+        int p = post_pos(rw->e, x->operands[k]);
+        if (p >= 0 && rw->repl[p])
+            x->operands[k] = rw->repl[p];
+        ivec_push(&sp->dep_ids, x->operands[k]->id);
+    }
+    for (int k = 0; k < x->n_control_predecessors; k++)
+        ivec_push(&sp->dep_ids, x->control_predecessors[k]->id);
+    sp->seq[sp->n++] = x;
+}
+
 /* The computation's instructions with each combined group's block at its
- * anchor and its members left out. */
-static IrInstr **splice(Rewrite *rw, int *n_out)
+ * anchor and its members left out, every use of a member pointed at its
+ * replacement (in the same pass over the instructions). */
+static void splice(Rewrite *rw, Spliced *sp)
 {
     Engine *e = rw->e;
     IrComputation *comp = e->comp;
-    IrInstr **seq = xmalloc(((size_t)comp->n_instrs + (size_t)rw->n_block + 1) * sizeof *seq);
-    int n = 0;
+    size_t cap = (size_t)comp->n_instrs + (size_t)rw->n_block + 1;
+    *sp = (Spliced){ .seq = xmalloc(cap * sizeof *sp->seq), .ids = xmalloc(cap * sizeof *sp->ids),
+                     .dep_first = xmalloc((cap + 1) * sizeof *sp->dep_first) };
     for (int i = 0; i < comp->n_instrs; i++) {
         IrInstr *x = comp->instrs[i];
         int p = post_pos(e, x);
         int b = p >= 0 ? e->at[p].member_of : -1;
         if (b < 0 || !rw->repl[p]) {
-            seq[n++] = x;
+            place(rw, sp, x);
             continue;
         }
         x->dead = true;
         if (rw->anchor[b] == i)
             for (int k = 0; k < rw->block_count[b]; k++)
-                seq[n++] = rw->block[rw->block_start[b] + k];
+                place(rw, sp, rw->block[rw->block_start[b] + k]);
     }
-    *n_out = n;
-    return seq;
+    sp->dep_first[sp->n] = sp->dep_ids.n;
+    int p = post_pos(e, comp->root);
+    if (p >= 0 && rw->repl[p])
+        comp->root = rw->repl[p];
 }
 
-/* Points every use of a combined member at its replacement. */
-static void resolve_uses(Rewrite *rw, IrInstr **seq, int n)
+static void spliced_free(Spliced *sp)
 {
-    Engine *e = rw->e;
-    for (int i = 0; i < n; i++) {
-        IrInstr *x = seq[i];
-        for (int k = 0; k < x->n_operands; k++) {
-            int p = post_pos(e, x->operands[k]);
-            if (p >= 0 && rw->repl[p])
-                x->operands[k] = rw->repl[p];
-        }
-    }
-    int p = post_pos(e, e->comp->root);
-    if (p >= 0 && rw->repl[p])
-        e->comp->root = rw->repl[p];
+    free(sp->seq);
+    free(sp->ids);
+    free(sp->dep_first);
+    free(sp->dep_ids.v);
 }
 
 typedef struct Graph {
@@ -884,47 +929,43 @@ typedef struct Graph {
     int *start, *users;     /* CSR: users of seq[i] are users[start[i] .. start[i+1]) */
 } Graph;
 
-/* Counts seq[i] as a user of each of its operands and control predecessors
- * in seq; with users, also records it in the CSR slots. */
-static void note_user(const IrInstr *x, const IdMap *index, int i, int *count, const int *start, int *users)
+/* The users of every placed instruction among the placed ones, from the
+ * recorded ids alone. */
+static void build_graph(Graph *g, const IrModule *m, const Spliced *sp)
 {
-    int n_deps = x->n_operands + x->n_control_predecessors;
-    for (int k = 0; k < n_deps; k++) {
-        const IrInstr *d = k < x->n_operands ? x->operands[k] : x->control_predecessors[k - x->n_operands];
-        int at;
-        if (!idmap_get(index, d->id, &at, NULL))
-            continue;
-        if (users)
-            users[start[at] + count[at]] = i;
-        count[at]++;
-    }
-}
-
-static void build_graph(Graph *g, IrInstr **seq, int n)
-{
-    idmap_init(&g->index, seq, n);
+    int n = sp->n;
+    IDMAP_INIT(&g->index, m, n, sp->ids[i]);
     for (int i = 0; i < n; i++)
-        idmap_put(&g->index, seq[i]->id, i, 0);
+        idmap_put(&g->index, sp->ids[i], i, 0);
+    int *at = xmalloc(((size_t)sp->dep_ids.n + 1) * sizeof *at);    /* dep_ids as seq indices, -1 outside */
     int *count = xcalloc((size_t)n + 1, sizeof *count);
+    for (int k = 0; k < sp->dep_ids.n; k++)
+        if (idmap_get(&g->index, sp->dep_ids.v[k], &at[k], NULL))
+            count[at[k]]++;
+        else
+            at[k] = -1;
     g->start = xcalloc((size_t)n + 2, sizeof *g->start);
-    for (int i = 0; i < n; i++)
-        note_user(seq[i], &g->index, i, count, NULL, NULL);
     for (int i = 0; i < n; i++)
         g->start[i + 1] = g->start[i] + count[i];
     g->users = xmalloc(((size_t)g->start[n] + 1) * sizeof *g->users);
     memset(count, 0, ((size_t)n + 1) * sizeof *count);
     for (int i = 0; i < n; i++)
-        note_user(seq[i], &g->index, i, count, g->start, g->users);
+        for (int k = sp->dep_first[i]; k < sp->dep_first[i + 1]; k++)
+            if (at[k] >= 0)
+                g->users[g->start[at[k]] + count[at[k]]++] = i;
+    free(at);
     free(count);
 }
 
 /* Depth-first over users from the last instruction back: an instruction is
  * emitted once all its users are, so the reversed emission is a valid order
  * that leaves an already valid order as it is.  False on a cycle. */
-static bool reorder(IrInstr **seq, int n, IrInstr **out)
+static bool reorder(const IrModule *m, const Spliced *sp, IrInstr **out)
 {
+    IrInstr *const *seq = sp->seq;
+    int n = sp->n;
     Graph g;
-    build_graph(&g, seq, n);
+    build_graph(&g, m, sp);
     char *state = xcalloc((size_t)n + 1, 1);        /* 0 new, 1 on the stack, 2 emitted */
     int *stack = xmalloc(((size_t)n + 1) * sizeof *stack);
     int *cursor = xcalloc((size_t)n + 1, sizeof *cursor);
@@ -961,13 +1002,14 @@ static bool reorder(IrInstr **seq, int n, IrInstr **out)
     return acyclic;
 }
 
-static bool install(Rewrite *rw, IrInstr **seq, int n, Error *err)
+static bool install(Rewrite *rw, const Spliced *sp, Error *err)
 {
     IrComputation *comp = rw->e->comp;
+    int n = sp->n;
     IrInstr **order = ARENA_ARRAY(comp->module->arena, IrInstr *, (size_t)n + 1);
     if (!order)
         return error_set(err, ERR_NOMEM, comp->loc, "out of memory");
-    if (!reorder(seq, n, order))
+    if (!reorder(comp->module, sp, order))
         return error_set(err, ERR_INTERNAL, comp->loc,
                          "combiner: combining made a cycle in computation %s", comp->name);
     comp->instrs = order;
@@ -986,11 +1028,10 @@ static bool rewrite(Engine *e, Error *err)
     rw.anchor = xcalloc((size_t)nb + 1, sizeof(int));
     for (int i = 0; i < e->combined.n; i++)
         combine_bucket(&rw, e->combined.v[i]);
-    int n = 0;
-    IrInstr **seq = splice(&rw, &n);
-    resolve_uses(&rw, seq, n);
-    bool ok = install(&rw, seq, n, err);
-    free(seq);
+    Spliced sp;
+    splice(&rw, &sp);
+    bool ok = install(&rw, &sp, err);
+    spliced_free(&sp);
     free(rw.repl);
     free(rw.block);
     free(rw.block_start);
@@ -1024,38 +1065,29 @@ bool combine_run(IrComputation *comp, const Combiner *c, const PassOptions *opt,
     return ok;
 }
 
-static bool has_constrained_layout(const IrModule *m, IrOpcode op)
-{
-    for (int c = 0; c < m->n_computations; c++)
-        for (int i = 0; i < m->computations[c]->n_instrs; i++) {
-            const IrInstr *x = m->computations[c]->instrs[i];
-            if (x->op == op && x->info->bools[IR_BOOL_CONSTRAIN_LAYOUT])
-                return true;
-        }
-    return false;
-}
-
 PassResult combine_pass(IrModule *m, const Combiner *c, const PassOptions *opt, PassStats *stats,
                         Error *err)
 {
     PassStats scratch = { 0 };
     stats = stats ? stats : &scratch;
-    if (opt->combine_threshold_bytes <= 0 || opt->combine_threshold_count <= 0 ||
-        has_constrained_layout(m, c->op)) {
+    if (opt->combine_threshold_bytes <= 0 || opt->combine_threshold_count <= 0) {
+        stats->skipped++;
+        return PASS_UNCHANGED;
+    }
+    PassScan scan;
+    pass_scan(m, c->op, &scan);
+    if (scan.constrained) {
+        pass_scan_free(&scan);
         stats->skipped++;
         return PASS_UNCHANGED;
     }
     CombineLimits limits = { opt->combine_threshold_count, opt->combine_threshold_bytes };
-    IrComputation **comps = xmalloc(((size_t)m->n_computations + 1) * sizeof *comps);
-    int n = pass_computations(m, comps, m->n_computations);
-    bool *in_while = pass_while_computations(m);
     bool changed = false, ok = true;
-    for (int i = 0; ok && i < n; i++) {
-        if (c->skips_while_under_fsdp && opt->neuron_fsdp && in_while[comps[i]->id])
+    for (int i = 0; ok && i < scan.n_comps; i++) {
+        if (c->skips_while_under_fsdp && opt->neuron_fsdp && scan.in_while[scan.comps[i]->id])
             continue;
-        ok = combine_run(comps[i], c, opt, limits, stats, &changed, err);
+        ok = combine_run(scan.comps[i], c, opt, limits, stats, &changed, err);
     }
-    free(in_while);
-    free(comps);
+    pass_scan_free(&scan);
     return !ok ? PASS_FAILED : changed ? PASS_CHANGED : PASS_UNCHANGED;
 }

@@ -50,12 +50,21 @@ static IrInstr *forwarded(const ExpandSweep *sw, IrInstr *instr)
     return instr;
 }
 
+/* Writes only what changes: an unchanged instruction's lines stay clean. */
 static void forward_operands(const ExpandSweep *sw, IrInstr *instr)
 {
-    for (int k = 0; k < instr->n_operands; k++)
-        instr->operands[k] = forwarded(sw, instr->operands[k]);
-    for (int k = 0; k < instr->n_control_predecessors; k++)
-        instr->control_predecessors[k] = forwarded(sw, instr->control_predecessors[k]);
+    if (sw->n_forward == 0)
+        return;
+    for (int k = 0; k < instr->n_operands; k++) {
+        IrInstr *to = forwarded(sw, instr->operands[k]);
+        if (to != instr->operands[k])
+            instr->operands[k] = to;
+    }
+    for (int k = 0; k < instr->n_control_predecessors; k++) {
+        IrInstr *to = forwarded(sw, instr->control_predecessors[k]);
+        if (to != instr->control_predecessors[k])
+            instr->control_predecessors[k] = to;
+    }
 }
 
 static void set_forward(ExpandSweep *sw, IrInstr *from, IrInstr *to)
@@ -93,11 +102,15 @@ static void merge_pending(IrComputation *comp, ExpandSweep *sw)
     free(next);
 }
 
+/* The sweep forwarded every instruction's operands when it reached it, in
+ * post order, after everything they use: only the new instructions (made
+ * from operands forwarded already, but to be sure) and the root are left.
+ * No second pass over the whole computation. */
 static void finish_sweep(IrComputation *comp, ExpandSweep *sw)
 {
+    for (int i = 0; i < sw->n_pending; i++)
+        forward_operands(sw, sw->pending[i]);
     merge_pending(comp, sw);
-    for (int i = 0; i < comp->n_instrs; i++)
-        forward_operands(sw, comp->instrs[i]);
     comp->root = forwarded(sw, comp->root);
 }
 

@@ -88,6 +88,18 @@ void pass_print_stats(FILE *out, const PipelineStats *stats);
 int pass_post_order(const IrComputation *comp, IrInstr **out);
 /* Non-fusion computations, callees first: what the passes walk. */
 int pass_computations(const IrModule *m, IrComputation **out, int max);
+/* What a pass needs before it starts, from one scan of the module: the
+ * computations it visits (pass_computations), which computations are while
+ * bodies or conditions, and whether an instruction of opcode op (IR_OP_COUNT:
+ * none) has constrain_layout=true. */
+typedef struct PassScan {
+    IrComputation **comps;
+    int n_comps;
+    bool *in_while;         /* by computation id */
+    bool constrained;
+} PassScan;
+void pass_scan(const IrModule *m, IrOpcode op, PassScan *s);
+void pass_scan_free(PassScan *s);
 /* marks[comp->id] is true for the bodies and conditions of m's while
  * loops; one scan of the module.  Free the array. */
 bool *pass_while_computations(const IrModule *m);

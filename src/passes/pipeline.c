@@ -165,49 +165,66 @@ int pass_post_order(const IrComputation *comp, IrInstr **out)
     return w.n;
 }
 
-/* marks[id] for every computation called by op through attr: one scan of
- * the module, not one per computation. */
-static bool *mark_callees(const IrModule *m, IrOpcode op, IrCompAttr a1, IrCompAttr a2)
+static void mark(bool *marks, const IrComputation *c)
 {
-    bool *marks = xcalloc((size_t)m->next_computation_id + 1, sizeof *marks);
+    if (c)
+        marks[c->id] = true;
+}
+
+/* One scan of the module (on big modules every scan is a trip through
+ * memory, so everything a pass needs first is gathered in one). */
+void pass_scan(const IrModule *m, IrOpcode op, PassScan *s)
+{
+    bool *fused = xcalloc((size_t)m->next_computation_id + 1, sizeof *fused);
+    *s = (PassScan){ .comps = xmalloc(((size_t)m->n_computations + 1) * sizeof *s->comps),
+                     .in_while = xcalloc((size_t)m->next_computation_id + 1, sizeof *s->in_while) };
     for (int i = 0; i < m->n_computations; i++) {
         const IrComputation *c = m->computations[i];
         for (int k = 0; k < c->n_instrs; k++) {
             const IrInstr *instr = c->instrs[k];
-            if (instr->op != op)
-                continue;
-            if (instr->info->comps[a1])
-                marks[instr->info->comps[a1]->id] = true;
-            if (instr->info->comps[a2])
-                marks[instr->info->comps[a2]->id] = true;
+            if (instr->op == IR_OP_FUSION) {
+                mark(fused, instr->info->comps[IR_COMP_CALLS]);
+            } else if (instr->op == IR_OP_WHILE) {
+                mark(s->in_while, instr->info->comps[IR_COMP_BODY]);
+                mark(s->in_while, instr->info->comps[IR_COMP_CONDITION]);
+            } else if (instr->op == op && instr->info->bools[IR_BOOL_CONSTRAIN_LAYOUT]) {
+                s->constrained = true;
+            }
         }
     }
-    return marks;
+    for (int i = 0; i < m->n_computations; i++)
+        if (!fused[m->computations[i]->id])
+            s->comps[s->n_comps++] = m->computations[i];
+    free(fused);
+}
+
+void pass_scan_free(PassScan *s)
+{
+    free(s->comps);
+    free(s->in_while);
 }
 
 int pass_computations(const IrModule *m, IrComputation **out, int max)
 {
-    bool *fused = mark_callees(m, IR_OP_FUSION, IR_COMP_CALLS, IR_COMP_CALLS);
-    int n = 0;
-    for (int i = 0; i < m->n_computations && n < max; i++)
-        if (!fused[m->computations[i]->id])
-            out[n++] = m->computations[i];
-    free(fused);
+    PassScan s;
+    pass_scan(m, IR_OP_COUNT, &s);
+    int n = s.n_comps < max ? s.n_comps : max;
+    memcpy(out, s.comps, (size_t)n * sizeof *out);
+    pass_scan_free(&s);
     return n;
 }
 
 bool *pass_while_computations(const IrModule *m)
 {
-    return mark_callees(m, IR_OP_WHILE, IR_COMP_BODY, IR_COMP_CONDITION);
+    PassScan s;
+    pass_scan(m, IR_OP_COUNT, &s);
+    free(s.comps);
+    return s.in_while;
 }
 
 int pass_remove_dead_code(IrModule *m)
 {
-    int removed = 0;
-    for (int i = 0; i < m->n_computations; i++)
-        removed += ir_remove_dead(m->computations[i]);
-    ir_module_renumber(m);      /* between passes nothing holds an id */
-    return removed;
+    return ir_module_remove_dead(m);    /* may renumber: between passes nothing holds an id */
 }
 
 /* ---- The pipeline */
