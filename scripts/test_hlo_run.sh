@@ -57,7 +57,9 @@ expect() {
         return 1
     fi
     for pat in "$@"; do
-        if ! cat out err | grep -Eq -- "$pat"; then
+        # grep reads the files itself: with pipefail, `cat | grep -q` fails
+        # whenever grep stops early and cat gets SIGPIPE.
+        if ! grep -Eq -- "$pat" out err; then
             bad "$name" "output lacks /$pat/"
             return 1
         fi
