@@ -55,19 +55,32 @@ static void *must(void *p)
 
 /* ---- Name map: open addressing, FNV-1a, grows at 1/2 load. */
 
-typedef struct NameSlot { const char *key; size_t len; void *value; } NameSlot;
+/* Each slot keeps its key's hash: a probe compares hashes before reading a
+ * key's text, and growing re-places slots without reading any (on big
+ * modules each name read is a trip through memory). */
+typedef struct NameSlot { const char *key; uint32_t len; uint32_t hash; void *value; } NameSlot;
 struct IrNameMap {
     Arena *arena;
     NameSlot *slots;
     size_t cap, count;
 };
 
-static uint64_t hash_name(const char *s, size_t n)
+/* FNV-1a over 8-byte words, then the tail bytes: the same spread, an
+ * eighth of the multiplications. */
+static uint32_t hash_name(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 1099511628211ull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++)
         h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
+    h ^= h >> 32;
+    return (uint32_t)h;
 }
 
 IrNameMap *ir_namemap_new(Arena *a)
@@ -81,17 +94,18 @@ IrNameMap *ir_namemap_new(Arena *a)
     return map->slots ? map : NULL;
 }
 
-static NameSlot *find_slot(NameSlot *slots, size_t cap, const char *name, size_t len)
+static NameSlot *find_slot(NameSlot *slots, size_t cap, const char *name, size_t len, uint32_t hash)
 {
-    size_t i = hash_name(name, len) & (cap - 1);
-    while (slots[i].key && !(slots[i].len == len && memcmp(slots[i].key, name, len) == 0))
+    size_t i = hash & (cap - 1);
+    while (slots[i].key &&
+           !(slots[i].hash == hash && slots[i].len == len && memcmp(slots[i].key, name, len) == 0))
         i = (i + 1) & (cap - 1);
     return &slots[i];
 }
 
 void *ir_namemap_get(const IrNameMap *map, const char *name, size_t len)
 {
-    NameSlot *s = find_slot(map->slots, map->cap, name, len);
+    NameSlot *s = find_slot(map->slots, map->cap, name, len, hash_name(name, len));
     return s->key ? s->value : NULL;
 }
 
@@ -102,8 +116,12 @@ static bool namemap_grow(IrNameMap *map)
     if (!slots)
         return false;
     for (size_t i = 0; i < map->cap; i++)
-        if (map->slots[i].key)
-            *find_slot(slots, cap, map->slots[i].key, map->slots[i].len) = map->slots[i];
+        if (map->slots[i].key) {
+            size_t k = map->slots[i].hash & (cap - 1);
+            while (slots[k].key)        /* keys are distinct: the first free slot */
+                k = (k + 1) & (cap - 1);
+            slots[k] = map->slots[i];
+        }
     map->slots = slots;
     map->cap = cap;
     return true;
@@ -111,7 +129,8 @@ static bool namemap_grow(IrNameMap *map)
 
 void ir_namemap_set(IrNameMap *map, const char *name, void *value)
 {
-    NameSlot *s = find_slot(map->slots, map->cap, name, strlen(name));
+    size_t len = strlen(name);
+    NameSlot *s = find_slot(map->slots, map->cap, name, len, hash_name(name, len));
     if (s->key)
         s->value = value;
     else
@@ -121,16 +140,15 @@ void ir_namemap_set(IrNameMap *map, const char *name, void *value)
 bool ir_namemap_put(IrNameMap *map, const char *name, void *value)
 {
     size_t len = strlen(name);
-    NameSlot *s = find_slot(map->slots, map->cap, name, len);
+    uint32_t hash = hash_name(name, len);
+    NameSlot *s = find_slot(map->slots, map->cap, name, len, hash);
     if (s->key)
         return false;
     if ((map->count + 1) * 2 > map->cap) {
         must(namemap_grow(map) ? map : NULL);
-        s = find_slot(map->slots, map->cap, name, len);
+        s = find_slot(map->slots, map->cap, name, len, hash);
     }
-    s->key = name;
-    s->len = len;
-    s->value = value;
+    *s = (NameSlot){ name, (uint32_t)len, hash, value };
     map->count++;
     return true;
 }
