@@ -6,7 +6,7 @@
  *
  * Reports each size, then the largest against the budget "finishes in
  * seconds" (10 s) and the growth t(largest) / t(smallest) against n log n
- * (target <= 15 for 10k -> 100k), each the best of 3 to 9 runs.  Each
+ * (target <= 15 for 10k -> 100k), each the best of seven runs.  Each
  * measurement runs in a child process
  * with a fresh parse; one that exceeds TIMEOUT_S is stopped and reported as
  * at least that long, so one slow pass cannot stall the whole benchmark. */
@@ -144,11 +144,12 @@ int main(int argc, char **argv)
     int n = argc - 2;
     Result *res = calloc((size_t)n, sizeof *res);
     for (int i = 0; i < n; i++) {
-        /* Each size: the best of at least three runs, more for small
-         * modules (up to about a second of runs, at most nine): the VM's
-         * cores are shared, the minimum is the least disturbed run, and a
-         * 10 ms run is the most easily disturbed. */
-        int reps = 3;
+        /* Each size: the best of seven runs (the VM's cores are shared;
+         * the minimum is the least disturbed run).  The same count for
+         * every size, so that no size's minimum is luckier for having
+         * been drawn more often; a run that takes over a second stops at
+         * three. */
+        int reps = 7;
         res[i].seconds = 1e30;
         for (int k = 0; k < reps; k++) {
             Result r = measure(argv[2 + i], timeout);
@@ -156,8 +157,8 @@ int main(int argc, char **argv)
                 res[i] = r;
             if (r.timed_out || r.seconds < 0)
                 break;
-            if (k == 0 && r.seconds > 0)
-                reps = r.seconds * 9 < 1.0 ? 9 : r.seconds * 3 < 1.0 ? (int)(1.0 / r.seconds) : 3;
+            if (k == 0 && r.seconds > 1.0)
+                reps = 3;
         }
         char name[160], size[96], ours[96];
         size_name(&res[i], size, sizeof size);
