@@ -266,6 +266,23 @@ else
     bad "--shrink keeps what the pair needs" "exit $rc"
 fi
 
+# --shrink on a pair judged by accuracy says why it has nothing to shrink;
+# --compare=exact shrinks its first bitwise difference instead.
+narrow=$root/corpus/aws_neuron_flip_reduce_convert_add/unsound_narrowing_f32_to_bf16.hlo
+mpi 4 "$check" --passes=default --shrink --save-counterexample="$tmp/acc" "$narrow"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "judged by accuracy, with no bitwise difference to keep" "$tmp/out" && [ ! -e "$tmp/acc" ]; then
+    mpi 4 "$check" --passes=default --shrink --compare=exact --save-counterexample="$tmp/acc" "$narrow"
+    rc2=$?
+    if [ $rc2 -eq 1 ] && grep -q "(still different)" "$tmp/out" && [ -f "$tmp/acc/before.hlo" ]; then
+        ok "--shrink: an accuracy verdict is explained; --compare=exact shrinks the bitwise difference"
+    else
+        bad "--shrink --compare=exact" "exit $rc2"
+    fi
+else
+    bad "--shrink on an accuracy verdict" "exit $rc"
+fi
+
 # --inputs with a file missing (or of the wrong shape) is an input error
 # naming the file, exit 2, said once.
 mpi 2 "$check" "$tmp/chain_b.hlo" "$tmp/chain_a.hlo" --inputs "$tmp/no_such_dir"

@@ -517,6 +517,9 @@ int main(int argc, char **argv)
     int code = check_with(&t, &co, before, after, t.inputs[0], after_name, true, &rep) ? 0 : 1;
     if (code == 1 && t.o.shrink && rep.diff.found)
         shrink(&t, before, after, &rep);
+    if (code == 1 && t.o.shrink && t.rank == 0)
+        printf("hlo-check: --shrink: the pair was judged by accuracy, with no bitwise difference to keep; "
+               "--compare=exact shrinks the first element that differs\n");
     check_report_free(&rep);
     free_given(&t);
     ir_module_free(before);
