@@ -37,11 +37,7 @@ static void die(Coll *c, const Error *err)
 static IrModule *rewrite(Coll *c, const IrModule *before)
 {
     Error err = { .code = ERR_OK };
-    StrBuf text;
-    strbuf_init(&text);
-    ir_print_module(&text, before);
-    IrModule *after = ir_parse_module(text.s, text.len, before->file, &err);
-    strbuf_free(&text);
+    IrModule *after = ir_module_copy(before, &err);
     const Pass *list[64];
     int n = 0;
     PassOptions po;

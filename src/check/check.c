@@ -143,10 +143,11 @@ static bool resolve_mode(Run *r, const IrModule *before, const IrModule *after)
 
 static const IrInstr *find_instr(const IrModule *m, const char *name)
 {
-    for (int c = 0; c < m->n_computations; c++)
-        for (int i = 0; i < m->computations[c]->n_instrs; i++)
-            if (strcmp(m->computations[c]->instrs[i]->name, name) == 0)
-                return m->computations[c]->instrs[i];
+    for (int c = 0; c < m->n_computations; c++) {
+        const IrInstr *x = ir_computation_find(m->computations[c], name);
+        if (x)
+            return x;
+    }
     return NULL;
 }
 

@@ -80,26 +80,12 @@ static bool widen_computation(IrModule *m, IrComputation *comp, Error *err)
     return true;
 }
 
-/* The header's entry_computation_layout names the narrow types: drop it. */
-static void drop_entry_layout(IrModule *m)
-{
-    int kept = 0;
-    for (int i = 0; i < m->n_header_attrs; i++)
-        if (strcmp(m->header_attrs[i].name, "entry_computation_layout") != 0)
-            m->header_attrs[kept++] = m->header_attrs[i];
-    m->n_header_attrs = kept;
-}
-
 IrModule *check_widen_module(const IrModule *m, Error *err)
 {
-    StrBuf text;
-    strbuf_init(&text);
-    ir_print_module(&text, m);
-    IrModule *w = ir_parse_module(text.s, text.len, m->file, err);
-    strbuf_free(&text);
+    IrModule *w = ir_module_copy(m, err);
     if (!w)
         return NULL;
-    drop_entry_layout(w);
+    ir_module_drop_entry_layout(w);     /* it names the narrow types */
     for (int i = 0; i < w->n_computations; i++)
         if (!widen_computation(w, w->computations[i], err)) {
             ir_module_free(w);

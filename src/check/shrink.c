@@ -20,16 +20,6 @@ enum { MAX_CONSTANT_ELEMENTS = 16 };   /* larger equal values stay parameters */
 
 /* ---- Module editing on private copies */
 
-static IrModule *copy_text(const IrModule *m, Error *err)
-{
-    StrBuf text;
-    strbuf_init(&text);
-    ir_print_module(&text, m);
-    IrModule *c = ir_parse_module(text.s, text.len, m->file, err);
-    strbuf_free(&text);
-    return c;
-}
-
 /* The instruction computing flattened result leaf *leaf of x, found through
  * tuple instructions; NULL when a leaf comes from something else. */
 static IrInstr *leaf_instr(IrInstr *x, int *leaf)
@@ -46,15 +36,6 @@ static IrInstr *leaf_instr(IrInstr *x, int *leaf)
     return NULL;
 }
 
-static void drop_result_layout(IrModule *m)
-{
-    int kept = 0;   /* the header's entry_computation_layout names the old signature */
-    for (int i = 0; i < m->n_header_attrs; i++)
-        if (strcmp(m->header_attrs[i].name, "entry_computation_layout") != 0)
-            m->header_attrs[kept++] = m->header_attrs[i];
-    m->n_header_attrs = kept;
-}
-
 /* Makes output `leaf` the only result of m; false when it cannot be singled
  * out (m unchanged). */
 static bool keep_output(IrModule *m, int leaf)
@@ -63,16 +44,8 @@ static bool keep_output(IrModule *m, int leaf)
     if (!x)
         return false;
     m->entry->root = x;
-    drop_result_layout(m);
+    ir_module_drop_entry_layout(m);
     return true;
-}
-
-static IrInstr *entry_find(const IrModule *m, const char *name)
-{
-    for (int i = 0; i < m->entry->n_instrs; i++)
-        if (strcmp(m->entry->instrs[i]->name, name) == 0)
-            return m->entry->instrs[i];
-    return NULL;
 }
 
 /* x replaced by a parameter numbered `number` (or, with as_constant, a
@@ -182,8 +155,7 @@ static void drop_uncalled(IrModule *m)
 
 static void remove_dead(IrModule *m)
 {
-    for (int i = 0; i < m->n_computations; i++)
-        ir_remove_dead(m->computations[i]);
+    ir_module_remove_dead(m);
     drop_uncalled(m);
 }
 
@@ -207,7 +179,7 @@ static void find_candidates(const IrModule *b, const IrModule *a, Candidates *cs
         const IrInstr *x = e->instrs[i];
         if (x == e->root || x->op == IR_OP_PARAMETER || x->op == IR_OP_CONSTANT || !ir_shape_is_array(x->shape))
             continue;
-        const IrInstr *y = entry_find(a, x->name);
+        const IrInstr *y = ir_computation_find(a->entry, x->name);
         if (!y || y == a->entry->root || y->op == IR_OP_PARAMETER || !ir_shape_equal(x->shape, y->shape))
             continue;
         bytes += (size_t)ir_shape_elements(x->shape) * (size_t)ir_type_info[x->shape->type].storage_bytes;
@@ -428,7 +400,7 @@ static void cut_to_element(IrModule *m, IrInstr *x, int64_t index)
 /* A copy of m with every array of dims d cut to its element index. */
 static IrModule *cut_module(const IrModule *m, const IrShape *d, int64_t index, Error *err)
 {
-    IrModule *c = copy_text(m, err);
+    IrModule *c = ir_module_copy(m, err);
     if (!c)
         return NULL;
     IrComputation *e = c->entry;
@@ -441,7 +413,7 @@ static IrModule *cut_module(const IrModule *m, const IrShape *d, int64_t index, 
             ir_replace_all_uses(e, x, x->operands[0]);
     }
     remove_dead(c);
-    IrModule *fresh = copy_text(c, err);
+    IrModule *fresh = ir_module_copy(c, err);
     ir_module_free(c);
     if (fresh && !ir_verify_module(fresh, err)) {
         ir_module_free(fresh);
@@ -552,7 +524,7 @@ bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const 
     memset(out, 0, sizeof *out);
     out->instrs[0][0] = before->entry->n_instrs;
     out->instrs[1][0] = after->entry->n_instrs;
-    IrModule *b = copy_text(before, err), *a = b ? copy_text(after, err) : NULL;
+    IrModule *b = ir_module_copy(before, err), *a = b ? ir_module_copy(after, err) : NULL;
     int n0 = before->entry->n_params, n_new = 0;
     Value **in = xcalloc((size_t)n0 + 1, sizeof *in);
     Candidates cs = { 0 };
@@ -562,7 +534,7 @@ bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const 
             out->outputs_dropped = rep->n_outputs - 1;
         } else {        /* cannot single it out in after: keep both whole */
             ir_module_free(b);
-            ok = (b = copy_text(before, err)) != NULL;
+            ok = (b = ir_module_copy(before, err)) != NULL;
         }
     }
     if (ok) {
@@ -580,8 +552,8 @@ bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const 
             if (!chosen[k])
                 continue;
             bool as_constant = cs.uniform[k];
-            replace_by_value(b, entry_find(b, cs.names[k]), n0 + n_new, cs.values[k], as_constant);
-            replace_by_value(a, entry_find(a, cs.names[k]), n0 + n_new, cs.values[k], as_constant);
+            replace_by_value(b, ir_computation_find(b->entry, cs.names[k]), n0 + n_new, cs.values[k], as_constant);
+            replace_by_value(a, ir_computation_find(a->entry, cs.names[k]), n0 + n_new, cs.values[k], as_constant);
             if (as_constant) {
                 out->to_constants++;
             } else {
@@ -595,12 +567,12 @@ bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const 
         remove_dead(a);
         int n_in = n0 + n_new;
         out->parameters_dropped = drop_unused_params(b, a, in, &n_in);
-        drop_result_layout(b);
-        drop_result_layout(a);
+        ir_module_drop_entry_layout(b);
+        ir_module_drop_entry_layout(a);
         /* Through the text once more: fresh name maps, the same modules a
          * user gets from the written files. */
-        out->before = copy_text(b, err);
-        out->after = out->before ? copy_text(a, err) : NULL;
+        out->before = ir_module_copy(b, err);
+        out->after = out->before ? ir_module_copy(a, err) : NULL;
         ok = out->after && ir_verify_module(out->before, err) && ir_verify_module(out->after, err) &&
              rebind_inputs(out->before, in, n_in, err);
         out->inputs = in;
@@ -627,8 +599,8 @@ bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const 
 bool check_shrink_copy(const CheckShrink *s, CheckShrink *copy, Error *err)
 {
     *copy = *s;
-    copy->before = copy_text(s->before, err);
-    copy->after = copy->before ? copy_text(s->after, err) : NULL;
+    copy->before = ir_module_copy(s->before, err);
+    copy->after = copy->before ? ir_module_copy(s->after, err) : NULL;
     copy->inputs = xcalloc((size_t)s->n_inputs + 1, sizeof *copy->inputs);
     for (int p = 0; p < s->n_inputs; p++)
         copy->inputs[p] = value_retain(s->inputs[p]);

@@ -167,22 +167,9 @@ int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **
 
 /* ---- Probe modules */
 
-static IrInstr *entry_instr(const IrModule *m, const char *name)
-{
-    const IrComputation *e = m->entry;
-    for (int i = 0; i < e->n_instrs; i++)
-        if (strcmp(e->instrs[i]->name, name) == 0)
-            return e->instrs[i];
-    return NULL;
-}
-
 IrModule *check_probe_module(const IrModule *m, const char *const *names, int n, Error *err)
 {
-    StrBuf text;
-    strbuf_init(&text);
-    ir_print_module(&text, m);
-    IrModule *p = ir_parse_module(text.s, text.len, m->file, err);
-    strbuf_free(&text);
+    IrModule *p = ir_module_copy(m, err);
     if (!p || n == 0)
         return p;
     IrComputation *e = p->entry;
@@ -190,7 +177,7 @@ IrModule *check_probe_module(const IrModule *m, const char *const *names, int n,
     IrShape **shapes = xcalloc((size_t)n + 1, sizeof *shapes);
     ops[0] = e->root;
     for (int k = 0; k < n; k++)
-        if (!(ops[k + 1] = entry_instr(p, names[k]))) {
+        if (!(ops[k + 1] = ir_computation_find(p->entry, names[k]))) {
             error_set(err, ERR_INTERNAL, e->loc, "probe: no instruction %s in the entry computation", names[k]);
             free(ops);
             free(shapes);

@@ -461,6 +461,11 @@ int  ir_remove_dead(IrComputation *comp);
 /* ir_remove_dead on every computation, then ir_module_renumber once the
  * id range is more than half holes. */
 int  ir_module_remove_dead(IrModule *m);
+/* The instruction of comp named name (no sigil), or NULL. */
+IrInstr *ir_computation_find(const IrComputation *comp, const char *name);
+/* Drops the header's entry_computation_layout, which names the entry's
+ * signature: for copies whose parameters or result are about to change. */
+void ir_module_drop_entry_layout(IrModule *m);
 /* Numbers the instructions of every computation 0, 1, ... in computation
  * and instruction order (next_instr_id becomes their count): side tables
  * indexed by id then have no holes for removed instructions, and operands,
@@ -519,6 +524,9 @@ bool ir_module_text_equal(const IrModule *a, const IrModule *b);
 /* Writes the module to path atomically (temp file in the same directory, then
  * rename); "-" or NULL writes to stdout. */
 bool ir_write_module_file(const IrModule *m, const char *path, Error *err);
+/* A deep copy of m, through its text (so exactly what a user gets from the
+ * printed module); NULL with err on failure. */
+IrModule *ir_module_copy(const IrModule *m, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* verify.c                                                             */

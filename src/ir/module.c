@@ -570,6 +570,23 @@ void ir_computation_remove(IrComputation *comp, IrInstr *instr)
     instr->dead = true;
 }
 
+IrInstr *ir_computation_find(const IrComputation *comp, const char *name)
+{
+    for (int i = 0; i < comp->n_instrs; i++)
+        if (strcmp(comp->instrs[i]->name, name) == 0)
+            return comp->instrs[i];
+    return NULL;
+}
+
+void ir_module_drop_entry_layout(IrModule *m)
+{
+    int kept = 0;
+    for (int i = 0; i < m->n_header_attrs; i++)
+        if (strcmp(m->header_attrs[i].name, "entry_computation_layout") != 0)
+            m->header_attrs[kept++] = m->header_attrs[i];
+    m->n_header_attrs = kept;
+}
+
 int ir_computation_id_span(const IrComputation *comp, int *lo)
 {
     /* A computation holding a good part of the module: the module's whole

@@ -758,6 +758,16 @@ bool ir_write_module_file(const IrModule *m, const char *path, Error *err)
     return ok;
 }
 
+IrModule *ir_module_copy(const IrModule *m, Error *err)
+{
+    StrBuf text;
+    strbuf_init(&text);
+    ir_print_module(&text, m);
+    IrModule *c = ir_parse_module(text.s, text.len, m->file, err);
+    strbuf_free(&text);
+    return c;
+}
+
 bool ir_module_text_equal(const IrModule *a, const IrModule *b)
 {
     StrBuf ta, tb;

@@ -199,25 +199,6 @@ static void idmap_alloc(IdMap *map, int lo, int hi, int n)
         map->slots[i].id = -1;
 }
 
-/* For the n ids of m's instructions ids[0..n) (id_of(i)); a set holding
- * most of the module takes its whole id range, without a pass to find it. */
-#define IDMAP_INIT(map, m, n, id_of)                                             \
-    do {                                                                         \
-        int lo_ = 0, hi_ = -1;                                                   \
-        if ((n) >= (m)->next_instr_id / 4) {                                     \
-            hi_ = (m)->next_instr_id - 1;                                        \
-        } else {                                                                 \
-            for (int i = 0; i < (n); i++) {                                      \
-                int id_ = (id_of);                                               \
-                if (i == 0 || id_ < lo_)                                         \
-                    lo_ = id_;                                                   \
-                if (id_ > hi_)                                                   \
-                    hi_ = id_;                                                   \
-            }                                                                    \
-        }                                                                        \
-        idmap_alloc((map), lo_, hi_, (n));                                       \
-    } while (0)
-
 static void idmap_free(IdMap *map)
 {
     free(map->a);
@@ -608,7 +589,8 @@ static void engine_init(Engine *e, IrComputation *comp)
     e->n = n;
     e->order = xmalloc(((size_t)n + 1) * sizeof *e->order);
     e->n = pass_post_order(comp, e->order);
-    IDMAP_INIT(&e->pos, comp->module, n, comp->instrs[i]->id);
+    int lo, span = ir_computation_id_span(comp, &lo);
+    idmap_alloc(&e->pos, lo, lo + span - 1, n);
     /* One pass over the instructions (each is a trip through memory on big
      * modules): the post order is usually the instruction order itself. */
     IntVec with_preds = { 0 };
@@ -930,11 +912,13 @@ typedef struct Graph {
 } Graph;
 
 /* The users of every placed instruction among the placed ones, from the
- * recorded ids alone. */
-static void build_graph(Graph *g, const IrModule *m, const Spliced *sp)
+ * recorded ids alone.  They are comp's old instructions and the new ones,
+ * numbered after every old id. */
+static void build_graph(Graph *g, const IrComputation *comp, const Spliced *sp)
 {
-    int n = sp->n;
-    IDMAP_INIT(&g->index, m, n, sp->ids[i]);
+    int n = sp->n, lo;
+    ir_computation_id_span(comp, &lo);
+    idmap_alloc(&g->index, lo, comp->module->next_instr_id - 1, n);
     for (int i = 0; i < n; i++)
         idmap_put(&g->index, sp->ids[i], i, 0);
     int *at = xmalloc(((size_t)sp->dep_ids.n + 1) * sizeof *at);    /* dep_ids as seq indices, -1 outside */
@@ -960,12 +944,12 @@ static void build_graph(Graph *g, const IrModule *m, const Spliced *sp)
 /* Depth-first over users from the last instruction back: an instruction is
  * emitted once all its users are, so the reversed emission is a valid order
  * that leaves an already valid order as it is.  False on a cycle. */
-static bool reorder(const IrModule *m, const Spliced *sp, IrInstr **out)
+static bool reorder(const IrComputation *comp, const Spliced *sp, IrInstr **out)
 {
     IrInstr *const *seq = sp->seq;
     int n = sp->n;
     Graph g;
-    build_graph(&g, m, sp);
+    build_graph(&g, comp, sp);
     char *state = xcalloc((size_t)n + 1, 1);        /* 0 new, 1 on the stack, 2 emitted */
     int *stack = xmalloc(((size_t)n + 1) * sizeof *stack);
     int *cursor = xcalloc((size_t)n + 1, sizeof *cursor);
@@ -1009,7 +993,7 @@ static bool install(Rewrite *rw, const Spliced *sp, Error *err)
     IrInstr **order = ARENA_ARRAY(comp->module->arena, IrInstr *, (size_t)n + 1);
     if (!order)
         return error_set(err, ERR_NOMEM, comp->loc, "out of memory");
-    if (!reorder(comp->module, sp, order))
+    if (!reorder(comp, sp, order))
         return error_set(err, ERR_INTERNAL, comp->loc,
                          "combiner: combining made a cycle in computation %s", comp->name);
     comp->instrs = order;

@@ -164,12 +164,12 @@ PassResult pass_expand(IrModule *m, const PassOptions *opt, PassStats *stats, Ex
     PassStats scratch = { 0 };
     ExpandCtx ctx = { m, opt, stats ? stats : &scratch, state, NULL };
     long fired = ctx.stats->fired;
-    IrComputation **comps = xmalloc(((size_t)m->n_computations + 1) * sizeof *comps);
-    int n = pass_computations(m, comps, m->n_computations);
+    PassScan scan;
+    pass_scan(m, IR_OP_COUNT, &scan);
     bool ok = true;
-    for (int i = 0; i < n && ok; i++)
-        ok = sweep(comps[i], match, build, &ctx, err);
-    free(comps);
+    for (int i = 0; i < scan.n_comps && ok; i++)
+        ok = sweep(scan.comps[i], match, build, &ctx, err);
+    pass_scan_free(&scan);
     if (!ok)
         return PASS_FAILED;
     return ctx.stats->fired > fired ? PASS_CHANGED : PASS_UNCHANGED;

@@ -86,11 +86,9 @@ void pass_print_stats(FILE *out, const PipelineStats *stats);
  * predecessors, then operands in order; the schedule order if the module is
  * scheduled.  out has comp->n_instrs slots; returns the count. */
 int pass_post_order(const IrComputation *comp, IrInstr **out);
-/* Non-fusion computations, callees first: what the passes walk. */
-int pass_computations(const IrModule *m, IrComputation **out, int max);
 /* What a pass needs before it starts, from one scan of the module: the
- * computations it visits (pass_computations), which computations are while
- * bodies or conditions, and whether an instruction of opcode op (IR_OP_COUNT:
+ * computations it visits (all but fusion bodies, in module order), which
+ * are while bodies or conditions, and whether an instruction of opcode op (IR_OP_COUNT:
  * none) has constrain_layout=true. */
 typedef struct PassScan {
     IrComputation **comps;
@@ -100,9 +98,6 @@ typedef struct PassScan {
 } PassScan;
 void pass_scan(const IrModule *m, IrOpcode op, PassScan *s);
 void pass_scan_free(PassScan *s);
-/* marks[comp->id] is true for the bodies and conditions of m's while
- * loops; one scan of the module.  Free the array. */
-bool *pass_while_computations(const IrModule *m);
 /* Removes dead instructions from every computation; returns how many. */
 int pass_remove_dead_code(IrModule *m);
 

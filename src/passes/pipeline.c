@@ -204,24 +204,6 @@ void pass_scan_free(PassScan *s)
     free(s->in_while);
 }
 
-int pass_computations(const IrModule *m, IrComputation **out, int max)
-{
-    PassScan s;
-    pass_scan(m, IR_OP_COUNT, &s);
-    int n = s.n_comps < max ? s.n_comps : max;
-    memcpy(out, s.comps, (size_t)n * sizeof *out);
-    pass_scan_free(&s);
-    return n;
-}
-
-bool *pass_while_computations(const IrModule *m)
-{
-    PassScan s;
-    pass_scan(m, IR_OP_COUNT, &s);
-    free(s.comps);
-    return s.in_while;
-}
-
 int pass_remove_dead_code(IrModule *m)
 {
     return ir_module_remove_dead(m);    /* may renumber: between passes nothing holds an id */

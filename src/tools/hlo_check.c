@@ -145,11 +145,7 @@ static void pass_options(const Tool *t, PassOptions *po)
 static IrModule *copy_module(Tool *t, const IrModule *m)
 {
     Error err = { 0 };
-    StrBuf text;
-    strbuf_init(&text);
-    ir_print_module(&text, m);
-    IrModule *c = ir_parse_module(text.s, text.len, m->file, &err);
-    strbuf_free(&text);
+    IrModule *c = ir_module_copy(m, &err);
     if (!c)
         fail_all(t, &err);
     return c;
@@ -409,8 +405,6 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
     if (co.tol.mode == CHECK_AUTO)
         co.tol.mode = CHECK_EXACT;
     co.trials = 1;
-    co.inputs = s.inputs;
-    co.n_inputs = s.n_inputs;
     co.save_dir = NULL;
     co.progress = false;
     char bn[4096], an[4096];
@@ -431,7 +425,7 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
             printf("; element-wise: cut to element %s of the output, as scalars", where);
         printf("\n");
     }
-    co.inputs = s.inputs;       /* the element cut replaced them */
+    co.inputs = s.inputs;       /* the shrunk pair's (still_differs passes them itself) */
     co.n_inputs = s.n_inputs;
     still = !check_with(t, &co, s.before, s.after, bn, an, true, NULL);
     if (alone) {
