@@ -472,6 +472,15 @@ void ir_module_drop_entry_layout(IrModule *m);
  * defined just before their users, get nearby ids.  Pointers to removed
  * instructions keep stale ids: call it only when nothing holds them. */
 void ir_module_renumber(IrModule *m);
+/* compact.c: moves the live instructions (those in a computation), in
+ * computation and instruction order, into a fresh instruction arena,
+ * numbers them as ir_module_renumber does, and frees the old arena with
+ * every removed instruction in it.  Every operand, control predecessor,
+ * root and parameter of a computation must be live (as after
+ * ir_remove_dead); users lists are cleared.  Pointers to instructions held
+ * outside the module dangle afterwards: call it only when nothing holds
+ * them.  False, the module unchanged, when out of memory. */
+bool ir_module_compact(IrModule *m);
 /* How many ids lie between the smallest (*lo) and the largest id of comp's
  * instructions: a side table for one computation indexed by id - *lo is
  * that long, whatever the module's size. */
@@ -499,6 +508,8 @@ IrNameMap *ir_namemap_new(Arena *a);
 void *ir_namemap_get(const IrNameMap *map, const char *name, size_t len);
 bool  ir_namemap_put(IrNameMap *map, const char *name, void *value);  /* false: already there (value kept) */
 void  ir_namemap_set(IrNameMap *map, const char *name, void *value);  /* insert or overwrite */
+/* Replaces every entry's value by f(key, value). */
+void  ir_namemap_remap(IrNameMap *map, void *(*f)(const char *key, void *value));
 
 /* ------------------------------------------------------------------ */
 /* parse.c                                                              */

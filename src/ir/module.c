@@ -137,6 +137,13 @@ void ir_namemap_set(IrNameMap *map, const char *name, void *value)
         ir_namemap_put(map, name, value);
 }
 
+void ir_namemap_remap(IrNameMap *map, void *(*f)(const char *key, void *value))
+{
+    for (size_t i = 0; i < map->cap; i++)
+        if (map->slots[i].key)
+            map->slots[i].value = f(map->slots[i].key, map->slots[i].value);
+}
+
 bool ir_namemap_put(IrNameMap *map, const char *name, void *value)
 {
     size_t len = strlen(name);

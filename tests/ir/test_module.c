@@ -1,5 +1,6 @@
 /* test_module.c: module editing (src/ir/module.c): dead-code removal, id
- * renumbering and spans, operands held inline, typed attribute setters. */
+ * renumbering and spans, operands held inline, typed attribute setters;
+ * moving the live instructions together (src/ir/compact.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,6 +9,7 @@
 
 #include "ir.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static IrModule *parse(const char *text)
@@ -147,6 +149,122 @@ static void typed_attribute_setters(void **state)
     ir_module_free(m);
 }
 
+
+static char *printed(const IrModule *m)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    ir_print_module(&b, m);
+    return b.s;
+}
+
+static bool holds(const IrComputation *c, const IrInstr *x)
+{
+    for (int i = 0; i < c->n_instrs; i++)
+        if (c->instrs[i] == x)
+            return true;
+    return false;
+}
+
+/* A rewrite leaves a removed instruction and a new one at the arena's end;
+ * compaction puts the live ones side by side in order, numbered in order,
+ * with every reference to them following. */
+static void compact_moves_live_instructions_together_in_order(void **state)
+{
+    (void)state;
+    IrModule *m = parse(dead_code);
+    IrComputation *e = m->entry;
+    IrInstr *a = (IrInstr *)find(e, "a"), *r = e->root;
+    IrInstr *ops[2] = { e->params[0], e->params[1] };
+    IrInstr *sub = ir_instr_new(m, IR_OP_SUBTRACT, "sub", a->shape, 2, ops);
+    ir_computation_insert_before(e, r, sub);
+    ir_replace_all_uses(e, a, sub);
+    assert_int_equal(ir_remove_dead(e), 4);     /* n1, n2, ar and a */
+    ir_computation_build_users(e);
+    char *before = printed(m);
+    size_t live = 0;
+    for (int c = 0; c < m->n_computations; c++)
+        live += (size_t)m->computations[c]->n_instrs;
+
+    assert_true(ir_module_compact(m));
+    char *after = printed(m);
+    assert_string_equal(after, before);
+    assert_true(arena_bytes_used(m->instr_arena) <= live * sizeof(IrInstr) + 64);   /* + the first line's alignment */
+    const IrInstr *prev = NULL;
+    int id = 0;
+    for (int c = 0; c < m->n_computations; c++) {
+        const IrComputation *comp = m->computations[c];
+        for (int i = 0; i < comp->n_instrs; i++) {
+            const IrInstr *x = comp->instrs[i];
+            if (prev)   /* side by side, in module order */
+                assert_true((uintptr_t)x > (uintptr_t)prev && (uintptr_t)x - (uintptr_t)prev < 2 * sizeof *x);
+            prev = x;
+            assert_int_equal(x->id, id++);
+            assert_int_equal(x->n_users, 0);        /* the old lists named old copies */
+            assert_null(x->users);
+            for (int k = 0; k < x->n_operands; k++)
+                assert_true(holds(comp, x->operands[k]));
+            if (x->n_operands > 0 && x->n_operands <= IR_INLINE_OPERANDS)
+                assert_ptr_equal(x->operands, x->inline_operands);
+        }
+        assert_true(holds(comp, comp->root));
+        for (int k = 0; k < comp->n_params; k++)
+            assert_true(holds(comp, comp->params[k]) && comp->params[k]->op == IR_OP_PARAMETER);
+    }
+    assert_int_equal(m->next_instr_id, id);
+    assert_string_equal(e->root->name, "r");
+    assert_string_equal(e->root->operands[0]->name, "sub");
+    /* Names stay taken, the removed instructions' too. */
+    assert_string_not_equal(ir_unique_name(e, "sub"), "sub");
+    assert_string_not_equal(ir_unique_name(e, "n1"), "n1");
+    Error err = { 0 };
+    assert_true(ir_verify_module(m, &err));
+    free(before);
+    free(after);
+    ir_module_free(m);
+}
+
+/* Out of memory in the middle of the copy (the fresh arena's second
+ * block), the module is exactly as it was, users lists included. */
+static void compact_out_of_memory_leaves_the_module_as_it_was(void **state)
+{
+    (void)state;
+    enum { N = 20000 };     /* 2.5 MB of instructions: more than one block */
+    StrBuf t;
+    strbuf_init(&t);
+    strbuf_printf(&t, "HloModule big\nENTRY e {\n  x0 = f32[4] parameter(0)\n");
+    for (int i = 1; i < N; i++)
+        strbuf_printf(&t, "  x%d = f32[4] negate(x%d)\n", i, i - 1);
+    strbuf_printf(&t, "  ROOT r = f32[4] add(x%d, x0)\n}\n", N - 1);
+    IrModule *m = parse(t.s);
+    strbuf_free(&t);
+    IrComputation *e = m->entry;
+    ir_computation_build_users(e);
+    char *before = printed(m);
+    IrInstr **instrs = malloc((size_t)e->n_instrs * sizeof *instrs);
+    memcpy(instrs, e->instrs, (size_t)e->n_instrs * sizeof *instrs);
+
+    xmalloc_fail_after(3);      /* the arena, its first block, then this */
+    assert_false(ir_module_compact(m));
+    xmalloc_fail_after(0);
+    char *after = printed(m);
+    assert_string_equal(after, before);
+    for (int i = 0; i < e->n_instrs; i++) {
+        assert_ptr_equal(e->instrs[i], instrs[i]);
+        assert_int_equal(e->instrs[i]->n_users, i == e->n_instrs - 1 ? 0 : i == 0 ? 2 : 1);
+        if (i > 0 && i < e->n_instrs - 1)
+            assert_ptr_equal(e->instrs[i]->users[0], instrs[i + 1]);
+    }
+    assert_true(ir_module_compact(m));      /* and it still can */
+    free(after);
+    after = printed(m);
+    assert_string_equal(after, before);
+    free(before);
+    free(after);
+    free(instrs);
+    ir_module_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -155,6 +273,8 @@ int main(void)
         cmocka_unit_test(renumber_counts_in_order),
         cmocka_unit_test(few_operands_are_held_inline),
         cmocka_unit_test(typed_attribute_setters),
+        cmocka_unit_test(compact_moves_live_instructions_together_in_order),
+        cmocka_unit_test(compact_out_of_memory_leaves_the_module_as_it_was),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
