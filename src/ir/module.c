@@ -633,22 +633,27 @@ const char *ir_unique_name(IrComputation *comp, const char *base)
         for (int i = 0; i < comp->n_instrs; i++)
             ir_namemap_put(comp->names, comp->instrs[i]->name, comp->instrs[i]);
     }
-    if (!ir_namemap_get(comp->names, base, strlen(base)))
-        return must(arena_strdup(a, base));
     /* The next suffix to try for each base, so that many names from one base
-     * cost one probe each rather than a count from 1 every time. */
+     * cost one probe each rather than a count from 1 every time; a base
+     * that has one was taken then and still is (names stay taken), so the
+     * name map, big on big modules, is not probed for it again. */
+    size_t len = strlen(base);
+    intptr_t known = comp->name_suffixes ? (intptr_t)ir_namemap_get(comp->name_suffixes, base, len) : 0;
+    if (!known && !ir_namemap_get(comp->names, base, len))
+        return must(arena_strndup(a, base, len));
     if (!comp->name_suffixes)
         comp->name_suffixes = must(ir_namemap_new(a));
-    intptr_t k = (intptr_t)ir_namemap_get(comp->name_suffixes, base, strlen(base));
     char buf[256];
-    for (k = k ? k : 1;; k++) {
+    intptr_t k;
+    for (k = known ? known : 1;; k++) {
         snprintf(buf, sizeof buf, "%.200s.%ld", base, (long)k);
         if (!ir_namemap_get(comp->names, buf, strlen(buf)))
             break;
     }
-    const char *key = must(arena_strdup(a, base));
-    if (!ir_namemap_put(comp->name_suffixes, key, (void *)(k + 1)))
-        ir_namemap_set(comp->name_suffixes, key, (void *)(k + 1));
+    if (known)
+        ir_namemap_set(comp->name_suffixes, base, (void *)(k + 1));    /* the key is there: kept */
+    else
+        ir_namemap_put(comp->name_suffixes, must(arena_strndup(a, base, len)), (void *)(k + 1));
     return must(arena_strdup(a, buf));
 }
 
