@@ -52,10 +52,11 @@ typedef struct Pass {
     const char *alias;
     PassFn run;
     bool precision_changing;
+    bool leaves_no_dead_code;           /* see passes.def */
 } Pass;
 
 /* Every pass, declared from passes.def. */
-#define PASS(num, c, name, alias, prec) \
+#define PASS(num, c, name, alias, prec, clean) \
     PassResult pass_##c(IrModule *m, const PassOptions *opt, PassStats *stats, Error *err);
 #include "passes.def"
 #undef PASS
@@ -74,8 +75,9 @@ typedef struct PipelineStats {
     int rounds;                         /* pipeline repetitions (--iterate) */
 } PipelineStats;
 
-/* Runs the passes in order (repeating with opt->iterate), removing dead code
- * after each pass that changed something.  Returns true if any pass changed
+/* Runs the passes in order (repeating with opt->iterate); after each pass
+ * that changed something the module has no dead code (removed from the
+ * whole module unless it had none before and the pass leaves none).  Returns true if any pass changed
  * the module (in *changed) and false on error. */
 bool pass_run_pipeline(IrModule *m, const Pass *const *passes, int n, const PassOptions *opt,
                        PipelineStats *stats, bool *changed, Error *err);

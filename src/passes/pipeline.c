@@ -8,7 +8,7 @@
 #include <time.h>
 
 static const Pass registry[] = {
-#define PASS(num, c, name, alias, prec) { num, name, alias, pass_##c, prec },
+#define PASS(num, c, name, alias, prec, clean) { num, name, alias, pass_##c, prec, clean },
 #include "passes.def"
 #undef PASS
 };
@@ -204,19 +204,24 @@ void pass_scan_free(PassScan *s)
     free(s->in_while);
 }
 
-/* Between passes nothing holds an id or an instruction: dead-code removal
- * may renumber, and once a third of the instruction arena is removed
- * instructions the live ones are moved together (ir_module_compact; on a
- * 100k-instruction module one compaction costs about 9 ms and saves the
- * passes after it about 25).  Out of memory, the module stays as it is. */
-int pass_remove_dead_code(IrModule *m)
+/* Between passes nothing holds an id or an instruction: once a third of
+ * the instruction arena is removed instructions the live ones are moved
+ * together (ir_module_compact; on a 100k-instruction module one compaction
+ * costs about 9 ms and saves the passes after it about 25).  Out of
+ * memory, the module stays as it is. */
+static void compact_if_sparse(IrModule *m)
 {
-    int removed = ir_module_remove_dead(m);
     size_t live = 0;
     for (int c = 0; c < m->n_computations; c++)
         live += (size_t)m->computations[c]->n_instrs;
     if (arena_bytes_used(m->instr_arena) > live * sizeof(IrInstr) / 2 * 3)
         ir_module_compact(m);
+}
+
+int pass_remove_dead_code(IrModule *m)
+{
+    int removed = ir_module_remove_dead(m);    /* may renumber */
+    compact_if_sparse(m);
     return removed;
 }
 
@@ -229,8 +234,10 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* *dead_free: the module has no dead code (a whole-module removal ran and
+ * only passes that leave none ran since). */
 static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOptions *opt,
-                     PipelineStats *stats, bool *changed, Error *err)
+                     PipelineStats *stats, bool *changed, bool *dead_free, Error *err)
 {
     for (int i = 0; i < n; i++) {
         PassStats *st = stats ? &stats->stats[i] : NULL;
@@ -241,7 +248,11 @@ static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOp
             return false;
         if (r == PASS_CHANGED) {
             *changed = true;
-            pass_remove_dead_code(m);
+            if (*dead_free && passes[i]->leaves_no_dead_code)
+                compact_if_sparse(m);
+            else
+                pass_remove_dead_code(m);
+            *dead_free = true;
         }
         if (st)
             st->seconds += now_seconds() - t0;
@@ -260,9 +271,10 @@ bool pass_run_pipeline(IrModule *m, const Pass *const *passes, int n, const Pass
     }
     *changed = false;
     int rounds = 0;
+    bool dead_free = false;
     for (bool again = true; again && rounds < 16; rounds++) {
         bool round_changed = false;
-        if (!run_once(m, passes, n, opt, stats, &round_changed, err))
+        if (!run_once(m, passes, n, opt, stats, &round_changed, &dead_free, err))
             return false;
         *changed |= round_changed;
         again = opt->iterate && round_changed;
