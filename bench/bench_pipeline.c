@@ -6,8 +6,8 @@
  *
  * Reports each size, then the largest against the budget "finishes in
  * seconds" (10 s) and the growth t(largest) / t(smallest) against n log n
- * (target <= 15 for 10k -> 100k), each the best of seven runs.  Each
- * measurement runs in a child process
+ * (target <= 15 for 10k -> 100k), each the best of seven runs taken in
+ * rounds over the sizes.  Each measurement runs in a child process
  * with a fresh parse; one that exceeds TIMEOUT_S is stopped and reported as
  * at least that long, so one slow pass cannot stall the whole benchmark. */
 #include "ir.h"
@@ -143,23 +143,32 @@ int main(int argc, char **argv)
     double timeout = atof(argv[1]);
     int n = argc - 2;
     Result *res = calloc((size_t)n, sizeof *res);
+    int *reps = calloc((size_t)n, sizeof *reps);
+    bool *done = calloc((size_t)n, sizeof *done);
+    /* The best of seven runs of each size (the VM's cores are shared; the
+     * minimum is the least disturbed run), taken in rounds of one run per
+     * size, so that a slow spell of the machine falls on every size alike
+     * rather than on whichever size it was running.  The same count for
+     * every size, so that no size's minimum is luckier for having been
+     * drawn more often; a size whose run takes over a second stops at
+     * three, one that fails or times out at once. */
     for (int i = 0; i < n; i++) {
-        /* Each size: the best of seven runs (the VM's cores are shared;
-         * the minimum is the least disturbed run).  The same count for
-         * every size, so that no size's minimum is luckier for having
-         * been drawn more often; a run that takes over a second stops at
-         * three. */
-        int reps = 7;
+        reps[i] = 7;
         res[i].seconds = 1e30;
-        for (int k = 0; k < reps; k++) {
+    }
+    for (int k = 0; k < 7; k++)
+        for (int i = 0; i < n; i++) {
+            if (done[i] || k >= reps[i])
+                continue;
             Result r = measure(argv[2 + i], timeout);
             if (r.timed_out || r.seconds < 0 || r.seconds < res[i].seconds)
                 res[i] = r;
             if (r.timed_out || r.seconds < 0)
-                break;
-            if (k == 0 && r.seconds > 1.0)
-                reps = 3;
+                done[i] = true;
+            else if (k == 0 && r.seconds > 1.0)
+                reps[i] = 3;
         }
+    for (int i = 0; i < n; i++) {
         char name[160], size[96], ours[96];
         size_name(&res[i], size, sizeof size);
         snprintf(name, sizeof name, "pipeline default, %s", size);
@@ -199,5 +208,7 @@ int main(int argc, char **argv)
                                log((double)res[i].instrs / (double)res[i - 1].instrs));
     }
     free(res);
+    free(reps);
+    free(done);
     return 0;
 }
