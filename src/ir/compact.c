@@ -22,14 +22,14 @@ static IrInstr *moved(const IrInstr *old)
     return old->n_users == MOVED_MARK ? (IrInstr *)old->users : NULL;
 }
 
-/* Name map values: a live instruction's entry follows it; a removed one's
- * name stays reserved, mapped to itself as ir_unique_name's reservations are. */
-static void *remap_name(const char *key, void *value)
+/* The name map only says which names are taken (its values are not read
+ * after parsing, see IrComputation.names): every entry, a removed
+ * instruction's too, becomes a plain reservation, as ir_unique_name's are,
+ * without reading the instructions it named. */
+static void *reservation(const char *key, void *value)
 {
-    if (value == (const void *)key)
-        return value;
-    IrInstr *to = moved(value);
-    return to ? (void *)to : (void *)key;
+    (void)value;
+    return (void *)key;
 }
 
 /* Puts back what the first phase overwrote in the first n old instructions
@@ -88,7 +88,7 @@ bool ir_module_compact(IrModule *m)
             if (comp->params[k])
                 comp->params[k] = moved(comp->params[k]);
         if (comp->names)
-            ir_namemap_remap(comp->names, remap_name);
+            ir_namemap_remap(comp->names, reservation);
     }
     m->next_instr_id = id;
     arena_free(m->instr_arena);

@@ -407,7 +407,7 @@ struct IrComputation {
     IrLoc loc;
     struct IrModule *module;
     int id;                     /* unique in the module */
-    struct IrNameMap *names;    /* instruction names in use; built on demand */
+    struct IrNameMap *names;    /* instruction names taken (values: not to be read); built on demand */
     struct IrNameMap *name_suffixes;    /* ir_unique_name: next suffix per base */
 };
 
