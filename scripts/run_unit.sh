@@ -1,7 +1,8 @@
 #!/bin/bash
 # run_unit.sh [DIR]: runs every cmocka test binary in DIR (default build/tests).
 # Binaries built from tests/collectives/ (collectives_*) run under mpirun with
-# 2, 3, 4 and 8 ranks (STYLE.md section 8; idle ranks yield, for more ranks than cores); the others run alone.  A binary's
+# 2, 3, 4 and 8 ranks (STYLE.md section 8; idle ranks yield, for more ranks than cores); the others run alone,
+# the interpreter's (interp_*) twice: with and without the AVX2 kernels.  A binary's
 # output is shown only when it fails.  One line per run, then
 # "unit: N passed, N failed"; exit 1 on any failure.  With TALLY set, appends
 # "passed failed" to it.
@@ -46,6 +47,12 @@ if [ -d "$dir" ]; then
         case $name in
             collectives_*)
                 for n in 2 3 4 8; do run "$name (mpirun -n $n)" "${mpirun_cmd[@]}" -n "$n" "$t"; done ;;
+            interp_*)
+                # Kernels with AVX2 versions (src/interp/simd.c): once as
+                # the CPU allows, once held to the plain x86-64 ones.
+                run "$name" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" "$t"
+                run "$name (HLOCHECK_SIMD=sse2)" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
+                    HLOCHECK_SIMD=sse2 "$t" ;;
             *)
                 # These never start MPI: leak checking stays on under ASan
                 # even when the caller turned it off for the MPI tools.

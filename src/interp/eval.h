@@ -48,6 +48,13 @@ bool eval_dot(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
 bool eval_gather(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_scatter(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
+/* simd.c: whether the kernels with AVX2 versions use them (the CPU has it
+ * and HLOCHECK_SIMD=sse2 is not set).  Decided once per process. */
+bool interp_use_avx2(void);
+#if defined(__GNUC__) && defined(__x86_64__)
+#define INTERP_HAVE_AVX2 1     /* the AVX2 versions are compiled in */
+#endif
+
 /* Row-major strides of a shape, in elements (strides[rank-1] == 1). */
 static inline void eval_strides(const IrShape *s, int64_t *strides)
 {

@@ -111,13 +111,16 @@ static void micro_16(char *d, int64_t da, const char *s, int64_t sb)
         for (; i < na; i++)                                                             \
             row_##K(d + i * da, K, s + i * K, sb, nb);                                  \
     }                                                                                   \
-    /* d[i*da + j*K] = s[i*K + j*sb] for i < na, j < nb. */                             \
+    /* d[i*da + j*K] = s[i*K + j*sb] for i < na, j < nb.  Tiles go along the    \
+     * source's rows (j outer): a band of t source rows is read once, left to    \
+     * right, while the tiles' destination rows are written t elements at a      \
+     * time (measured on f32[4096,4096]: 14 ms this way, 21 the other). */      \
     static void tile_##K(char *d, int64_t da, const char *s, int64_t sb, int64_t na,    \
                          int64_t nb)                                                    \
     {                                                                                   \
         const int64_t t = TILE_FOR(K);                                                  \
-        for (int64_t i = 0; i < na; i += t)                                             \
-            for (int64_t j = 0; j < nb; j += t)                                         \
+        for (int64_t j = 0; j < nb; j += t)                                             \
+            for (int64_t i = 0; i < na; i += t)                                         \
                 block_##K(d + i * da + j * K, da, s + i * K + j * sb, sb,               \
                           na - i < t ? na - i : t, nb - j < t ? nb - j : t);            \
     }                                                                                   \
@@ -151,6 +154,69 @@ static const Kernels kernels_by_size[5] = {
 };
 /* clang-format on */
 
+/* 4-byte transposes with AVX2 where the CPU has it (simd.c): 8 x 8 squares
+ * in 256-bit registers, 32 bytes of each row per load and store.  Measured
+ * on f32[4096,4096]: 8-9 ms against 13 for the SSE2 squares (memcpy of the
+ * same bytes: 6-7 ms). */
+#ifdef INTERP_HAVE_AVX2
+#include <immintrin.h>
+
+/* d[a*da + b*4] = s[a*4 + b*sb] for a, b < 8. */
+__attribute__((target("avx2"))) static inline void micro_4_avx2(char *d, int64_t da, const char *s, int64_t sb)
+{
+    __m256 r[8], t[8], u[8];
+    UNROLL for (int b = 0; b < 8; b++)
+        r[b] = _mm256_loadu_ps((const float *)(const void *)(s + b * sb));
+    UNROLL for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    UNROLL for (int i = 0; i < 2; i++) {
+        u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+        u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    UNROLL for (int a = 0; a < 4; a++) {
+        _mm256_storeu_ps((float *)(void *)(d + a * da), _mm256_permute2f128_ps(u[a], u[a + 4], 0x20));
+        _mm256_storeu_ps((float *)(void *)(d + (a + 4) * da), _mm256_permute2f128_ps(u[a], u[a + 4], 0x31));
+    }
+}
+
+/* As tile_4: bands of 256 source rows, tiles 16 source columns wide; the
+ * ragged edges of a tile go to block_4. */
+__attribute__((target("avx2"))) static void tile_4_avx2(char *d, int64_t da, const char *s, int64_t sb,
+                                                        int64_t na, int64_t nb)
+{
+    enum { BAND = 256, WIDTH = 16 };
+    for (int64_t j0 = 0; j0 < nb; j0 += BAND)
+        for (int64_t i0 = 0; i0 < na; i0 += WIDTH) {
+            int64_t ti = na - i0 < WIDTH ? na - i0 : WIDTH, tj = nb - j0 < BAND ? nb - j0 : BAND;
+            int64_t ti8 = ti & ~(int64_t)7, tj8 = tj & ~(int64_t)7;
+            char *dt = d + i0 * da + j0 * 4;
+            const char *st = s + i0 * 4 + j0 * sb;
+            for (int64_t i = 0; i < ti8; i += 8)
+                for (int64_t j = 0; j < tj8; j += 8)
+                    micro_4_avx2(dt + i * da + j * 4, da, st + i * 4 + j * sb, sb);
+            if (tj8 < tj)
+                block_4(dt + tj8 * 4, da, st + tj8 * sb, sb, ti8, tj - tj8);
+            if (ti8 < ti)
+                block_4(dt + ti8 * da, da, st + ti8 * 4, sb, ti - ti8, tj);
+        }
+}
+
+static const Kernels kernels_4_avx2 = { fill_4, row_4, tile_4_avx2, spread_4 };
+#endif
+
+static const Kernels *kernels_4(void)
+{
+#ifdef INTERP_HAVE_AVX2
+    if (interp_use_avx2())
+        return &kernels_4_avx2;
+#endif
+    return &kernels_by_size[2];
+}
+
 /* NULL for an element size we have no kernels for. */
 static const Kernels *kernels_for(int64_t esize)
 {
@@ -160,7 +226,7 @@ static const Kernels *kernels_for(int64_t esize)
     case 2:
         return &kernels_by_size[1];
     case 4:
-        return &kernels_by_size[2];
+        return kernels_4();
     case 8:
         return &kernels_by_size[3];
     case 16:
