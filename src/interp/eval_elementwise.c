@@ -213,14 +213,43 @@ static void narrow_init(Narrow *c, IrElemType t)
             c->table[k] = (float)ir_f8_to_f64(t, (uint8_t)k);
 }
 
+/* The 2-byte codecs' loops, built twice: for plain x86-64 and, used where
+ * the CPU has it (simd.c), for AVX2, which widens and narrows 16-bit lanes
+ * in one instruction where SSE2 needs several (bf16 add on 16M elements:
+ * 6 ms against 10.5).  Both run the same C, bit for bit. */
+#define DEFINE_CODEC16(SUFFIX, ATTR)                                                          \
+    ATTR static void decode16_##SUFFIX(bool bf16, const uint16_t *restrict p, float *restrict out, \
+                                       int64_t n)                                            \
+    {                                                                                         \
+        if (bf16)                                                                             \
+            VLOOP(n, out[i] = bf16_decode(p[i]));                                             \
+        else                                                                                  \
+            VLOOP(n, out[i] = f16_decode(p[i]));                                              \
+    }                                                                                         \
+    ATTR static void encode16_##SUFFIX(bool bf16, const float *restrict in, uint16_t *restrict p, \
+                                       int64_t n)                                            \
+    {                                                                                         \
+        if (bf16)                                                                             \
+            VLOOP(n, p[i] = bf16_encode(in[i]));                                              \
+        else                                                                                  \
+            VLOOP(n, p[i] = f16_encode(in[i]));                                               \
+    }
+DEFINE_CODEC16(base, )
+#ifdef INTERP_HAVE_AVX2
+DEFINE_CODEC16(avx2, __attribute__((target("avx2"))))
+#endif
+
 static void narrow_decode(const Narrow *c, const void *in, float *restrict out, int64_t n)
 {
-    if (c->type == IR_TYPE_BF16) {
-        const uint16_t *restrict p = in;
-        VLOOP(n, out[i] = bf16_decode(p[i]));
-    } else if (c->type == IR_TYPE_F16) {
-        const uint16_t *restrict p = in;
-        VLOOP(n, out[i] = f16_decode(p[i]));
+    if (c->bytes == 2) {
+        bool bf16 = c->type == IR_TYPE_BF16;
+#ifdef INTERP_HAVE_AVX2
+        if (interp_use_avx2()) {
+            decode16_avx2(bf16, in, out, n);
+            return;
+        }
+#endif
+        decode16_base(bf16, in, out, n);
     } else {
         const uint8_t *restrict p = in;
         for (int64_t i = 0; i < n; i++)
@@ -230,12 +259,15 @@ static void narrow_decode(const Narrow *c, const void *in, float *restrict out, 
 
 static void narrow_encode(const Narrow *c, const float *restrict in, void *out, int64_t n)
 {
-    if (c->type == IR_TYPE_BF16) {
-        uint16_t *restrict p = out;
-        VLOOP(n, p[i] = bf16_encode(in[i]));
-    } else if (c->type == IR_TYPE_F16) {
-        uint16_t *restrict p = out;
-        VLOOP(n, p[i] = f16_encode(in[i]));
+    if (c->bytes == 2) {
+        bool bf16 = c->type == IR_TYPE_BF16;
+#ifdef INTERP_HAVE_AVX2
+        if (interp_use_avx2()) {
+            encode16_avx2(bf16, in, out, n);
+            return;
+        }
+#endif
+        encode16_base(bf16, in, out, n);
     } else {
         uint8_t *restrict p = out;
         for (int64_t i = 0; i < n; i++)
