@@ -294,6 +294,52 @@ static void test_f8e4m3fn_add_overflows_to_nan(void **state)
     check_bytes(BINARY_HLO("f8e4m3fn[3]", "f8e4m3fn[3]", "add", ""), p, want, sizeof want);
 }
 
+/* Every 16-bit pattern (NaNs, infinities, zeros, subnormals included) as
+ * the lhs of bf16 and f16 add, subtract and multiply, against dtype.c's
+ * reference conversions around the f32 op; the rhs walks other patterns.
+ * Bit for bit, except that a NaN may come out with either sign: which
+ * operand's NaN x86 passes on depends on the order the compiler puts the
+ * operands of a commutative op in (IEEE leaves it open). */
+static void check_all_patterns(const char *type, const char *op, float (*dec)(uint16_t),
+                               uint16_t (*enc)(float))
+{
+    enum { N = 65536 };
+    uint16_t *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *want = malloc(N * sizeof *want);
+    for (int i = 0; i < N; i++) {
+        a[i] = (uint16_t)i;
+        b[i] = (uint16_t)(i * 40503u + 0x3c00u);
+        float x = dec(a[i]), y = dec(b[i]);
+        float r = strcmp(op, "add") == 0 ? x + y : strcmp(op, "subtract") == 0 ? x - y : x * y;
+        want[i] = enc(r);
+    }
+    char hlo[256];
+    snprintf(hlo, sizeof hlo,
+             "HloModule m\nENTRY e {\n a = %s[65536] parameter(0)\n b = %s[65536] parameter(1)\n"
+             " ROOT r = %s[65536] %s(a, b)\n}\n", type, type, type, op);
+    const void *p[] = { a, b };
+    TestRun run;
+    Value *v = test_run_ok(&run, hlo, p);
+    const uint16_t *got = v->data;
+    for (int i = 0; i < N; i++)
+        if (got[i] != want[i] && !(isnan(dec(got[i])) && (got[i] & 0x7fffu) == (want[i] & 0x7fffu)))
+            fail_msg("%s %s of 0x%04x and 0x%04x: got 0x%04x, want 0x%04x", type, op, a[i], b[i], got[i],
+                     want[i]);
+    test_run_free(&run);
+    free(a);
+    free(b);
+    free(want);
+}
+
+static void test_narrow_add_subtract_multiply_every_pattern(void **state)
+{
+    (void)state;
+    const char *ops[] = { "add", "subtract", "multiply" };
+    for (int k = 0; k < 3; k++) {
+        check_all_patterns("bf16", ops[k], ir_bf16_to_f32, ir_f32_to_bf16);
+        check_all_patterns("f16", ops[k], ir_f16_to_f32, ir_f32_to_f16);
+    }
+}
+
 /* A long bf16 array (several blocks plus a tail) against dtype.c's
  * reference conversions applied element by element. */
 static void test_bf16_multiply_long_array_matches_reference(void **state)
@@ -1046,6 +1092,7 @@ int main(void)
         cmocka_unit_test(test_f16_overflow_and_subnormal_results),
         cmocka_unit_test(test_f8e4m3fn_add_overflows_to_nan),
         cmocka_unit_test(test_bf16_multiply_long_array_matches_reference),
+        cmocka_unit_test(test_narrow_add_subtract_multiply_every_pattern),
         cmocka_unit_test(test_int_add_multiply_wrap),
         cmocka_unit_test(test_int_divide_and_remainder_edge_cases),
         cmocka_unit_test(test_int_shifts_by_width_or_more),
