@@ -642,59 +642,11 @@ static void binary_in_place(BinaryLoop loop, int bytes, void *dst, const void *a
     }
 }
 
-/* bf16 and f16 add, subtract and multiply in one pass, element by element:
- * decode, the f32 op, encode, exactly what the blocks compute, without
- * staging three float blocks (bf16 add on 16M elements: 4-5 ms against
- * 6-7).  Built for plain x86-64 and for AVX2 as the codecs are. */
-#define FUSED16_OPS(DEC, ENC)                                                                  \
-    switch ((int)op) {                                                                         \
-    case IR_OP_ADD:                                                                            \
-        VLOOP(n, o[i] = ENC(DEC(a[i]) + DEC(b[i])));                                           \
-        break;                                                                                 \
-    case IR_OP_SUBTRACT:                                                                       \
-        VLOOP(n, o[i] = ENC(DEC(a[i]) - DEC(b[i])));                                           \
-        break;                                                                                 \
-    default:                                                                                   \
-        VLOOP(n, o[i] = ENC(DEC(a[i]) * DEC(b[i])));                                           \
-        break;                                                                                 \
-    }
-#define DEFINE_FUSED16(SUFFIX, ATTR)                                                           \
-    ATTR static void fused16_##SUFFIX(IrOpcode op, bool bf16, uint16_t *restrict o,            \
-                                      const uint16_t *restrict a, const uint16_t *restrict b,  \
-                                      int64_t n)                                               \
-    {                                                                                          \
-        if (bf16) {                                                                            \
-            FUSED16_OPS(bf16_decode, bf16_encode)                                              \
-        } else {                                                                               \
-            FUSED16_OPS(f16_decode, f16_encode)                                                \
-        }                                                                                      \
-    }
-DEFINE_FUSED16(base, )
-#ifdef INTERP_HAVE_AVX2
-DEFINE_FUSED16(avx2, __attribute__((target("avx2"))))
-#endif
-
-static bool fused16(IrOpcode op, IrElemType t, void *dst, const void *a, const void *b, int64_t n)
-{
-    if ((t != IR_TYPE_BF16 && t != IR_TYPE_F16) || dst == a || dst == b ||
-        (op != IR_OP_ADD && op != IR_OP_SUBTRACT && op != IR_OP_MULTIPLY))
-        return false;
-#ifdef INTERP_HAVE_AVX2
-    if (interp_use_avx2()) {
-        fused16_avx2(op, t == IR_TYPE_BF16, dst, a, b, n);
-        return true;
-    }
-#endif
-    fused16_base(op, t == IR_TYPE_BF16, dst, a, b, n);
-    return true;
-}
-
-static void binary_run(IrOpcode op, BinaryLoop loop, IrElemType t, void *dst, const void *a,
-                       const void *b, int64_t n)
+static void binary_run(BinaryLoop loop, IrElemType t, void *dst, const void *a, const void *b,
+                       int64_t n)
 {
     if (is_narrow_float(t)) {
-        if (!fused16(op, t, dst, a, b, n))
-            narrow_binary(loop, t, dst, a, b, n);
+        narrow_binary(loop, t, dst, a, b, n);
         return;
     }
     if (dst == a || dst == b)
@@ -711,7 +663,7 @@ bool interp_binary_kernel(IrOpcode op, IrElemType t, void *dst, const void *a, c
     if (!loop)
         return error_set(err, ERR_UNSUPPORTED, (IrLoc){ 0 }, "unsupported op: %s on %s",
                          (unsigned)op < IR_OP_COUNT ? ir_opcode_name(op) : "?", ir_type_name(t));
-    binary_run(op, loop, t, dst, a, b, n);
+    binary_run(loop, t, dst, a, b, n);
     return true;
 }
 
@@ -746,7 +698,7 @@ static bool binary_dispatch(const IrInstr *instr, Value *const *args, Value *v, 
     BinaryLoop loop = binary_loop(instr->op, t);
     if (!loop)
         return unsupported_type(instr, t, err);
-    binary_run(instr->op, loop, t, v->data, args[0]->data, args[1]->data, n);
+    binary_run(loop, t, v->data, args[0]->data, args[1]->data, n);
     return true;
 }
 

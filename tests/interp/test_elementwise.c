@@ -299,7 +299,9 @@ static void test_f8e4m3fn_add_overflows_to_nan(void **state)
  * reference conversions around the f32 op; the rhs walks other patterns.
  * Bit for bit, except that a NaN may come out with either sign: which
  * operand's NaN x86 passes on depends on the order the compiler puts the
- * operands of a commutative op in (IEEE leaves it open). */
+ * operands of a commutative op in (IEEE leaves it open; the interpreter's
+ * paths agree with each other because they share one f32 loop per op,
+ * which test_reduce.c checks). */
 static void check_all_patterns(const char *type, const char *op, float (*dec)(uint16_t),
                                uint16_t (*enc)(float))
 {
