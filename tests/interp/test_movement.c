@@ -367,15 +367,19 @@ static void test_transpose_tile_edges_and_wide_elements(void **state)
     check_transpose("c64", 8, 3, pairs, p3);
     const int64_t p3b[3] = {2, 1, 0};
     check_transpose("s16", 2, 3, quads, p3b);
-    /* 4-byte elements past one band of 256 source rows, with ragged tiles
-     * (the AVX2 kernel where the CPU has it, else the SSE2 one), and a
-     * batch of them. */
+    /* 4- and 2-byte elements past one band of 256 source rows, with ragged
+     * tiles (the AVX2 kernels where the CPU has it, else the SSE2 ones),
+     * and a batch of them. */
     const int64_t band[2] = {531, 300}, band_t[2] = {300, 531}, exact[2] = {256, 512};
     check_transpose("f32", 4, 2, band, p2);
     check_transpose("s32", 4, 2, band_t, p2);
     check_transpose("u32", 4, 2, exact, p2);
+    check_transpose("bf16", 2, 2, band, p2);
+    check_transpose("s16", 2, 2, band_t, p2);
+    check_transpose("f16", 2, 2, exact, p2);
     const int64_t batch[3] = {3, 41, 270}, pb[3] = {0, 2, 1};
     check_transpose("f32", 4, 3, batch, pb);
+    check_transpose("bf16", 2, 3, batch, pb);
 }
 
 static void test_transpose_identity_and_size1_dims_alias(void **state)
