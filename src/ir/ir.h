@@ -458,23 +458,19 @@ void ir_replace_all_uses(IrComputation *comp, IrInstr *from, IrInstr *to);
 /* Drops instrs with no users that are not root, parameters or side-effecting;
  * repeats until nothing changes.  Returns the number removed. */
 int  ir_remove_dead(IrComputation *comp);
-/* ir_remove_dead on every computation, then ir_module_renumber once the
- * id range is more than half holes. */
+/* ir_remove_dead on every computation.  Ids stay as they are (holes where
+ * removed instructions were): ir_module_compact renumbers. */
 int  ir_module_remove_dead(IrModule *m);
 /* The instruction of comp named name (no sigil), or NULL. */
 IrInstr *ir_computation_find(const IrComputation *comp, const char *name);
 /* Drops the header's entry_computation_layout, which names the entry's
  * signature: for copies whose parameters or result are about to change. */
 void ir_module_drop_entry_layout(IrModule *m);
-/* Numbers the instructions of every computation 0, 1, ... in computation
- * and instruction order (next_instr_id becomes their count): side tables
- * indexed by id then have no holes for removed instructions, and operands,
- * defined just before their users, get nearby ids.  Pointers to removed
- * instructions keep stale ids: call it only when nothing holds them. */
-void ir_module_renumber(IrModule *m);
 /* compact.c: moves the live instructions (those in a computation), in
  * computation and instruction order, into a fresh instruction arena,
- * numbers them as ir_module_renumber does, and frees the old arena with
+ * numbers them 0, 1, ... in that order (next_instr_id becomes their count:
+ * side tables indexed by id have no holes, and operands, defined just
+ * before their users, get nearby ids), and frees the old arena with
  * every removed instruction in it.  Every operand, control predecessor,
  * root and parameter of a computation must be live (as after
  * ir_remove_dead); users lists are cleared.  Pointers to instructions held

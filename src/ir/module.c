@@ -555,15 +555,9 @@ int ir_remove_dead(IrComputation *comp)
 
 int ir_module_remove_dead(IrModule *m)
 {
-    int removed = 0, live = 0;
-    for (int c = 0; c < m->n_computations; c++) {
+    int removed = 0;
+    for (int c = 0; c < m->n_computations; c++)
         removed += ir_remove_dead(m->computations[c]);
-        live += m->computations[c]->n_instrs;
-    }
-    /* Renumbering reads every instruction: only once removed ones leave
-     * more holes in the id range than there are instructions. */
-    if (m->next_instr_id > 2 * live)
-        ir_module_renumber(m);
     return removed;
 }
 
@@ -614,15 +608,6 @@ int ir_computation_id_span(const IrComputation *comp, int *lo)
     }
     *lo = min;
     return max - min + 1;
-}
-
-void ir_module_renumber(IrModule *m)
-{
-    int id = 0;
-    for (int c = 0; c < m->n_computations; c++)
-        for (int i = 0; i < m->computations[c]->n_instrs; i++)
-            m->computations[c]->instrs[i]->id = id++;
-    m->next_instr_id = id;
 }
 
 const char *ir_unique_name(IrComputation *comp, const char *base)

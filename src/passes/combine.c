@@ -161,7 +161,7 @@ static void ivec_push(IntVec *a, int x)
 
 /* Instruction id -> two ints, for the instructions of one computation.
  * Ids are module-wide but a computation's are mostly one run (the parser
- * numbers them in order, dead-code removal renumbers them), so the values
+ * numbers them in order, compaction renumbers them), so the values
  * are two plain arrays indexed by id - base when the ids span at most a
  * few times their number: small, and neighbours in the graph stay
  * neighbours in memory.  A sparse span (a small computation after many

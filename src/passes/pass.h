@@ -100,8 +100,8 @@ typedef struct PassScan {
 } PassScan;
 void pass_scan(const IrModule *m, IrOpcode op, PassScan *s);
 void pass_scan_free(PassScan *s);
-/* Removes dead instructions from every computation (and may renumber and
- * move the live ones: see pipeline.c); returns how many. */
+/* Removes dead instructions from every computation (and may move and
+ * renumber the live ones: see pipeline.c); returns how many. */
 int pass_remove_dead_code(IrModule *m);
 
 #endif /* PASS_H */

@@ -1,5 +1,5 @@
 /* test_module.c: module editing (src/ir/module.c): dead-code removal, id
- * renumbering and spans, operands held inline, typed attribute setters;
+ * spans, operands held inline, typed attribute setters;
  * moving the live instructions together (src/ir/compact.c). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,12 +82,12 @@ static void remove_dead_in_a_computation_far_from_the_others_ids(void **state)
     ir_module_free(m);
 }
 
-static void renumber_counts_in_order(void **state)
+static void compaction_numbers_in_order(void **state)
 {
     (void)state;
     IrModule *m = parse(dead_code);
     ir_remove_dead(m->entry);
-    ir_module_renumber(m);
+    assert_true(ir_module_compact(m));
     int id = 0;
     for (int c = 0; c < m->n_computations; c++) {
         int lo, span = ir_computation_id_span(m->computations[c], &lo);
@@ -270,7 +270,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(remove_dead_follows_chains_and_keeps_roots_and_parameters),
         cmocka_unit_test(remove_dead_in_a_computation_far_from_the_others_ids),
-        cmocka_unit_test(renumber_counts_in_order),
+        cmocka_unit_test(compaction_numbers_in_order),
         cmocka_unit_test(few_operands_are_held_inline),
         cmocka_unit_test(typed_attribute_setters),
         cmocka_unit_test(compact_moves_live_instructions_together_in_order),
