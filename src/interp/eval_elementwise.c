@@ -237,19 +237,15 @@ static void narrow_init(Narrow *c, IrElemType t)
 DEFINE_CODEC16(base, )
 #ifdef INTERP_HAVE_AVX2
 DEFINE_CODEC16(avx2, __attribute__((target("avx2"))))
+#define CODEC16(f) (interp_use_avx2() ? f##_avx2 : f##_base)
+#else
+#define CODEC16(f) f##_base
 #endif
 
 static void narrow_decode(const Narrow *c, const void *in, float *restrict out, int64_t n)
 {
     if (c->bytes == 2) {
-        bool bf16 = c->type == IR_TYPE_BF16;
-#ifdef INTERP_HAVE_AVX2
-        if (interp_use_avx2()) {
-            decode16_avx2(bf16, in, out, n);
-            return;
-        }
-#endif
-        decode16_base(bf16, in, out, n);
+        CODEC16(decode16)(c->type == IR_TYPE_BF16, in, out, n);
     } else {
         const uint8_t *restrict p = in;
         for (int64_t i = 0; i < n; i++)
@@ -260,14 +256,7 @@ static void narrow_decode(const Narrow *c, const void *in, float *restrict out, 
 static void narrow_encode(const Narrow *c, const float *restrict in, void *out, int64_t n)
 {
     if (c->bytes == 2) {
-        bool bf16 = c->type == IR_TYPE_BF16;
-#ifdef INTERP_HAVE_AVX2
-        if (interp_use_avx2()) {
-            encode16_avx2(bf16, in, out, n);
-            return;
-        }
-#endif
-        encode16_base(bf16, in, out, n);
+        CODEC16(encode16)(c->type == IR_TYPE_BF16, in, out, n);
     } else {
         uint8_t *restrict p = out;
         for (int64_t i = 0; i < n; i++)
