@@ -2590,7 +2590,26 @@ def fam_conditional_tuple():
 def check_param(a):
     assert isinstance(a, np.ndarray), type(a)
     assert a.dtype in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                       np.uint32, np.uint64, np.float16, np.float32, np.float64), a.dtype
+                       np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
+                       np.complex128), a.dtype
+
+
+def extra_families():
+    """The families of scripts/interp_families/*.py, in file-name order.  Each
+    such file defines families(g) returning a list of functions to call; g is
+    this module, whose helpers (Module, case, seeded, to_type, ...) they use."""
+    import importlib.util
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interp_families")
+    fams = []
+    for fn in sorted(os.listdir(here)) if os.path.isdir(here) else []:
+        if not fn.endswith(".py"):
+            continue
+        spec = importlib.util.spec_from_file_location("interp_families." + fn[:-3],
+                                                      os.path.join(here, fn))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        fams += mod.families(sys.modules[__name__])
+    return fams
 
 
 def write_all():
@@ -2608,7 +2627,7 @@ def write_all():
                 fam_scatter, fam_elementwise_blocks, fam_reduce_long, fam_transpose_blocked,
                 fam_dot_blas, fam_dot_mixed_int, fam_sort_large, fam_gather_scatter_rows,
                 fam_reduce_window_large, fam_dynamic_slice_legacy, fam_gather_scatter_batching,
-                fam_conditional_tuple, fam_sort_key_types]
+                fam_conditional_tuple, fam_sort_key_types] + extra_families()
     for f in families:
         f()
     names = [c[0] for c in CASES]

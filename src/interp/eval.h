@@ -48,6 +48,37 @@ bool eval_dot(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
 bool eval_gather(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_scatter(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
+/* eval_convolution.c */
+bool eval_convolution(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_batch_norm.c */
+bool eval_batch_norm_training(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_batch_norm_inference(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_batch_norm_grad(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_linalg.c: cholesky and triangular-solve */
+bool eval_cholesky(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_triangular_solve(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_fft.c */
+bool eval_fft(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_select_and_scatter.c */
+bool eval_select_and_scatter(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_topk.c */
+bool eval_topk(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_rng.c: rng, rng-bit-generator, stochastic-convert */
+bool eval_rng(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_rng_bit_generator(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_stochastic_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_dynamic_shape.c: get-/set-dimension-size, dynamic-reshape */
+bool eval_get_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_set_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_dynamic_reshape(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
 /* simd.c: whether the kernels with AVX2 versions use them (the CPU has it
  * and HLOCHECK_SIMD=sse2 is not set).  Decided once per process. */
 bool interp_use_avx2(void);
@@ -71,5 +102,13 @@ static inline void eval_strides(const IrShape *s, int64_t *strides)
 bool eval_call_scalar(Interp *it, const IrComputation *comp, const IrElemType *arg_types,
                       const void *const *args, int n_args, void *const *results, int n_results,
                       Error *err);
+
+/* interp.c: "unsupported op: NAME" at the instruction (ERR_UNSUPPORTED). */
+bool eval_unsupported(const IrInstr *instr, Error *err);
+/* interp.c: the seed of the rng ops (InterpOptions.rng_seed) and a counter
+ * that grows by one at every call, so that each execution of an rng op (in a
+ * loop, say) draws a fresh stream, the same on every run. */
+uint64_t eval_rng_seed(const Interp *it);
+uint64_t eval_rng_next_call(Interp *it);
 
 #endif /* INTERP_EVAL_H */

@@ -23,9 +23,10 @@ struct Interp {
     int *pos;               /* instruction id -> position in its computation */
     Plan **plans;           /* by computation id */
     int n_plans;
+    uint64_t rng_calls;     /* eval_rng_next_call */
 };
 
-static bool unsupported(const IrInstr *instr, Error *err)
+bool eval_unsupported(const IrInstr *instr, Error *err)
 {
     return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: %s",
                      ir_opcode_name(instr->op));
@@ -112,6 +113,16 @@ const IrModule *interp_module(const Interp *it)
 const InterpTiming *interp_timing(const Interp *it)
 {
     return &it->timing;
+}
+
+uint64_t eval_rng_seed(const Interp *it)
+{
+    return it->opt.rng_seed;
+}
+
+uint64_t eval_rng_next_call(Interp *it)
+{
+    return it->rng_calls++;
 }
 
 /* ---- Constants and device ids */
@@ -351,7 +362,7 @@ static bool eval_async_start(Interp *it, const IrInstr *instr, Value *const *arg
     if (instr->info->async_wrapped == IR_OP_ASYNC_START) {
         const IrComputation *callee = instr->info->comps[IR_COMP_CALLS];
         if (!callee)
-            return unsupported(instr, err);
+            return eval_unsupported(instr, err);
         ok = run_computation(it, callee, args, instr->n_operands, &result, err);
     } else {
         IrInstr wrapped = *instr;       /* the wrapped op, on a copy with its own info */
@@ -430,16 +441,27 @@ static EvalFn array_evaluator(IrOpcode op)
     case IR_OP_DOT: return eval_dot;
     case IR_OP_GATHER: return eval_gather;
     case IR_OP_SCATTER: return eval_scatter;
+    case IR_OP_CONVOLUTION: return eval_convolution;
+    case IR_OP_BATCH_NORM_TRAINING: return eval_batch_norm_training;
+    case IR_OP_BATCH_NORM_INFERENCE: return eval_batch_norm_inference;
+    case IR_OP_BATCH_NORM_GRAD: return eval_batch_norm_grad;
+    case IR_OP_CHOLESKY: return eval_cholesky;
+    case IR_OP_TRIANGULAR_SOLVE: return eval_triangular_solve;
+    case IR_OP_FFT: return eval_fft;
+    case IR_OP_SELECT_AND_SCATTER: return eval_select_and_scatter;
+    case IR_OP_TOPK: return eval_topk;
+    case IR_OP_RNG: return eval_rng;
+    case IR_OP_RNG_BIT_GENERATOR: return eval_rng_bit_generator;
+    case IR_OP_STOCHASTIC_CONVERT: return eval_stochastic_convert;
+    case IR_OP_GET_DIMENSION_SIZE: return eval_get_dimension_size;
+    case IR_OP_SET_DIMENSION_SIZE: return eval_set_dimension_size;
+    case IR_OP_DYNAMIC_RESHAPE: return eval_dynamic_reshape;
     /* Handled in eval_instr, or not supported. */
-    case IR_OP_COPY: case IR_OP_STOCHASTIC_CONVERT: case IR_OP_DYNAMIC_RESHAPE:
-    case IR_OP_GET_DIMENSION_SIZE: case IR_OP_SET_DIMENSION_SIZE: case IR_OP_SELECT_AND_SCATTER:
-    case IR_OP_CONVOLUTION: case IR_OP_FFT: case IR_OP_TRIANGULAR_SOLVE: case IR_OP_CHOLESKY:
-    case IR_OP_TOPK: case IR_OP_BATCH_NORM_TRAINING: case IR_OP_BATCH_NORM_INFERENCE:
-    case IR_OP_BATCH_NORM_GRAD: case IR_OP_PARAMETER: case IR_OP_CONSTANT: case IR_OP_TUPLE:
+    case IR_OP_COPY: case IR_OP_PARAMETER: case IR_OP_CONSTANT: case IR_OP_TUPLE:
     case IR_OP_GET_TUPLE_ELEMENT: case IR_OP_CALL: case IR_OP_FUSION: case IR_OP_WHILE:
     case IR_OP_CONDITIONAL: case IR_OP_OPT_BARRIER: case IR_OP_AFTER_ALL:
-    case IR_OP_ADD_DEPENDENCY: case IR_OP_DOMAIN: case IR_OP_CUSTOM_CALL: case IR_OP_RNG:
-    case IR_OP_RNG_BIT_GENERATOR: case IR_OP_RNG_GET_AND_UPDATE_STATE: case IR_OP_INFEED:
+    case IR_OP_ADD_DEPENDENCY: case IR_OP_DOMAIN: case IR_OP_CUSTOM_CALL:
+    case IR_OP_RNG_GET_AND_UPDATE_STATE: case IR_OP_INFEED:
     case IR_OP_OUTFEED: case IR_OP_COPY_START: case IR_OP_COPY_DONE: case IR_OP_ASYNC_START:
     case IR_OP_ASYNC_UPDATE: case IR_OP_ASYNC_DONE: case IR_OP_REPLICA_ID:
     case IR_OP_PARTITION_ID: case IR_OP_ALL_GATHER: case IR_OP_ALL_GATHER_START:
@@ -497,7 +519,7 @@ static bool eval_structural(Interp *it, const IrInstr *instr, Value *const *args
     case IR_OP_ASYNC_DONE:
         return eval_done(instr, args, out);
     default:
-        return unsupported(instr, err);
+        return eval_unsupported(instr, err);
     }
 }
 

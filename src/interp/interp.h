@@ -78,6 +78,7 @@ typedef struct InterpOptions {
     InterpDevice device;    /* rank 0 of 1 when comm is NULL */
     const InterpComm *comm; /* NULL: single device */
     bool time;              /* collect per-opcode timings */
+    uint64_t rng_seed;      /* seeds rng and rng-get-and-update-state (hlo-run --seed) */
 } InterpOptions;
 
 /* Prepares a verified module for running (schedules, last uses). */

@@ -1,0 +1,9 @@
+/* eval_topk.c: topk.
+ * Not implemented yet: reported as unsupported, never skipped. */
+#include "eval.h"
+
+bool eval_topk(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it, (void)args, (void)out;
+    return eval_unsupported(instr, err);
+}
