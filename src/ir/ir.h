@@ -297,6 +297,16 @@ typedef struct IrWindowDim {
     bool reversal;
 } IrWindowDim;
 
+/* A convolution's dim_labels=b01f_01io->b01f: which dimension of the input
+ * (lhs), kernel (rhs) and output holds batch / feature and each spatial
+ * dimension (spatial[k] is the dimension labelled with digit k). */
+typedef struct IrConvDims {
+    int n_spatial;
+    int64_t input_batch, input_feature, input_spatial[IR_MAX_RANK];
+    int64_t kernel_input_feature, kernel_output_feature, kernel_spatial[IR_MAX_RANK];
+    int64_t output_batch, output_feature, output_spatial[IR_MAX_RANK];
+} IrConvDims;
+
 typedef enum IrCompareDir {
     IR_CMP_NONE, IR_CMP_EQ, IR_CMP_NE, IR_CMP_LT, IR_CMP_LE, IR_CMP_GT, IR_CMP_GE
 } IrCompareDir;
@@ -306,7 +316,11 @@ typedef enum IrCompareType {
 
 /* Replica groups as written, and always expanded.  The iota form is kept so
  * the printer can write it back as given. */
-typedef enum IrGroupsForm { IR_GROUPS_NONE, IR_GROUPS_EXPLICIT, IR_GROUPS_IOTA } IrGroupsForm;
+typedef enum IrGroupsForm { IR_GROUPS_NONE, IR_GROUPS_EXPLICIT, IR_GROUPS_IOTA, IR_GROUPS_MESH } IrGroupsForm;
+
+/* One axis of a mesh-form group list: a whole mesh axis (size 0) or the
+ * sub-axis :(pre_size)size of it. */
+typedef struct IrMeshAxisRef { int axis; int64_t pre_size, size; } IrMeshAxisRef;
 typedef struct IrReplicaGroups {
     IrGroupsForm form;          /* NONE: attribute absent */
     int n_groups;               /* 0 for {} (all participants) */
@@ -317,6 +331,14 @@ typedef struct IrReplicaGroups {
     int n_iota_dims;
     int64_t *iota_dims;
     int64_t *iota_perm;         /* NULL when no T(...) was written */
+    /* MESH only (XLA's MeshAxesReplicaGroupList):
+     * mesh[a=2,b=4]{b} or mesh[a=2,b=4], device_ids=(...) {a:(1)2}. */
+    const char *mesh_text;      /* as written, one line: printed back verbatim */
+    int n_mesh_axes;
+    int64_t *mesh_axis_sizes;
+    int64_t *mesh_device_ids;   /* NULL: the iota 0..n-1 */
+    int n_mesh_refs;
+    IrMeshAxisRef *mesh_refs;   /* the axes that make up each group, as listed */
 } IrReplicaGroups;
 
 typedef struct IrRawAttr {
@@ -351,6 +373,7 @@ typedef struct IrInstrInfo {
     int n_slice;  IrSliceDim *slice;         /* slice={[0:2], [1:5:2]}; n_slice = -1 absent */
     bool has_padding; int n_padding; IrPadDim *padding;    /* pad: padding=0_1x2_3_1 */
     bool has_window;  int n_window;  IrWindowDim *window;  /* window={size=2x2 ...} */
+    IrConvDims *conv_dims;      /* dim_labels=b01f_01io->b01f; NULL when absent */
     IrReplicaGroups replica_groups;
     bool has_source_target_pairs;
     int n_source_target_pairs;
@@ -491,7 +514,8 @@ const char *ir_raw_attr_get(const IrInstr *instr, const char *name);   /* NULL i
 void ir_raw_attr_set(IrModule *m, IrInstr *instr, const char *name, const char *value);
 void ir_set_channel_id(IrModule *m, IrInstr *instr, int64_t id);      /* id < 0 removes */
 int64_t ir_fresh_channel_id(const IrModule *m);                        /* max + 1 */
-/* Expands iota replica groups into explicit lists (fills groups/group_sizes). */
+/* Expands iota and mesh replica groups into explicit lists (fills
+ * groups/group_sizes); an invalid mesh or iota form is ERR_SYNTAX at loc. */
 bool ir_replica_groups_expand(Arena *a, IrReplicaGroups *g, IrLoc loc, Error *err);
 bool ir_replica_groups_equal(const IrReplicaGroups *a, const IrReplicaGroups *b);  /* after expansion */
 /* The callees of an instruction: every IrComputation it references. */

@@ -687,54 +687,170 @@ int64_t ir_fresh_channel_id(const IrModule *m)
 
 /* [G,S]<=[dims]T(perm): iota 0..G*S-1, reshaped to dims, transposed by perm,
  * flattened, cut into G groups of S. */
-bool ir_replica_groups_expand(Arena *a, IrReplicaGroups *g, IrLoc loc, Error *err)
+/* out[i] for the row-major walk of src (dims[0..nd), NULL: the iota
+ * 0, 1, ...) seen through the transpose perm: out has dims dims[perm[k]]. */
+static void transpose_flatten(const int64_t *src, int nd, const int64_t *dims, const int *perm,
+                              int64_t total, int64_t *out)
 {
-    if (g->form != IR_GROUPS_IOTA)
-        return true;
-    int64_t total = g->iota_groups * g->iota_size, prod = 1;
-    int nd = g->n_iota_dims;
-    for (int i = 0; i < nd; i++)
-        prod *= g->iota_dims[i];
-    if (g->iota_groups <= 0 || g->iota_size <= 0 || prod != total || total > (1 << 24))
-        return error_set(err, ERR_SYNTAX, loc,
-                         "replica_groups: [%lld,%lld] does not match the reshape dims",
-                         (long long)g->iota_groups, (long long)g->iota_size);
-    int64_t *flat = ARENA_ARRAY(a, int64_t, (size_t)total);
-    int *sizes = ARENA_ARRAY(a, int, (size_t)g->iota_groups);
-    int64_t **groups = ARENA_ARRAY(a, int64_t *, (size_t)g->iota_groups);
-    if (!flat || !sizes || !groups)
-        return error_set(err, ERR_NOMEM, loc, "out of memory");
-    /* Walk the transposed array in row-major order: out index i has
-     * coordinates c[] over dims[perm[k]]; the source value is the row-major
-     * offset of the permuted coordinates in dims. */
     int64_t coord[IR_MAX_RANK] = {0}, stride[IR_MAX_RANK];
-    if (nd > IR_MAX_RANK)
-        return error_set(err, ERR_SYNTAX, loc, "replica_groups: too many reshape dims");
     for (int k = nd - 1, s = 1; k >= 0; k--) {
         stride[k] = s;
-        s *= (int)g->iota_dims[k];
+        s *= (int)dims[k];
     }
     for (int64_t i = 0; i < total; i++) {
         int64_t v = 0;
-        for (int k = 0; k < nd; k++) {
-            int src = g->iota_perm ? (int)g->iota_perm[k] : k;
-            v += coord[k] * stride[src];
-        }
-        flat[i] = v;
+        for (int k = 0; k < nd; k++)
+            v += coord[k] * stride[perm[k]];
+        out[i] = src ? src[v] : v;
         for (int k = nd - 1; k >= 0; k--) {
-            int src = g->iota_perm ? (int)g->iota_perm[k] : k;
-            if (++coord[k] < g->iota_dims[src])
+            if (++coord[k] < dims[perm[k]])
                 break;
             coord[k] = 0;
         }
     }
-    for (int64_t k = 0; k < g->iota_groups; k++) {
-        groups[k] = flat + k * g->iota_size;
-        sizes[k] = (int)g->iota_size;
+}
+
+/* Cuts flat (total ids) into groups of size each. */
+static bool set_groups(Arena *a, IrReplicaGroups *g, int64_t *flat, int64_t total, int64_t size, IrLoc loc,
+                       Error *err)
+{
+    int64_t n = total / size;
+    int *sizes = ARENA_ARRAY(a, int, (size_t)n);
+    int64_t **groups = ARENA_ARRAY(a, int64_t *, (size_t)n);
+    if (!sizes || !groups)
+        return error_set(err, ERR_NOMEM, loc, "out of memory");
+    for (int64_t k = 0; k < n; k++) {
+        groups[k] = flat + k * size;
+        sizes[k] = (int)size;
     }
-    g->n_groups = (int)g->iota_groups;
+    g->n_groups = (int)n;
     g->groups = groups;
     g->group_sizes = sizes;
+    return true;
+}
+
+static bool expand_iota(Arena *a, IrReplicaGroups *g, IrLoc loc, Error *err)
+{
+    int64_t total = g->iota_groups * g->iota_size, prod = 1;
+    int nd = g->n_iota_dims;
+    for (int i = 0; i < nd && prod <= (1 << 24); i++)
+        prod *= g->iota_dims[i] > 0 ? g->iota_dims[i] : (1 << 25);
+    if (g->iota_groups <= 0 || g->iota_size <= 0 || g->iota_groups > (1 << 24) || g->iota_size > (1 << 24) ||
+        prod != total || total > (1 << 24))
+        return error_set(err, ERR_SYNTAX, loc,
+                         "replica_groups: [%lld,%lld] does not match the reshape dims",
+                         (long long)g->iota_groups, (long long)g->iota_size);
+    if (nd > IR_MAX_RANK)
+        return error_set(err, ERR_SYNTAX, loc, "replica_groups: too many reshape dims");
+    int perm[IR_MAX_RANK];
+    for (int k = 0; k < nd; k++)
+        perm[k] = g->iota_perm ? (int)g->iota_perm[k] : k;
+    int64_t *flat = ARENA_ARRAY(a, int64_t, (size_t)total);
+    if (!flat)
+        return error_set(err, ERR_NOMEM, loc, "out of memory");
+    transpose_flatten(NULL, nd, g->iota_dims, perm, total, flat);
+    return set_groups(a, g, flat, total, g->iota_size, loc, err);
+}
+
+/* The reshape of one mesh axis of size full that its refs (n of them, all
+ * on this axis) need: dims appended to dims[*nd], the grouped ones (in the
+ * order the refs are listed) to grouped[*ng].  As XLA's
+ * MeshAxesReplicaGroupList: a whole axis is one grouped dim; one sub-axis
+ * :(pre)size splits it into [pre, size, rest] and groups the middle; several
+ * sub-axes, taken by pre_size, get padding dims between them. */
+static bool mesh_axis_dims(const IrMeshAxisRef *const *refs, int n, int64_t full, int64_t *dims, int *nd,
+                           int *grouped, int *ng)
+{
+    if (n == 1 && refs[0]->size == 0) {
+        grouped[(*ng)++] = *nd;
+        dims[(*nd)++] = full;
+        return true;
+    }
+    int order[IR_MAX_RANK];
+    for (int i = 0; i < n; i++) {
+        if (refs[i]->size == 0)
+            return false;           /* a whole axis beside a part of it */
+        order[i] = i;
+    }
+    for (int i = 1; i < n; i++)     /* insertion sort by pre_size */
+        for (int j = i; j > 0 && refs[order[j]]->pre_size < refs[order[j - 1]]->pre_size; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int64_t prefix = 1;
+    int at[IR_MAX_RANK];
+    for (int i = 0; i < n; i++) {
+        const IrMeshAxisRef *r = refs[order[i]];
+        if (r->pre_size % prefix != 0 || *nd + 2 > IR_MAX_RANK)
+            return false;           /* overlapping sub-axes */
+        if (r->pre_size != prefix) {
+            dims[(*nd)++] = r->pre_size / prefix;
+            prefix = r->pre_size;
+        }
+        at[order[i]] = *nd;
+        dims[(*nd)++] = r->size;
+        prefix *= r->size;
+    }
+    if (full % prefix != 0 || *nd + 1 > IR_MAX_RANK)
+        return false;
+    if (prefix != full)
+        dims[(*nd)++] = full / prefix;
+    for (int i = 0; i < n; i++)
+        grouped[(*ng)++] = at[i];
+    return true;
+}
+
+static bool expand_mesh(Arena *a, IrReplicaGroups *g, IrLoc loc, Error *err)
+{
+    int64_t total = 1, size = 1;
+    for (int i = 0; i < g->n_mesh_axes; i++)
+        total *= g->mesh_axis_sizes[i];
+    int64_t dims[IR_MAX_RANK];
+    int grouped[IR_MAX_RANK], nd = 0, ng = 0;
+    for (int ax = 0; ax < g->n_mesh_axes; ax++) {
+        const IrMeshAxisRef *refs[IR_MAX_RANK];
+        int n = 0;
+        for (int r = 0; r < g->n_mesh_refs && n < IR_MAX_RANK; r++)
+            if (g->mesh_refs[r].axis == ax)
+                refs[n++] = &g->mesh_refs[r];
+        int64_t full = g->mesh_axis_sizes[ax];
+        bool ok = true;
+        if (n == 0 && nd < IR_MAX_RANK)
+            dims[nd++] = full;
+        else
+            ok = n > 0 && mesh_axis_dims(refs, n, full, dims, &nd, grouped, &ng);
+        if (!ok)
+            return error_set(err, ERR_SYNTAX, loc, "replica_groups: the axes of %s overlap or do not divide its axis %d",
+                             g->mesh_text, ax);
+    }
+    for (int r = 0; r < g->n_mesh_refs; r++)
+        size *= g->mesh_refs[r].size ? g->mesh_refs[r].size : g->mesh_axis_sizes[g->mesh_refs[r].axis];
+    if (size < 2)
+        return error_set(err, ERR_SYNTAX, loc, "replica_groups: %s has groups of one device", g->mesh_text);
+    int perm[IR_MAX_RANK], np = 0;
+    for (int d = 0; d < nd; d++) {
+        bool in_group = false;
+        for (int k = 0; k < ng; k++)
+            in_group |= grouped[k] == d;
+        if (!in_group)
+            perm[np++] = d;
+    }
+    for (int k = 0; k < ng; k++)
+        perm[np++] = grouped[k];
+    int64_t *flat = ARENA_ARRAY(a, int64_t, (size_t)total);
+    if (!flat)
+        return error_set(err, ERR_NOMEM, loc, "out of memory");
+    transpose_flatten(g->mesh_device_ids, nd, dims, perm, total, flat);
+    return set_groups(a, g, flat, total, size, loc, err);
+}
+
+bool ir_replica_groups_expand(Arena *a, IrReplicaGroups *g, IrLoc loc, Error *err)
+{
+    if (g->form == IR_GROUPS_IOTA)
+        return expand_iota(a, g, loc, err);
+    if (g->form == IR_GROUPS_MESH)
+        return expand_mesh(a, g, loc, err);
     return true;
 }
 

@@ -133,7 +133,8 @@ static bool is_ident_start(int c)
 
 static bool is_ident_char(int c)
 {
-    return is_ident_start(c) || (c >= '0' && c <= '9') || c == '-' || c == '.';
+    /* '#' as current XLA names some parameters: %param#0 */
+    return is_ident_start(c) || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '#';
 }
 
 static bool is_digit(int c)
@@ -998,10 +999,189 @@ static void parse_explicit_groups(Parser *p, IrReplicaGroups *g)
     g->group_sizes = sizes;
 }
 
+/* ---- Mesh-form replica groups, read character by character: the axis
+ * names are quoted with ' or " (or bare), and ":(" and "=" appear where the
+ * token grammar does not expect them.  Cursor over the text: */
+typedef struct MeshScan { const char *s; size_t n, i; } MeshScan;
+
+static void mesh_space(MeshScan *m)
+{
+    while (m->i < m->n && (m->s[m->i] == ' ' || m->s[m->i] == '\t'))
+        m->i++;
+}
+
+static bool mesh_eat(MeshScan *m, char c)
+{
+    mesh_space(m);
+    if (m->i < m->n && m->s[m->i] == c) {
+        m->i++;
+        return true;
+    }
+    return false;
+}
+
+/* A quoted or bare axis name: its span in *at, *len; false if none. */
+static bool mesh_name(MeshScan *m, size_t *at, size_t *len)
+{
+    mesh_space(m);
+    if (m->i >= m->n)
+        return false;
+    char q = m->s[m->i];
+    if (q == '\'' || q == '"') {
+        size_t j = m->i + 1;
+        while (j < m->n && m->s[j] != q && m->s[j] != '\n')
+            j++;
+        if (j >= m->n || m->s[j] != q)
+            return false;
+        *at = m->i + 1;
+        *len = j - m->i - 1;
+        m->i = j + 1;
+        return *len > 0;
+    }
+    size_t j = m->i;
+    while (j < m->n && (is_ident_start(m->s[j]) || (j > m->i && is_ident_char(m->s[j]) && m->s[j] != '-')))
+        j++;
+    *at = m->i;
+    *len = j - m->i;
+    m->i = j;
+    return *len > 0;
+}
+
+static bool mesh_int(MeshScan *m, int64_t *v)
+{
+    mesh_space(m);
+    size_t j = m->i;
+    int64_t x = 0;
+    while (j < m->n && m->s[j] >= '0' && m->s[j] <= '9' && x < ((int64_t)1 << 40))
+        x = 10 * x + (m->s[j++] - '0');
+    if (j == m->i || (j < m->n && m->s[j] >= '0' && m->s[j] <= '9'))
+        return false;
+    m->i = j;
+    *v = x;
+    return true;
+}
+
+typedef struct MeshAxisName { size_t at, len; } MeshAxisName;
+
+static int mesh_axis_index(const MeshScan *m, const MeshAxisName *names, int n, size_t at, size_t len)
+{
+    for (int k = 0; k < n; k++)
+        if (names[k].len == len && memcmp(m->s + names[k].at, m->s + at, len) == 0)
+            return k;
+    return -1;
+}
+
+/* mesh[a=2,b=4]{b}, mesh['x'=8], device_ids=(3,2,1,0,...) {'x':(1)2}:
+ * the mesh's axes and sizes, an optional device order, then the axes (or
+ * sub-axes :(pre_size)size) each group spans. */
+static void parse_mesh_groups(Parser *p, IrReplicaGroups *g)
+{
+    IrLoc at = loc_of(p, &p->tok);
+    MeshScan m = { p->src + p->tok.start, p->len - p->tok.start, 4 };    /* past "mesh" */
+    MeshAxisName names[IR_MAX_RANK];
+    int64_t sizes[IR_MAX_RANK], total = 1;
+    int n_axes = 0;
+    if (!mesh_eat(&m, '['))
+        fail_at(p, at, "replica_groups: expected '[' after mesh");
+    do {
+        size_t na, nl;
+        int64_t size;
+        if (n_axes == IR_MAX_RANK || !mesh_name(&m, &na, &nl) || !mesh_eat(&m, '=') || !mesh_int(&m, &size))
+            fail_at(p, at, "replica_groups: expected axis=size in mesh[...]");
+        if (size < 1 || (total *= size) > (1 << 24))
+            fail_at(p, at, "replica_groups: mesh axis sizes must be positive, at most 2^24 devices in all");
+        if (mesh_axis_index(&m, names, n_axes, na, nl) >= 0)
+            fail_at(p, at, "replica_groups: mesh axis '%.*s' named twice", (int)nl, m.s + na);
+        names[n_axes] = (MeshAxisName){ na, nl };
+        sizes[n_axes++] = size;
+    } while (mesh_eat(&m, ','));
+    if (!mesh_eat(&m, ']'))
+        fail_at(p, at, "replica_groups: expected ']' closing mesh[...]");
+    int64_t *ids = NULL;
+    size_t save = m.i;
+    size_t dn, dl;
+    if (mesh_eat(&m, ',') && mesh_name(&m, &dn, &dl) && dl == 10 && memcmp(m.s + dn, "device_ids", 10) == 0) {
+        if (!mesh_eat(&m, '=') || !mesh_eat(&m, '('))
+            fail_at(p, at, "replica_groups: expected device_ids=(...)");
+        ids = p_alloc(p, (size_t)total, sizeof *ids);
+        bool *seen = p_alloc(p, (size_t)total, sizeof *seen);
+        int64_t k = 0;
+        for (;;) {       /* integers in order; brackets and commas between them are layout */
+            mesh_space(&m);
+            if (m.i < m.n && (m.s[m.i] == ',' || m.s[m.i] == '[' || m.s[m.i] == ']' || m.s[m.i] == '{' ||
+                              m.s[m.i] == '}')) {
+                m.i++;
+                continue;
+            }
+            if (mesh_eat(&m, ')'))
+                break;
+            int64_t v;
+            if (!mesh_int(&m, &v) || k == total || v >= total || seen[v])
+                fail_at(p, at, "replica_groups: device_ids must list each of the %lld devices once",
+                        (long long)total);
+            seen[v] = true;
+            ids[k++] = v;
+        }
+        if (k != total)
+            fail_at(p, at, "replica_groups: device_ids lists %lld of %lld devices", (long long)k, (long long)total);
+    } else {
+        m.i = save;
+    }
+    if (!mesh_eat(&m, '{'))
+        fail_at(p, at, "replica_groups: expected '{' and the group axes after mesh[...]");
+    IrMeshAxisRef refs[IR_MAX_RANK];
+    int n_refs = 0;
+    if (!mesh_eat(&m, '}')) {
+        do {
+            size_t na, nl;
+            if (n_refs == IR_MAX_RANK || !mesh_name(&m, &na, &nl))
+                fail_at(p, at, "replica_groups: expected a mesh axis name in {...}");
+            int ax = mesh_axis_index(&m, names, n_axes, na, nl);
+            if (ax < 0)
+                fail_at(p, at, "replica_groups: '%.*s' is not an axis of the mesh", (int)nl, m.s + na);
+            IrMeshAxisRef r = { ax, 0, 0 };
+            if (mesh_eat(&m, ':')) {
+                if (!mesh_eat(&m, '(') || !mesh_int(&m, &r.pre_size) || !mesh_eat(&m, ')') || !mesh_int(&m, &r.size))
+                    fail_at(p, at, "replica_groups: expected a sub-axis name:(pre_size)size");
+                if (r.pre_size < 1 || r.size < 2 || r.size >= sizes[ax] || r.pre_size >= sizes[ax] ||
+                    sizes[ax] % (r.pre_size * r.size))
+                    fail_at(p, at, "replica_groups: sub-axis :(%lld)%lld does not fit axis '%.*s' of size %lld",
+                            (long long)r.pre_size, (long long)r.size, (int)nl, m.s + na, (long long)sizes[ax]);
+            }
+            for (int k = 0; k < n_refs; k++)
+                if (refs[k].axis == ax && (refs[k].size == 0 || r.size == 0))
+                    fail_at(p, at, "replica_groups: axis '%.*s' listed twice", (int)nl, m.s + na);
+            refs[n_refs++] = r;
+        } while (mesh_eat(&m, ','));
+        if (!mesh_eat(&m, '}'))
+            fail_at(p, at, "replica_groups: expected '}' closing the group axes");
+    }
+    g->form = IR_GROUPS_MESH;
+    g->n_mesh_axes = n_axes;
+    g->mesh_axis_sizes = p_alloc(p, (size_t)n_axes, sizeof *sizes);
+    memcpy(g->mesh_axis_sizes, sizes, (size_t)n_axes * sizeof *sizes);
+    g->mesh_device_ids = ids;
+    g->n_mesh_refs = n_refs;
+    g->mesh_refs = p_alloc(p, (size_t)n_refs, sizeof *refs);
+    memcpy(g->mesh_refs, refs, (size_t)n_refs * sizeof *refs);
+    g->mesh_text = one_line(p, p->tok.start, p->tok.start + m.i);
+    /* Continue lexing after the closing brace. */
+    p->pos = p->tok.start;
+    p->line = p->tok.line;
+    p->col = p->tok.col;
+    advance(p, m.i);
+    next(p);
+    at.file = p->user_file;
+    if (!ir_replica_groups_expand(p->arena, g, at, p->err))
+        longjmp(p->fail, 1);
+}
+
 static void parse_replica_groups(Parser *p, IrReplicaGroups *g)
 {
     if (p->tok.kind == T_LBRACKET)
         parse_iota_groups(p, g);
+    else if (tok_is(p, "mesh"))
+        parse_mesh_groups(p, g);
     else
         parse_explicit_groups(p, g);
 }
@@ -1107,6 +1287,51 @@ static void parse_padding(Parser *p, IrInstr *instr)
     instr->info->has_padding = true;
     instr->info->n_padding = (int)n;
     instr->info->padding = dims;
+}
+
+/* One part of dim_labels (e.g. "b01f" with a = 'b', b = 'f'): the
+ * dimension of a, of b and of each spatial digit; false if a label is
+ * missing, repeated or unknown. */
+static bool conv_labels(const char *s, size_t n, char a, char b, int64_t *da, int64_t *db, int64_t *spatial,
+                        int n_spatial)
+{
+    *da = *db = -1;
+    for (int k = 0; k < n_spatial; k++)
+        spatial[k] = -1;
+    if ((int)n != n_spatial + 2)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        int64_t *slot = s[i] == a ? da : s[i] == b ? db
+                      : (s[i] >= '0' && s[i] - '0' < n_spatial) ? &spatial[s[i] - '0'] : NULL;
+        if (!slot || *slot >= 0)
+            return false;
+        *slot = (int64_t)i;
+    }
+    return true;
+}
+
+/* dim_labels=b01f_01io->b01f: input, kernel and output labels (XLA's
+ * ConvolutionDimensionNumbers); read as one run of characters since the
+ * token grammar would split it at '-' and '>'. */
+static void parse_dim_labels(Parser *p, IrInstr *instr)
+{
+    IrLoc at;
+    const char *text = raw_run(p, "0123456789bfio_->?", &at);
+    const char *us = strchr(text, '_'), *arrow = strstr(text, "->");
+    if (!us || !arrow || arrow < us)
+        fail_at(p, at, "malformed dim_labels '%s': want input_kernel->output, e.g. b01f_01io->b01f", text);
+    size_t ni = (size_t)(us - text), nk = (size_t)(arrow - us - 1), no = strlen(arrow + 2);
+    int n_spatial = (int)ni - 2;
+    IrConvDims *d = p_alloc(p, 1, sizeof *d);
+    d->n_spatial = n_spatial;
+    if (n_spatial < 0 || n_spatial > 10 || !conv_labels(text, ni, 'b', 'f', &d->input_batch, &d->input_feature,
+                                                        d->input_spatial, n_spatial) ||
+        !conv_labels(us + 1, nk, 'i', 'o', &d->kernel_input_feature, &d->kernel_output_feature, d->kernel_spatial,
+                     n_spatial) ||
+        !conv_labels(arrow + 2, no, 'b', 'f', &d->output_batch, &d->output_feature, d->output_spatial, n_spatial))
+        fail_at(p, at, "malformed dim_labels '%s': each part names batch/feature (b f, kernel i o) and the "
+                "spatial dimensions 0..N-1 once", text);
+    instr->info->conv_dims = d;
 }
 
 static int find_name(const char *const *names, int count, const char *s, size_t n);
@@ -1363,8 +1588,11 @@ static bool parse_structured_attr(Parser *p, IrInstr *instr, const char *name, s
         parse_slice(p, instr);
     else if (name_is(name, n, "padding") && op == IR_OP_PAD)
         parse_padding(p, instr);
-    else if (name_is(name, n, "window") && (op == IR_OP_REDUCE_WINDOW || op == IR_OP_SELECT_AND_SCATTER))
+    else if (name_is(name, n, "window") &&
+             (op == IR_OP_REDUCE_WINDOW || op == IR_OP_SELECT_AND_SCATTER || op == IR_OP_CONVOLUTION))
         parse_window(p, instr);
+    else if (name_is(name, n, "dim_labels") && op == IR_OP_CONVOLUTION)
+        parse_dim_labels(p, instr);
     else if (name_is(name, n, "direction") && op == IR_OP_COMPARE)
         parse_direction(p, instr);
     else if (name_is(name, n, "type") && op == IR_OP_COMPARE)

@@ -117,6 +117,9 @@ void ir_print_replica_groups(StrBuf *b, const IrReplicaGroups *g)
     case IR_GROUPS_IOTA:
         print_iota_groups(b, g);
         return;
+    case IR_GROUPS_MESH:
+        strbuf_puts(b, g->mesh_text);
+        return;
     }
 }
 
@@ -336,8 +339,40 @@ static void print_list_attrs(StrBuf *b, const IrInstr *instr)
 static void print_other_ints(StrBuf *b, const IrInstr *instr)
 {
     for (int k = 0; k < IR_INT_COUNT; k++)
-        if (k != IR_INT_CHANNEL_ID)
+        if (k != IR_INT_CHANNEL_ID && k != IR_INT_FEATURE_GROUP_COUNT && k != IR_INT_BATCH_GROUP_COUNT)
             print_int_attr(b, instr, (IrIntAttr)k);
+}
+
+/* One part of dim_labels: a at its dimension, b at its, digit k at spatial[k]. */
+static void put_conv_labels(StrBuf *b, char a, int64_t da, char bl, int64_t db, const int64_t *spatial, int n)
+{
+    char s[IR_MAX_RANK + 3];
+    for (int i = 0; i < n + 2; i++)
+        s[i] = '?';
+    s[da] = a;
+    s[db] = bl;
+    for (int k = 0; k < n; k++)
+        s[spatial[k]] = (char)('0' + k);
+    s[n + 2] = 0;
+    strbuf_puts(b, s);
+}
+
+/* dim_labels=b01f_01io->b01f, then feature_group_count and
+ * batch_group_count: the order of XLA's printer. */
+static void print_conv_attrs(StrBuf *b, const IrInstr *instr)
+{
+    const IrConvDims *d = instr->info->conv_dims;
+    if (d) {
+        attr_begin(b, "dim_labels");
+        put_conv_labels(b, 'b', d->input_batch, 'f', d->input_feature, d->input_spatial, d->n_spatial);
+        strbuf_putc(b, '_');
+        put_conv_labels(b, 'i', d->kernel_input_feature, 'o', d->kernel_output_feature, d->kernel_spatial,
+                        d->n_spatial);
+        strbuf_puts(b, "->");
+        put_conv_labels(b, 'b', d->output_batch, 'f', d->output_feature, d->output_spatial, d->n_spatial);
+    }
+    print_int_attr(b, instr, IR_INT_FEATURE_GROUP_COUNT);
+    print_int_attr(b, instr, IR_INT_BATCH_GROUP_COUNT);
 }
 
 static void print_other_bools(StrBuf *b, const IrInstr *instr)
@@ -572,7 +607,7 @@ static void print_raw_attrs(StrBuf *b, const IrRawAttr *attrs, int n)
 /* The printed order: channel_id, replica_groups, constrain_layout, the int
  * lists (attrs.def order), use_global_device_ids, the other ints, the other
  * true bools, direction, type, source_target_pairs, slice, padding, window,
- * words, computations, branch_computations, control-predecessors, then the
+ * dim_labels, feature_group_count, batch_group_count, words, computations, branch_computations, control-predecessors, then the
  * raw attributes in source order. */
 static void print_attrs(StrBuf *b, const IrInstr *instr)
 {
@@ -586,6 +621,7 @@ static void print_attrs(StrBuf *b, const IrInstr *instr)
     print_slice(b, instr);
     print_padding(b, instr);
     print_window(b, instr);
+    print_conv_attrs(b, instr);
     print_word_attrs(b, instr);
     print_comp_attrs(b, instr);
     print_branches(b, instr);

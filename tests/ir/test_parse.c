@@ -129,6 +129,150 @@ static void test_parse_iota_replica_groups(void **state)
     ir_module_free(m);
 }
 
+/* Mesh-form groups expand as XLA's MeshAxesReplicaGroupList does; each
+ * case is checked against the groups worked out by hand (comments). */
+static void assert_groups(const IrReplicaGroups *g, int n, int size, const int64_t *want)
+{
+    assert_int_equal(g->n_groups, n);
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(g->group_sizes[k], size);
+        for (int i = 0; i < size; i++)
+            assert_int_equal(g->groups[k][i], want[k * size + i]);
+    }
+}
+
+static IrReplicaGroups *mesh_groups(IrModule **m, const char *groups)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "HloModule m, replica_count=8\n%%add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+             " ROOT s = f32[] add(a, b) }\n"
+             "ENTRY e {\n  p#0 = f32[8] parameter(0)\n"
+             "  ROOT r = f32[8] all-reduce(p#0), replica_groups=%s, to_apply=%%add\n}\n", groups);
+    *m = parse_ok(text);
+    IrInstr *r = (*m)->entry->root;
+    assert_int_equal(r->info->replica_groups.form, IR_GROUPS_MESH);
+    assert_string_equal(r->operands[0]->name, "p#0");
+    return &r->info->replica_groups;
+}
+
+static void test_parse_mesh_replica_groups(void **state)
+{
+    (void)state;
+    IrModule *m;
+    /* minor axis b: rows of the 2x4 mesh */
+    assert_groups(mesh_groups(&m, "mesh['a'=2,'b'=4]{'b'}"), 2, 4, (int64_t[]){ 0, 1, 2, 3, 4, 5, 6, 7 });
+    ir_module_free(m);
+    /* major axis a: columns */
+    assert_groups(mesh_groups(&m, "mesh[a=2,b=4] {a}"), 4, 2, (int64_t[]){ 0, 4, 1, 5, 2, 6, 3, 7 });
+    ir_module_free(m);
+    /* both axes: one group of all */
+    assert_groups(mesh_groups(&m, "mesh[\"a\"=2,\"b\"=4]{\"a\",\"b\"}"), 1, 8,
+                  (int64_t[]){ 0, 1, 2, 3, 4, 5, 6, 7 });
+    ir_module_free(m);
+    /* a:(1)2 is the major factor of 8 = 2x4: {i, i+4} */
+    assert_groups(mesh_groups(&m, "mesh[a=8]{a:(1)2}"), 4, 2, (int64_t[]){ 0, 4, 1, 5, 2, 6, 3, 7 });
+    ir_module_free(m);
+    /* a:(2)2 is the middle factor of 8 = 2x2x2: {i, i+2} within each half */
+    assert_groups(mesh_groups(&m, "mesh[a=8]{a:(2)2}"), 4, 2, (int64_t[]){ 0, 2, 1, 3, 4, 6, 5, 7 });
+    ir_module_free(m);
+    /* the major and the minor factor of 8 = 2x2x2 together */
+    assert_groups(mesh_groups(&m, "mesh[a=8]{a:(1)2,a:(4)2}"), 2, 4, (int64_t[]){ 0, 1, 4, 5, 2, 3, 6, 7 });
+    ir_module_free(m);
+    /* an explicit device order */
+    assert_groups(mesh_groups(&m, "mesh[a=2,b=4], device_ids=(7,6,5,4,3,2,1,0) {b}"), 2, 4,
+                  (int64_t[]){ 7, 6, 5, 4, 3, 2, 1, 0 });
+    /* printed back as written */
+    StrBuf b;
+    strbuf_init(&b);
+    ir_print_instr(&b, m->entry->root);
+    assert_non_null(strstr(b.s, "replica_groups=mesh[a=2,b=4], device_ids=(7,6,5,4,3,2,1,0) {b}, to_apply=%add"));
+    assert_non_null(strstr(b.s, "all-reduce(%p#0)"));
+    strbuf_free(&b);
+    ir_module_free(m);
+}
+
+static void test_parse_rejects_bad_mesh_groups(void **state)
+{
+    (void)state;
+    const char *bad[][2] = {
+        { "mesh[a=2,b=4]{c}", "'c' is not an axis of the mesh" },
+        { "mesh[a=2,a=4]{a}", "named twice" },
+        { "mesh[a=8]{a:(1)3}", "does not fit axis" },
+        { "mesh[a=8]{a,a:(1)2}", "listed twice" },
+        { "mesh[a=4], device_ids=(0,1,1,2) {a}", "each of the 4 devices once" },
+        { "mesh[a=4]", "expected '{'" },
+        { "mesh[a=1]{a}", "groups of one device" },
+        { "mesh[a=8]{a:(1)4,a:(2)2}", "overlap" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "HloModule m\n%%add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+                 " ROOT s = f32[] add(a, b) }\n"
+                 "ENTRY e {\n  p = f32[8] parameter(0)\n"
+                 "  ROOT r = f32[8] all-reduce(p), replica_groups=%s, to_apply=%%add\n}\n", bad[i][0]);
+        Error err = parse_err(text);
+        if (!strstr(err.msg, bad[i][1]))
+            fail_msg("%s: got \"%s\", want \"%s\"", bad[i][0], err.msg, bad[i][1]);
+        assert_int_equal(err.loc.line, 7);
+    }
+}
+
+static void test_parse_convolution_attributes(void **state)
+{
+    (void)state;
+    IrModule *m = parse_ok(
+        "HloModule m\nENTRY e {\n  x = f32[8,3,9,9] parameter(0)\n  k = f32[3,3,3,16] parameter(1)\n"
+        "  ROOT c = f32[8,16,5,5] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1 rhs_reversal=0x1}, "
+        "dim_labels=bf01_01io->bf01, feature_group_count=1, batch_group_count=1\n}\n");
+    IrInstr *c = m->entry->root;
+    const IrConvDims *d = c->info->conv_dims;
+    assert_non_null(d);
+    assert_int_equal(d->n_spatial, 2);
+    assert_int_equal(d->input_batch, 0);
+    assert_int_equal(d->input_feature, 1);
+    assert_int_equal(d->input_spatial[0], 2);
+    assert_int_equal(d->input_spatial[1], 3);
+    assert_int_equal(d->kernel_spatial[0], 0);
+    assert_int_equal(d->kernel_input_feature, 2);
+    assert_int_equal(d->kernel_output_feature, 3);
+    assert_int_equal(d->output_feature, 1);
+    assert_int_equal(c->info->n_window, 2);
+    assert_int_equal(c->info->window[1].stride, 2);
+    assert_true(c->info->window[1].reversal);
+    assert_false(c->info->window[0].reversal);
+    assert_int_equal(c->ints[IR_INT_FEATURE_GROUP_COUNT].v, 1);
+    StrBuf b;
+    strbuf_init(&b);
+    ir_print_instr(&b, c);
+    assert_non_null(strstr(b.s, ", window={size=3x3 stride=2x2 pad=1_1x1_1 rhs_reversal=0x1}, "
+                                "dim_labels=bf01_01io->bf01, feature_group_count=1, batch_group_count=1"));
+    strbuf_free(&b);
+    ir_module_free(m);
+    /* spatial digits out of order, kernel dims permuted */
+    m = parse_ok("HloModule m\nENTRY e {\n  x = f32[1,5,5,2] parameter(0)\n  k = f32[2,3,3,4] parameter(1)\n"
+                 "  ROOT c = f32[1,3,4,3] convolution(x, k), window={size=3x3}, dim_labels=b10f_o10i->b1f0\n}\n");
+    d = m->entry->root->info->conv_dims;
+    assert_int_equal(d->input_spatial[0], 2);
+    assert_int_equal(d->input_spatial[1], 1);
+    assert_int_equal(d->kernel_output_feature, 0);
+    assert_int_equal(d->kernel_input_feature, 3);
+    assert_int_equal(d->output_spatial[0], 3);
+    assert_int_equal(d->output_feature, 2);
+    ir_module_free(m);
+    const char *bad[] = { "b01f_01io->b0f", "b01f_01io", "b00f_01io->b01f", "b01f_01xo->b01f", "b01f->b01f" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[400];
+        snprintf(text, sizeof text,
+                 "HloModule m\nENTRY e {\n  x = f32[1,5,5,2] parameter(0)\n  k = f32[3,3,2,4] parameter(1)\n"
+                 "  ROOT c = f32[1,3,3,4] convolution(x, k), window={size=3x3}, dim_labels=%s\n}\n", bad[i]);
+        Error err = parse_err(text);
+        if (!strstr(err.msg, "malformed dim_labels"))
+            fail_msg("%s: got \"%s\"", bad[i], err.msg);
+    }
+}
+
 static void test_parse_explicit_and_empty_groups(void **state)
 {
     (void)state;
@@ -433,6 +577,9 @@ int main(void)
         cmocka_unit_test(test_parse_header_attributes),
         cmocka_unit_test(test_parse_headerless_module_takes_entry_name),
         cmocka_unit_test(test_parse_iota_replica_groups),
+        cmocka_unit_test(test_parse_mesh_replica_groups),
+        cmocka_unit_test(test_parse_rejects_bad_mesh_groups),
+        cmocka_unit_test(test_parse_convolution_attributes),
         cmocka_unit_test(test_parse_explicit_and_empty_groups),
         cmocka_unit_test(test_parse_tuple_shapes),
         cmocka_unit_test(test_parse_literals_with_specials),
