@@ -12,6 +12,9 @@
 #    parameters or constants, and writes a pair that still differs with the
 #    command that shows it;
 #  * the same seed gives the same bits, also under other MPI algorithms;
+#  * opaque custom calls are functions of their operands (named in the
+#    header; off with --opaque-custom-calls=false), elided constants an
+#    error unless --fill-elided;
 #  * --json and --junit parse; on the transformer step at 2, 4 and 8 ranks
 #    the bf16 accumulation's error is larger than f32's, with numbers.
 # One line per case, closing "hlo-check: N passed, N failed"; TALLY support.
@@ -308,6 +311,85 @@ if [ $rc -eq 0 ] && grep -q "EQUIVALENT after every pass" "$tmp/out" && [ "$(gre
     ok "--per-pass: every pass of the demo's pipeline keeps it equivalent"
 else
     bad "--per-pass on the demo" "exit $rc"
+fi
+
+# Opaque custom calls: a function of their operands, named in the header.
+opaque_module() {  # $1: the custom call's operand
+    cat <<EOF
+HloModule m, replica_count=2
+
+%add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  r0 = f32[4] all-reduce(p), replica_groups={{0,1}}, to_apply=%add
+  r1 = f32[4] all-reduce(q), replica_groups={{0,1}}, to_apply=%add
+  m = f32[4] multiply(r0, r1)
+  ROOT c = (f32[4], f32[2]) custom-call($1), custom_call_target="te_fused_attn_forward_ffi", backend_config="{}"
+}
+EOF
+}
+opaque_module m >"$tmp/op_b.hlo"
+opaque_module r0 >"$tmp/op_a.hlo"
+mpi 2 "$check" --passes=default "$tmp/op_b.hlo" --trials=2
+rc=$?
+if [ $rc -eq 0 ] && grep -q "EQUIVALENT" "$tmp/out" && grep -q "opaque custom calls.*: te_fused_attn_forward_ffi" "$tmp/out"; then
+    ok "opaque custom call: the combined all-reduces keep its operand, equivalent; the target is named"
+else
+    bad "opaque custom call, default pipeline" "exit $rc"
+fi
+mpi 2 "$check" "$tmp/op_b.hlo" "$tmp/op_a.hlo" --trials=2
+rc=$?
+if [ $rc -eq 1 ] && grep -q "DIFFERENT" "$tmp/out"; then
+    ok "opaque custom call fed another operand: different"
+else
+    bad "opaque custom call, other operand" "exit $rc"
+fi
+mpi 2 "$check" --passes=default "$tmp/op_b.hlo" --opaque-custom-calls=false
+rc=$?
+if [ $rc -eq 2 ] && grep -q 'op_b.hlo:[0-9]*:[0-9]*: error: unsupported op: custom-call with target "te_fused_attn_forward_ffi"' "$tmp/err"; then
+    ok "--opaque-custom-calls=false: unsupported, exit 2, located"
+else
+    bad "--opaque-custom-calls=false" "exit $rc; $(head -c 300 "$tmp/err")"
+fi
+
+# Elided constants: an error, or with --fill-elided the same values in both modules.
+cat >"$tmp/el.hlo" <<'EOF'
+HloModule el, replica_count=2
+
+%add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[8] parameter(0)
+  w = f32[8] constant({...})
+  m = f32[8] multiply(p, w)
+  r0 = f32[8] all-reduce(m), replica_groups={{0,1}}, to_apply=%add
+  r1 = f32[8] all-reduce(w), replica_groups={{0,1}}, to_apply=%add
+  ROOT t = (f32[8], f32[8]) tuple(r0, r1)
+}
+EOF
+mpi 2 "$check" --passes=default "$tmp/el.hlo" --trials=2
+rc=$?
+if [ $rc -eq 2 ] && grep -q "el.hlo:11:3: error: constant w is elided" "$tmp/err"; then
+    ok "elided constant without --fill-elided: exit 2, located"
+else
+    bad "elided constant" "exit $rc; $(head -c 300 "$tmp/err")"
+fi
+mpi 2 "$check" --passes=default "$tmp/el.hlo" --trials=2 --fill-elided
+rc=$?
+if [ $rc -eq 0 ] && grep -q "EQUIVALENT" "$tmp/out" && [ "$(grep -c "note: el: 1 elided constant ({...}) filled.*: w" "$tmp/err")" -eq 1 ]; then
+    ok "--fill-elided: equivalent, one note"
+else
+    bad "--fill-elided" "exit $rc; $(head -c 300 "$tmp/err")"
 fi
 
 # The transformer step: bf16 accumulation measurably worse than f32's.

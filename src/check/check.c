@@ -14,7 +14,7 @@
 void check_options_default(CheckOptions *opt)
 {
     *opt = (CheckOptions){ .trials = 8, .seed = 0, .dist = CHECK_DIST_UNIFORM,
-                           .tol = { CHECK_AUTO, 0, 0, 0 }, .oracle = -1 };
+                           .tol = { CHECK_AUTO, 0, 0, 0 }, .oracle = -1, .opaque_custom_calls = true };
 }
 
 /* Trial t's seed: one splitmix64 step of seed + t, so trials are unrelated
@@ -186,7 +186,8 @@ static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *
         pb[n_probes] = site->before_probe;
         pa[n_probes++] = site->after_probe;
     }
-    InterpOptions io = { .device = dev, .comm = coll_comm(r->c) };
+    InterpOptions io = { .device = dev, .comm = coll_comm(r->c),
+                         .opaque = r->opt->opaque_custom_calls ? check_opaque_custom_call : NULL };
     r->n_probes = n_probes;
     bool ok = side_new(&r->before, before, pb, n_probes, NULL, 0, &io, err) &&
               side_new(&r->after, after, pa, n_probes, rep->sites, rep->n_sites, &io, err);
@@ -470,12 +471,30 @@ static void progress(const Run *r, int done)
         fprintf(stderr, "\rhlo-check: trial %d/%d%s", done, r->opt->trials, done == r->opt->trials ? "\n" : "");
 }
 
+/* The custom-call targets of either module that run as opaque functions. */
+static void note_opaque(CheckReport *rep, const IrModule *before, const IrModule *after)
+{
+    const int max = (int)(sizeof rep->opaque / sizeof rep->opaque[0]);
+    rep->n_opaque = interp_unknown_custom_calls(before, rep->opaque, max);
+    const char *more[16];
+    int n = interp_unknown_custom_calls(after, more, max);
+    for (int i = 0; i < n && rep->n_opaque < max; i++) {
+        bool seen = false;
+        for (int k = 0; k < rep->n_opaque && !seen; k++)
+            seen = strcmp(rep->opaque[k], more[i]) == 0;
+        if (!seen)
+            rep->opaque[rep->n_opaque++] = more[i];
+    }
+}
+
 bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
                    CheckReport *rep, Error *err)
 {
     memset(rep, 0, sizeof *rep);
     Run r = { .c = c, .opt = opt, .rep = rep, .rank = coll_rank(c) };
     rep->inputs_given = opt->inputs != NULL;
+    if (opt->opaque_custom_calls)
+        note_opaque(rep, before, after);
     bool ok = setup(&r, before, after, err);
     for (int t = 0; ok && t < opt->trials; t++) {
         ok = trial(&r, t, err);

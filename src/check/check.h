@@ -25,9 +25,31 @@ const char *check_dist_name(CheckDist dist);
  * time and needs clamping the other half. */
 Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed, CheckDist dist,
                           Error *err);
+/* A value of shape s drawn as above from the stream whose key is given
+ * (the s[i] = sm(key + i*G) step on): opaque custom calls and elided
+ * constants. */
+Value *check_random_value(uint64_t key, const IrShape *s, CheckDist dist, Error *err);
 /* All entry parameters; out has m->entry->n_params slots. */
 bool check_random_inputs(const IrModule *m, int rank, uint64_t seed, CheckDist dist, Value **out,
                          Error *err);
+
+/* ------------------------------------------------------------------ */
+/* opaque.c: custom calls the interpreter cannot run, and elided constants */
+
+/* 64-bit hash of n bytes, continuing from h (the same on any machine). */
+uint64_t check_hash_bytes(uint64_t h, const void *p, size_t n);
+/* The InterpOpaqueFn of hlo-check (and hlo-run --opaque-custom-calls): the
+ * outputs of a custom call are a uniform draw (floats in [-1, 1), small
+ * integers, fair pred) from the stream keyed by a hash of its target, its
+ * backend_config and every operand's shape and bytes.  Two modules that
+ * make the same call on the same operands get the same outputs; different
+ * operand values give unrelated ones. */
+bool check_opaque_custom_call(const IrInstr *instr, Value *const *args, int n_args, Value **out, Error *err);
+/* Gives every elided constant ({...}) of m values drawn from the stream
+ * keyed by a hash of (seed, its name), so that two modules holding the same
+ * constant get the same values (--fill-elided).  Returns how many were
+ * filled (and, when any, a one-line note naming them), -1 on error. */
+int check_fill_elided_constants(IrModule *m, uint64_t seed, char *note, size_t note_size, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* compare.c: element comparisons and accuracy against an oracle        */
@@ -107,6 +129,7 @@ typedef struct CheckOptions {
     Value *const *inputs;       /* non-NULL: this rank's inputs for every trial (--inputs DIR, a shrunk */
     int n_inputs;               /*   pair), borrowed, instead of drawn from --seed */
     bool progress;              /* trials done / total on stderr */
+    bool opaque_custom_calls;   /* unknown custom-call targets run as check_opaque_custom_call (default) */
 } CheckOptions;
 
 void check_options_default(CheckOptions *opt);
@@ -162,6 +185,8 @@ typedef struct CheckReport {
     CheckSite *sites;
     bool accuracy_ok;
     bool equivalent;            /* the verdict: exit 0 when true, 1 when false */
+    int n_opaque;               /* custom-call targets run as opaque functions (both modules) */
+    const char *opaque[16];     /* the first 16 of them; point into the modules */
 } CheckReport;
 
 /* Runs before and after on the same seeded inputs on this rank for

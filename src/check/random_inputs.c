@@ -13,6 +13,8 @@
  *   key     = sm(sm(sm(seed) ^ rank) ^ param)          (rank, param >= 0)
  *   s[i]    = sm(key + i*G), i = 0..3     (splitmix64 seeded with key, 4 outputs)
  *
+ * (check_random_value starts from a key given by its caller instead.)
+ *
  * then xoshiro256** on s[0..3]:
  *
  *   next()  = r = rotl(s1 * 5, 7) * 9;  t = s1 << 17;
@@ -80,11 +82,15 @@ static uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-static void rng_seed(Rng *r, uint64_t seed, int rank, int param)
+static void rng_from_key(Rng *r, uint64_t key)
 {
-    uint64_t key = splitmix(splitmix(splitmix(seed) ^ (uint64_t)rank) ^ (uint64_t)param);
     for (int i = 0; i < 4; i++)
         r->s[i] = splitmix(key + (uint64_t)i * GOLDEN);
+}
+
+static void rng_seed(Rng *r, uint64_t seed, int rank, int param)
+{
+    rng_from_key(r, splitmix(splitmix(splitmix(seed) ^ (uint64_t)rank) ^ (uint64_t)param));
 }
 
 static uint64_t rng_next(Rng *r)
@@ -397,6 +403,13 @@ static Value *random_value(Rng *r, const IrShape *s, CheckDist dist, Error *err)
     for (int64_t i = 0; i < n; i++)
         fill_elem(r, s->type, dist, (char *)v->data + (size_t)i * bytes);
     return v;
+}
+
+Value *check_random_value(uint64_t key, const IrShape *s, CheckDist dist, Error *err)
+{
+    Rng r;
+    rng_from_key(&r, key);
+    return random_value(&r, s, dist, err);
 }
 
 Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed, CheckDist dist,

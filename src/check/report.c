@@ -67,6 +67,13 @@ void check_print_report(FILE *out, const CheckReport *rep, const char *before_na
     fprintf(out, "hlo-check: %s vs %s on %d ranks (%d replicas x %d partitions), %d trials\n", before_name,
             after_name, rep->world, rep->replicas, rep->partitions, rep->trials_run);
     fprintf(out, "comparison: %s\n", mode_text(rep));
+    if (rep->n_opaque) {
+        fputs("opaque custom calls (each a deterministic function of its operands' bytes, target and "
+              "backend_config; the verdict holds for any implementation that is one):", out);
+        for (int i = 0; i < rep->n_opaque; i++)
+            fprintf(out, "%s %s", i ? "," : "", rep->opaque[i][0] ? rep->opaque[i] : "(no target)");
+        fputc('\n', out);
+    }
     if (rep->n_sites) {
         fputs("reductions whose accumulation type changed (flip-reduce-convert-add, transpose flip):\n", out);
         for (int s = 0; s < rep->n_sites; s++)
@@ -140,7 +147,12 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
     fprintf(f, "  \"judged_by\": \"%s\", \"equivalent\": %s, \"accuracy_ok\": %s,\n",
             rep->by_accuracy ? "accuracy" : "comparison", rep->equivalent ? "true" : "false",
             rep->accuracy_ok ? "true" : "false");
-    fputs("  \"outputs\": [", f);
+    fputs("  \"opaque_custom_calls\": [", f);
+    for (int i = 0; i < rep->n_opaque; i++) {
+        fputs(i ? ", " : "", f);
+        json_string(f, rep->opaque[i]);
+    }
+    fputs("],\n  \"outputs\": [", f);
     for (int i = 0; i < rep->n_outputs && rep->oracle; i++) {
         const CheckOutput *o = &rep->outputs[i];
         fprintf(f, "%s\n    {\"index\": %d, \"shape\": ", i ? "," : "", i);

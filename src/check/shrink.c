@@ -237,7 +237,8 @@ static bool measure(Coll *c, const IrModule *b, const IrModule *a, const CheckOp
     char note[256];
     if (!coll_setup_devices(c, b, opt->replicas, opt->partitions, &dev, note, sizeof note, err))
         return false;
-    InterpOptions io = { .device = dev, .comm = coll_comm(c) };
+    InterpOptions io = { .device = dev, .comm = coll_comm(c),
+                         .opaque = opt->opaque_custom_calls ? check_opaque_custom_call : NULL };
     Value *vb = NULL, *va = NULL;
     IrModule *pa = NULL;
     bool ok = run_probed(b, cs, &io, inputs, n, &cs->probed, &vb, err) &&

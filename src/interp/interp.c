@@ -141,7 +141,8 @@ static Value *literal_value(const IrLiteral *lit, const IrShape *s, const IrInst
 {
     if (lit->elided) {
         error_set(err, ERR_UNSUPPORTED, instr->info->loc,
-                  "constant %s is elided ({...}) in the text: its values are unknown", instr->name);
+                  "constant %s is elided ({...}) in the text: its values are unknown "
+                  "(--fill-elided gives it seeded values)", instr->name);
         return NULL;
     }
     if (s->type == IR_TYPE_TUPLE) {
@@ -231,9 +232,11 @@ static bool eval_tuple(const IrInstr *instr, Value *const *args, Value **out, Er
     return *out != NULL;
 }
 
-static bool eval_custom_call(const IrInstr *instr, Value *const *args, Value **out, Error *err)
+static bool eval_custom_call(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
     const char *target = instr->info->words[IR_WORD_CUSTOM_CALL_TARGET];
+    if ((!target || !interp_custom_call_known(target)) && it->opt.opaque)
+        return it->opt.opaque(instr, args, instr->n_operands, out, err);
     if (!target || !interp_custom_call_known(target))
         return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                          "unsupported op: custom-call with target \"%s\"", target ? target : "");
@@ -507,7 +510,7 @@ static bool eval_structural(Interp *it, const IrInstr *instr, Value *const *args
     case IR_OP_PARTITION_ID:
         return (*out = scalar_u32(instr->shape, (uint32_t)(d->rank % d->num_partitions), err)) != NULL;
     case IR_OP_CUSTOM_CALL:
-        return eval_custom_call(instr, args, out, err);
+        return eval_custom_call(it, instr, args, out, err);
     case IR_OP_ALL_GATHER: case IR_OP_ALL_REDUCE: case IR_OP_REDUCE_SCATTER:
     case IR_OP_ALL_TO_ALL: case IR_OP_COLLECTIVE_PERMUTE: case IR_OP_COLLECTIVE_BROADCAST:
         return run_collective(it, instr, instr->shape, args, out, err);

@@ -72,6 +72,14 @@ typedef struct InterpComm {
 } InterpComm;
 
 /* ------------------------------------------------------------------ */
+/* Opaque custom calls: a custom call whose target the interpreter does not
+ * implement is, with this hook, the hook's deterministic function of its
+ * operands (src/check/ gives one); without it, ERR_UNSUPPORTED.         */
+
+typedef bool (*InterpOpaqueFn)(const IrInstr *instr, Value *const *args, int n_args, Value **out,
+                               Error *err);
+
+/* ------------------------------------------------------------------ */
 /* interp.c                                                             */
 
 typedef struct InterpOptions {
@@ -79,6 +87,7 @@ typedef struct InterpOptions {
     const InterpComm *comm; /* NULL: single device */
     bool time;              /* collect per-opcode timings */
     uint64_t rng_seed;      /* seeds rng and rng-get-and-update-state (hlo-run --seed) */
+    InterpOpaqueFn opaque;  /* NULL: unknown custom-call targets are unsupported */
 } InterpOptions;
 
 /* Prepares a verified module for running (schedules, last uses). */
@@ -139,5 +148,9 @@ bool npy_write_param(const char *dir, int param, int rank, const Value *v, Error
 
 /* True when target is a registered custom call (e.g. an identity marker). */
 bool interp_custom_call_known(const char *target);
+/* The distinct custom-call targets of m (every computation) that are not
+ * known, in order of first appearance, into out (names point into m; ""
+ * for a call without a target); returns how many, at most max. */
+int interp_unknown_custom_calls(const IrModule *m, const char **out, int max);
 
 #endif /* INTERP_H */

@@ -27,7 +27,7 @@ typedef struct Options {
     double atol, rtol, ulp;
     const char *save_dir, *json, *junit, *out_path, *inputs;
     int64_t replicas, partitions;
-    bool per_pass, shrink, help;
+    bool per_pass, shrink, opaque_custom_calls, fill_elided, help;
 } Options;
 
 #define OPT(field) offsetof(Options, field)
@@ -61,6 +61,11 @@ static const CliFlag flags[] = {
      "(the rest become parameters or constants holding their values) and write the pair, its inputs and the "
      "command to --save-counterexample DIR (default: shrunk); an element-wise pair shrinks to the failing element, "
      "and to one rank when nothing rank-dependent is left (no collective, no replica-id)"},
+    {"--opaque-custom-calls", CLI_BOOL, OPT(opaque_custom_calls), "=true|false", "true",
+     "run a custom call whose target the interpreter does not implement as a deterministic function of its "
+     "operands (outputs keyed by a hash of target, backend_config and operand bytes); false: unsupported"},
+    {"--fill-elided", CLI_SWITCH, OPT(fill_elided), "", "off (an error)",
+     "give each elided constant ({...}) seeded values keyed by its name and --seed, the same in both modules"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -83,7 +88,8 @@ typedef struct Tool {
 
 static void defaults(Options *o)
 {
-    *o = (Options){ .pass_mode = "faithful", .trials = 8, .dist = "uniform", .compare = "auto", .oracle = "auto" };
+    *o = (Options){ .pass_mode = "faithful", .trials = 8, .dist = "uniform", .compare = "auto", .oracle = "auto",
+                    .opaque_custom_calls = true };
     pass_options_default(&o->pass);
 }
 
@@ -133,6 +139,11 @@ static IrModule *load(Tool *t, const char *path)
     IrModule *m = ir_parse_file(path, &err);
     if (!m || !ir_verify_module(m, &err))
         fail_all(t, &err);
+    char note[1024];
+    if (t->o.fill_elided && check_fill_elided_constants(m, t->o.seed, note, sizeof note, &err) < 0)
+        fail_all(t, &err);
+    if (t->o.fill_elided && note[0] && t->rank == 0)
+        fprintf(stderr, "hlo-check: note: %s\n", note);
     return m;
 }
 
@@ -208,6 +219,7 @@ static void check_options(const Tool *t, CheckOptions *co)
     co->progress = isatty(2);
     co->inputs = t->given;
     co->n_inputs = t->n_given;
+    co->opaque_custom_calls = t->o.opaque_custom_calls;
 }
 
 /* A run-time error: when every rank has it, rank 0 reports once; when some

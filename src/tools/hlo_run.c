@@ -38,6 +38,8 @@ typedef struct Options {
     int64_t replicas;       /* 0: from the module */
     int64_t partitions;     /* 0: from the module */
     bool time;
+    bool opaque_custom_calls;
+    bool fill_elided;
     bool help;
     const char *in_path;    /* "-": standard input; the one positional argument */
 } Options;
@@ -64,6 +66,11 @@ static const CliFlag flags[] = {
      "number of partitions"},
     {"--time", CLI_SWITCH, OPT(time), "", "off",
      "print the time per instruction kind and, per collective, bytes, time, algbw and busbw"},
+    {"--opaque-custom-calls", CLI_SWITCH, OPT(opaque_custom_calls), "", "off (unsupported)",
+     "run a custom call whose target the interpreter does not implement as a deterministic function of its "
+     "operands: outputs drawn from a stream keyed by a hash of target, backend_config and operand bytes"},
+    {"--fill-elided", CLI_SWITCH, OPT(fill_elided), "", "off (an error)",
+     "give each elided constant ({...}) seeded values keyed by its name and --seed"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -494,7 +501,8 @@ static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevi
         free(params);
         return status;
     }
-    InterpOptions io = { .device = dev, .comm = coll_comm(c), .time = opt->time };
+    InterpOptions io = { .device = dev, .comm = coll_comm(c), .time = opt->time,
+                         .opaque = opt->opaque_custom_calls ? check_opaque_custom_call : NULL };
     Interp *it = interp_new(m, &io, &err);
     Value *result = NULL;
     ok = it && interp_run(it, params, n_params, &result, &err);   /* takes the params */
@@ -521,6 +529,16 @@ static int run(Coll *c, const Options *opt)
     int status = settle(c, m != NULL, &err);
     if (status != 0)
         return status;
+    char fill_note[1024];
+    if (opt->fill_elided) {
+        status = settle(c, check_fill_elided_constants(m, opt->seed, fill_note, sizeof fill_note, &err) >= 0, &err);
+        if (status != 0) {
+            ir_module_free(m);
+            return status;
+        }
+        if (fill_note[0] && coll_rank(c) == 0)
+            fprintf(stderr, "hlo-run: note: %s\n", fill_note);
+    }
     InterpDevice dev;
     char note[512];
     bool ok = coll_setup_devices(c, m, (int)opt->replicas, (int)opt->partitions, &dev, note, sizeof note, &err);
