@@ -171,6 +171,19 @@ hr 0 add.hlo --seed=-3
 expect "negative --seed exits 2" 2 "--seed: bad value '-3'"
 hr 0
 expect "no module exits 2" 2 'no module'
+hr 0 add.hlo --max-memory=lots
+expect "bad --max-memory exits 2" 2 "--max-memory: bad value 'lots'"
+
+# ---- Memory, estimated before running
+
+hr 0 big.hlo --max-memory=4kB
+expect "a module over --max-memory is refused before it runs, located, with the figures" 2 \
+    '^big.hlo:[0-9]+:[0-9]+: error: running the module needs an estimated [0-9.]+ kB per rank, more than --max-memory=4 kB \(as given\)'
+hr 2 big.hlo --max-memory=4KiB
+if [ "$rc" -eq 2 ] && [ "$(count 'needs an estimated')" -eq 1 ]; then ok "over --max-memory on 2 ranks: one message"
+else bad "over --max-memory on 2 ranks: one message" "exit $rc"; fi
+hr 0 big.hlo --max-memory=1MB
+expect "the same module under a larger --max-memory runs" 0
 
 # ---- One rank
 

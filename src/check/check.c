@@ -161,6 +161,29 @@ static void set_group_sizes(CheckReport *rep, const IrModule *after)
     }
 }
 
+/* A trial holds the inputs, before's outputs while after runs, both while
+ * the oracle (its own widened copy of the inputs) runs. */
+static bool fits_memory(Run *r, Error *err)
+{
+    if (r->opt->max_memory <= 0)
+        return true;
+    InterpMemory b, a, o = { 0 }, need;
+    interp_estimate_memory(r->before.m, &b);
+    interp_estimate_memory(r->after.m, &a);
+    if (r->have_oracle)
+        interp_estimate_memory(r->oracle.m, &o);
+    need = b;
+    if (a.peak + b.outputs > need.peak) {
+        need = a;
+        need.peak = a.peak + b.outputs;
+    }
+    if (r->have_oracle && b.parameters + b.outputs + a.outputs + o.peak > need.peak) {
+        need = o;
+        need.peak = b.parameters + b.outputs + a.outputs + o.peak;
+    }
+    return check_memory_fits("checking the pair", &need, r->opt->max_memory, r->opt->max_memory_why, err);
+}
+
 static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *err)
 {
     InterpDevice dev;
@@ -198,6 +221,7 @@ static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *
     }
     free(pb);
     free(pa);
+    ok = ok && fits_memory(r, err);
     r->n_out = shape_leaves(before->entry->root->shape);
     rep->n_outputs = r->n_out;
     rep->outputs = xcalloc((size_t)r->n_out + 1, sizeof *rep->outputs);

@@ -130,6 +130,8 @@ typedef struct CheckOptions {
     int n_inputs;               /*   pair), borrowed, instead of drawn from --seed */
     bool progress;              /* trials done / total on stderr */
     bool opaque_custom_calls;   /* unknown custom-call targets run as check_opaque_custom_call (default) */
+    int64_t max_memory;         /* bytes one rank may need (estimated before running); 0: no limit */
+    const char *max_memory_why; /* where the limit comes from, for the message */
 } CheckOptions;
 
 void check_options_default(CheckOptions *opt);
@@ -195,6 +197,16 @@ typedef struct CheckReport {
 bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
                    CheckReport *rep, Error *err);
 void check_report_free(CheckReport *rep);
+
+/* ------------------------------------------------------------------ */
+/* memory.c: what a run needs against what the machine has             */
+
+/* The default --max-memory: this node's physical memory over the ranks
+ * running on it, with the reason in why ("24.6 GB physical / 4 ranks"). */
+int64_t check_default_max_memory(Coll *c, char *why, size_t n);
+/* False, with ERR_UNSUPPORTED located at the instruction where the need
+ * peaks, when need (what) exceeds limit; a message with the figures. */
+bool check_memory_fits(const char *what, const InterpMemory *need, int64_t limit, const char *why, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* shrink.c: the smallest failing pair (--shrink)                      */

@@ -29,6 +29,36 @@ static bool word_in(const char *word, const char *list)
     return false;
 }
 
+/* "2.5GB", "300MB", "1e9" (bytes), "8G", "8GiB": decimal units with a B,
+ * binary ones without it or with iB (as sort -S and ulimit read them). */
+static bool parse_bytes(const char *v, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || errno || x < 0)
+        return false;
+    static const char units[] = "KMGTPE";
+    const char *u = *end ? strchr(units, end[0] & ~0x20) : NULL;
+    double scale = 1;
+    if (*end == 'B' && !end[1]) {
+        end++;
+    } else if (u && *u) {
+        int k = (int)(u - units) + 1;
+        bool decimal = (end[1] == 'B' || end[1] == 'b') && !end[2];
+        bool binary = !end[1] || (end[1] == 'i' && (end[2] == 'B' || end[2] == 'b') && !end[3]);
+        if (!decimal && !binary)
+            return false;
+        for (int i = 0; i < k; i++)
+            scale *= decimal ? 1000.0 : 1024.0;
+        end += strlen(end);
+    }
+    if (*end || x * scale >= 9.2e18)
+        return false;
+    *out = (int64_t)(x * scale);
+    return true;
+}
+
 static bool set_value(const CliFlag *f, const char *v, void *opts, char *msg, size_t n)
 {
     char *field = (char *)opts + f->offset, *end = NULL;
@@ -60,6 +90,10 @@ static bool set_value(const CliFlag *f, const char *v, void *opts, char *msg, si
     case CLI_STRING:
         *(const char **)field = v;
         return true;
+    case CLI_BYTES:
+        if (parse_bytes(v, (int64_t *)field))
+            return true;
+        break;
     case CLI_CHOICE:
         if (!word_in(v, f->metavar))
             break;

@@ -16,6 +16,7 @@ typedef enum CliKind {
     CLI_DOUBLE,     /* --name=X: double */
     CLI_STRING,     /* --name=TEXT: const char * */
     CLI_CHOICE,     /* --name=WORD, one of the '|'-separated words of metavar: const char * */
+    CLI_BYTES,      /* --name=SIZE: int64_t bytes; 2.5GB, 300MB (powers of 1000), 8G, 8GiB (of 1024) */
 } CliKind;
 
 typedef struct CliFlag {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* One cached communicator per distinct group set. */
 typedef struct CommEntry {
@@ -306,6 +307,24 @@ bool coll_agree(Coll *c, bool ok, double timeout_s, bool *agreed)
     (void)c;
     *agreed = true;
     return all != 0;
+}
+
+int coll_node_ranks(Coll *c)
+{
+    (void)c;
+    MPI_Comm node;
+    int n = 1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &n);
+        MPI_Comm_free(&node);
+    }
+    return n > 0 ? n : 1;
+}
+
+int64_t coll_node_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? (int64_t)pages * page : 0;
 }
 
 void coll_barrier(Coll *c)

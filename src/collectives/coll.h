@@ -59,4 +59,9 @@ void coll_allreduce_f64(Coll *c, double *v, int n, CollOp op);
 void coll_allreduce_i64(Coll *c, int64_t *v, int n, CollOp op);
 void coll_bcast(Coll *c, void *buf, size_t n, int root);
 
+/* How many ranks of the job run on this rank's node (an MPI shared-memory
+ * communicator split), and this node's physical memory in bytes. */
+int coll_node_ranks(Coll *c);
+int64_t coll_node_memory(void);
+
 #endif /* COLL_H */

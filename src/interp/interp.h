@@ -116,6 +116,25 @@ const InterpTiming *interp_timing(const Interp *it);
 IrOpcode interp_trivial_reducer(const IrComputation *comp);
 
 /* ------------------------------------------------------------------ */
+/* memory.c: what a run needs, before it starts                         */
+
+typedef struct InterpMemory {
+    int64_t peak;           /* bytes on one device at the worst point: live buffers, kernel scratch */
+    int64_t parameters;     /* the entry parameters' bytes (part of peak) */
+    int64_t outputs;        /* the entry result's bytes */
+    int64_t constants;      /* literal bytes the module itself holds (not part of peak) */
+    const IrInstr *at;      /* the instruction running at the peak (in any computation) */
+    const IrInstr *largest; /* the largest buffer live then */
+    int64_t largest_bytes;
+} InterpMemory;
+
+/* Estimates, from shapes alone, the bytes one device needs to run m's
+ * entry computation (memory.c says how; it errs high). */
+void interp_estimate_memory(const IrModule *m, InterpMemory *out);
+/* "1.5 GB" (decimal units, 3 significant digits) into buf. */
+void interp_format_bytes(int64_t bytes, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
 /* Element-wise kernels shared with the collectives (eval_elementwise.c) */
 
 /* dst[i] = a[i] op b[i] for n elements of type t, rounded to t after the

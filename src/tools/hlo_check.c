@@ -28,6 +28,7 @@ typedef struct Options {
     const char *save_dir, *json, *junit, *out_path, *inputs;
     int64_t replicas, partitions;
     bool per_pass, shrink, opaque_custom_calls, fill_elided, help;
+    int64_t max_memory;         /* 0: the default */
 } Options;
 
 #define OPT(field) offsetof(Options, field)
@@ -66,6 +67,8 @@ static const CliFlag flags[] = {
      "operands (outputs keyed by a hash of target, backend_config and operand bytes); false: unsupported"},
     {"--fill-elided", CLI_SWITCH, OPT(fill_elided), "", "off (an error)",
      "give each elided constant ({...}) seeded values keyed by its name and --seed, the same in both modules"},
+    {"--max-memory", CLI_BYTES, OPT(max_memory), "=SIZE", "physical memory / ranks on this node",
+     "refuse (exit 2) before running when a rank's estimated need exceeds SIZE (2.5GB, 300MB, 8GiB)"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -80,6 +83,7 @@ typedef struct Tool {
     Coll *c;
     int rank;
     Options o;
+    char max_memory_why[160];
     const char *inputs[2];
     int n_inputs;
     Value **given;          /* --inputs: this rank's values for before's parameters */
@@ -131,6 +135,10 @@ static void parse_args(Tool *t, int argc, char **argv)
     }
     if (t->o.trials < 1)
         usage_error(t, "--trials must be at least 1");
+    if (t->o.max_memory)
+        snprintf(t->max_memory_why, sizeof t->max_memory_why, "as given");
+    else
+        t->o.max_memory = check_default_max_memory(t->c, t->max_memory_why, sizeof t->max_memory_why);
 }
 
 static IrModule *load(Tool *t, const char *path)
@@ -220,6 +228,8 @@ static void check_options(const Tool *t, CheckOptions *co)
     co->inputs = t->given;
     co->n_inputs = t->n_given;
     co->opaque_custom_calls = t->o.opaque_custom_calls;
+    co->max_memory = t->o.max_memory;
+    co->max_memory_why = t->max_memory_why;
 }
 
 /* A run-time error: when every rank has it, rank 0 reports once; when some

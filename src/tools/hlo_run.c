@@ -40,6 +40,7 @@ typedef struct Options {
     bool time;
     bool opaque_custom_calls;
     bool fill_elided;
+    int64_t max_memory;     /* 0: the default */
     bool help;
     const char *in_path;    /* "-": standard input; the one positional argument */
 } Options;
@@ -71,6 +72,8 @@ static const CliFlag flags[] = {
      "operands: outputs drawn from a stream keyed by a hash of target, backend_config and operand bytes"},
     {"--fill-elided", CLI_SWITCH, OPT(fill_elided), "", "off (an error)",
      "give each elided constant ({...}) seeded values keyed by its name and --seed"},
+    {"--max-memory", CLI_BYTES, OPT(max_memory), "=SIZE", "physical memory / ranks on this node",
+     "refuse (exit 2) before running when a rank's estimated need exceeds SIZE (2.5GB, 300MB, 8GiB)"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -522,6 +525,16 @@ static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevi
     return status;
 }
 
+/* The estimated need of one rank against --max-memory (every rank alike). */
+static bool fits_memory(Coll *c, const Options *opt, const IrModule *m, Error *err)
+{
+    char why[160] = "as given";
+    int64_t limit = opt->max_memory ? opt->max_memory : check_default_max_memory(c, why, sizeof why);
+    InterpMemory need;
+    interp_estimate_memory(m, &need);
+    return check_memory_fits("running the module", &need, limit, why, err);
+}
+
 static int run(Coll *c, const Options *opt)
 {
     Error err = { .code = ERR_OK };
@@ -545,6 +558,8 @@ static int run(Coll *c, const Options *opt)
     status = settle(c, ok, &err);
     if (status == 0 && note[0] && coll_rank(c) == 0)
         fprintf(stderr, "hlo-run: %s\n", note);
+    if (status == 0)
+        status = settle(c, fits_memory(c, opt, m, &err), &err);
     if (status == 0)
         status = run_module(c, opt, m, dev);
     ir_module_free(m);
