@@ -150,16 +150,21 @@ def cholesky_one(o, a, lower):
     return [out[(i, j)] for i in range(n) for j in range(n)]
 
 
-def cholesky_ref(t, a, lower):
+def per_matrix(t, shape, arrays, one):
+    """one(ops, *matrices) on each batch item of arrays (a scalar list per
+    item, row major), as an array of type t and the given shape."""
+    if int(np.prod(shape)) == 0:
+        return np.zeros(shape, NPT[t])
     o = Ops(t)
-    n = a.shape[-1]
     flat = []
-    if a.size == 0:
-        return np.zeros(a.shape, NPT[t])
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for m in a.reshape((-1, n, n)):
-            flat += cholesky_one(o, m, lower)
-    return o.array(flat, a.shape)
+        for items in zip(*[x.reshape((-1,) + x.shape[-2:]) for x in arrays]):
+            flat += one(o, *items)
+    return o.array(flat, shape)
+
+
+def cholesky_ref(t, a, lower):
+    return per_matrix(t, a.shape, [a], lambda o, m: cholesky_one(o, m, lower))
 
 
 def check_cholesky(t, a, lower, got):
@@ -279,15 +284,7 @@ def solve_one(o, a, b, left, lower, unit, transpose):
 
 
 def solve_ref(t, a, b, left, lower, unit, transpose):
-    o = Ops(t)
-    m = a.shape[-1]
-    flat = []
-    if b.size == 0:
-        return np.zeros(b.shape, NPT[t])
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for am, bm in zip(a.reshape((-1, m, m)), b.reshape((-1,) + b.shape[-2:])):
-            flat += solve_one(o, am, bm, left, lower, unit, transpose)
-    return o.array(flat, b.shape)
+    return per_matrix(t, b.shape, [a, b], lambda o, am, bm: solve_one(o, am, bm, left, lower, unit, transpose))
 
 
 def check_solve(t, a, b, x, left, lower, unit, transpose):

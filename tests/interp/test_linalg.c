@@ -191,18 +191,24 @@ static void test_cholesky_empty_and_1x1(void **state)
     }
 }
 
-/* A shape the verifier refuses never reaches the kernel. */
+/* A module the verifier refuses (ERR_SHAPE, a message holding want)
+ * never reaches the kernel. */
+static void assert_refused(const char *text, const char *want)
+{
+    static const float zeros[64];
+    TestRun run;
+    assert_false(test_run(&run, text, (const void *[]){zeros, zeros}));
+    assert_int_equal(run.err.code, ERR_SHAPE);
+    if (!strstr(run.err.msg, want))
+        fail_msg("message '%s' lacks '%s'", run.err.msg, want);
+    test_run_free(&run);
+}
+
 static void test_cholesky_rejects_non_square(void **state)
 {
     (void)state;
-    TestRun run;
-    const char *text = "HloModule m\n\nENTRY e {\n  p = f32[3,4] parameter(0)\n"
-                       "  ROOT r = f32[3,4] cholesky(p), lower=true\n}\n";
-    float x[12] = {0};
-    assert_false(test_run(&run, text, (const void *[]){x}));
-    assert_int_equal(run.err.code, ERR_SHAPE);
-    assert_non_null(strstr(run.err.msg, "square"));
-    test_run_free(&run);
+    assert_refused("HloModule m\n\nENTRY e {\n  p = f32[3,4] parameter(0)\n"
+                   "  ROOT r = f32[3,4] cholesky(p), lower=true\n}\n", "square");
 }
 
 /* ------------------------------------------------------------------ */
@@ -363,14 +369,9 @@ static void test_triangular_solve_empty_and_singular(void **state)
 static void test_triangular_solve_rejects_mismatched_b(void **state)
 {
     (void)state;
-    TestRun run;
-    const char *text = "HloModule m\n\nENTRY e {\n  a = f32[2,3,3] parameter(0)\n  b = f32[2,4,2] parameter(1)\n"
-                       "  ROOT r = f32[2,4,2] triangular-solve(a, b), left_side=true, transpose_a=NO_TRANSPOSE\n}\n";
-    float x[32] = {0};
-    assert_false(test_run(&run, text, (const void *[]){x, x}));
-    assert_int_equal(run.err.code, ERR_SHAPE);
-    assert_non_null(strstr(run.err.msg, "order of a"));
-    test_run_free(&run);
+    assert_refused("HloModule m\n\nENTRY e {\n  a = f32[2,3,3] parameter(0)\n  b = f32[2,4,2] parameter(1)\n"
+                   "  ROOT r = f32[2,4,2] triangular-solve(a, b), left_side=true, transpose_a=NO_TRANSPOSE\n}\n",
+                   "order of a");
 }
 
 int main(void)
