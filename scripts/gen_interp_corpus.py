@@ -13,8 +13,9 @@ Each case is a directory corpus/interp/<case>/ holding
                               (bf16 written as f32, as hlo-run writes it)
   compare                     how scripts/run_interp_corpus.sh compares:
                               "exact" (bitwise, any NaN equals any NaN),
-                              "ulp N" (in ulps of the output type) or
-                              "rtol X" (|got - want| <= X |want|)
+                              "ulp N" (in ulps of the output type),
+                              "rtol X" (|got - want| <= X |want|) or
+                              "maxrel X" (|got - want| <= X max|want|)
 
 Every expected value is computed here, from the semantics of
 ../shared/spec/hlo-reference.md section 5 (and XLA's evaluator where the
@@ -2659,8 +2660,8 @@ README = """# corpus/interp/
 
 The interpreter's op corpus: {n} cases, each a directory holding `module.hlo`,
 its inputs `param<p>.rank0.npy`, the expected outputs `expected/out<i>.rank0.npy`
-and `compare` (`exact`, `ulp N` or `rtol X`).  Generated, inputs and expected
-values alike, by `scripts/gen_interp_corpus.py` with numpy alone (never by
+and `compare` (`exact`, `ulp N`, `rtol X` or `maxrel X`).  Generated, inputs and
+expected values alike, by `scripts/gen_interp_corpus.py` with numpy alone (never by
 running our interpreter): edit the generator and rerun it with
 `/usr/bin/python3 scripts/gen_interp_corpus.py` rather than editing files here.
 `scripts/run_interp_corpus.sh` (part of `make test`) runs each module with

@@ -12,6 +12,12 @@
 #             apart in the output's type (bf16 is known from the module's
 #             result type: its values come as f32)
 #   rtol X    same dtype and shape, |got - want| <= X |want|
+#   maxrel X  same dtype and shape, NaN where NaN, infinities equal, else
+#             |got - want| <= X max|want| (the largest finite magnitude of
+#             the output): for transforms, whose small outputs carry the
+#             rounding error of the large ones
+# Complex outputs: exact and ulp compare the real and imaginary parts each;
+# rtol and maxrel use the modulus |got - want|.
 # Needs /usr/bin/python3 with numpy (scripts/install-deps.sh installs
 # python3-numpy).  One line per case, then "interp-corpus: N passed, N
 # failed"; exit 1 on any failure.  With TALLY set, appends "passed failed".
@@ -86,10 +92,18 @@ def show(a, idx):
     return repr(v)
 
 
+def parts(a):
+    """A complex array as its real and imaginary parts, in a last dim of 2."""
+    return a.view(a.real.dtype).reshape(a.shape + (2,))
+
+
 def mismatches(got, want, mode, t):
     """Boolean mask of the elements that do not match under mode."""
-    if want.dtype.kind != "f":
+    if want.dtype.kind == "c" and mode[0] in ("exact", "ulp"):
+        return np.any(mismatches(parts(got), parts(want), mode, t), axis=-1)
+    if want.dtype.kind not in "fc":
         return got != want
+    wide = np.complex128 if want.dtype.kind == "c" else np.float64
     gn, wn = np.isnan(got), np.isnan(want)
     with np.errstate(all="ignore"):
         if mode[0] == "exact":
@@ -101,11 +115,13 @@ def mismatches(got, want, mode, t):
             zero_sign = (want == 0) & (got == 0) & (np.signbit(want) != np.signbit(got))
             return ((gn != wn) | (~gn & ~wn & ~fin & (got != want))
                     | (fin & (dist > int(mode[1]))) | zero_sign)
-        if mode[0] == "rtol":
+        if mode[0] in ("rtol", "maxrel"):
             fin = np.isfinite(want)
-            err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            err = np.abs(got.astype(wide) - want.astype(wide))
+            mag = np.abs(want.astype(wide))
+            bound = mag if mode[0] == "rtol" else (np.max(mag[fin]) if np.any(fin) else 0.0)
             return ((gn != wn) | (~fin & ~wn & (got != want))
-                    | (fin & ~(err <= float(mode[1]) * np.abs(want.astype(np.float64)))))
+                    | (fin & ~(err <= float(mode[1]) * bound)))
     raise ValueError(f"bad compare mode '{' '.join(mode)}'")
 
 

@@ -989,6 +989,172 @@ static bool check_map(const IrInstr *in, const IrShape *out, Error *err)
 }
 
 /* ------------------------------------------------------------------ */
+/* Linear algebra and FFT (XLA's shape inference)                       */
+
+/* A raw true/false attribute (cholesky's lower, triangular-solve's
+ * left_side, lower, unit_diagonal); absent means false. */
+static bool check_raw_bool(const IrInstr *in, const char *name, Error *err)
+{
+    const char *v = ir_raw_attr_get(in, name);
+    if (!v || strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
+        return true;
+    return fail(in, err, "%s=%s must be true or false", name, v);
+}
+
+/* a is a batch of square matrices of a floating-point or complex type. */
+static bool need_square_matrices(const IrInstr *in, const IrShape *a, const char *what, Error *err)
+{
+    if (!need_array(in, a, what, err))
+        return false;
+    if (!ir_type_is_float(a->type) && !ir_type_is_complex(a->type))
+        return fail(in, err, "%s %s must have a floating-point or complex element type", what, sh(a));
+    if (a->rank < 2)
+        return fail(in, err, "%s %s must have at least 2 dimensions", what, sh(a));
+    if (!dim_eq(a->dims[a->rank - 2], a->dims[a->rank - 1]))
+        return fail(in, err, "%s %s must be square in its last two dimensions", what, sh(a));
+    return true;
+}
+
+static bool check_cholesky(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *a = opshape(in, 0);
+    if (!need_square_matrices(in, a, "operand", err) || !check_raw_bool(in, "lower", err))
+        return false;
+    if (!same_shape(out, a))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(a));
+    return true;
+}
+
+static bool check_transpose_a(const IrInstr *in, Error *err)
+{
+    const char *v = ir_raw_attr_get(in, "transpose_a");
+    if (!v)
+        return fail(in, err, "missing transpose_a (NO_TRANSPOSE, TRANSPOSE or ADJOINT)");
+    if (strcmp(v, "NO_TRANSPOSE") != 0 && strcmp(v, "TRANSPOSE") != 0 && strcmp(v, "ADJOINT") != 0)
+        return fail(in, err, "transpose_a=%s must be NO_TRANSPOSE, TRANSPOSE or ADJOINT", v);
+    return true;
+}
+
+/* b's batch dims are a's; a's order is b's second-last (left_side) or last dim. */
+static bool check_solve_dims(const IrInstr *in, const IrShape *a, const IrShape *b, Error *err)
+{
+    if (b->rank != a->rank)
+        return fail(in, err, "b %s must have as many dimensions as a %s", sh(b), sh(a));
+    for (int d = 0; d < a->rank - 2; d++)
+        if (!dim_eq(a->dims[d], b->dims[d]))
+            return fail(in, err, "batch dimensions of a %s and b %s differ", sh(a), sh(b));
+    const char *v = ir_raw_attr_get(in, "left_side");
+    bool left = v && strcmp(v, "true") == 0;
+    int shared = b->rank - (left ? 2 : 1);
+    if (!dim_eq(a->dims[a->rank - 1], b->dims[shared]))
+        return fail(in, err, "dimension %d of b %s must equal the order of a %s (left_side=%s)", shared, sh(b),
+                    sh(a), left ? "true" : "false");
+    return true;
+}
+
+static bool check_triangular_solve(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *a = opshape(in, 0), *b = opshape(in, 1);
+    if (!need_square_matrices(in, a, "a", err) || !need_array(in, b, "b", err) || !need_same_type(in, a, b, err))
+        return false;
+    if (!check_raw_bool(in, "left_side", err) || !check_raw_bool(in, "lower", err) ||
+        !check_raw_bool(in, "unit_diagonal", err) || !check_transpose_a(in, err) ||
+        !check_solve_dims(in, a, b, err))
+        return false;
+    if (!same_shape(out, b))
+        return fail(in, err, "result %s does not match b %s", sh(out), sh(b));
+    return true;
+}
+
+typedef enum FftKind { FFT_C2C, FFT_R2C, FFT_C2R } FftKind;
+
+/* fft_type: FFT and IFFT are complex to complex, RFFT real to complex,
+ * IRFFT complex to real.  false (reported) for anything else. */
+static bool fft_kind(const IrInstr *in, FftKind *k, Error *err)
+{
+    const char *t = in->info->words[IR_WORD_FFT_TYPE];
+    if (!t)
+        return fail(in, err, "missing fft_type (FFT, IFFT, RFFT or IRFFT)");
+    if (strcmp(t, "FFT") == 0 || strcmp(t, "IFFT") == 0)
+        *k = FFT_C2C;
+    else if (strcmp(t, "RFFT") == 0)
+        *k = FFT_R2C;
+    else if (strcmp(t, "IRFFT") == 0)
+        *k = FFT_C2R;
+    else
+        return fail(in, err, "fft_type=%s must be FFT, IFFT, RFFT or IRFFT", t);
+    return true;
+}
+
+/* The element types fft_type asks for: complex in and out of one width
+ * (FFT, IFFT), f32/f64 to c64/c128 (RFFT), c64/c128 to f32/f64 (IRFFT). */
+static bool check_fft_types(const IrInstr *in, FftKind k, const IrShape *x, const IrShape *out, Error *err)
+{
+    bool real_in = x->type == IR_TYPE_F32 || x->type == IR_TYPE_F64;
+    if (k == FFT_R2C ? !real_in : !ir_type_is_complex(x->type))
+        return fail(in, err, "operand %s must be %s for fft_type=%s", sh(x), k == FFT_R2C ? "f32 or f64" : "complex",
+                    in->info->words[IR_WORD_FFT_TYPE]);
+    bool wide = x->type == IR_TYPE_F64 || x->type == IR_TYPE_C128;
+    IrElemType want = k == FFT_C2C ? x->type
+                    : k == FFT_R2C ? (wide ? IR_TYPE_C128 : IR_TYPE_C64) : (wide ? IR_TYPE_F64 : IR_TYPE_F32);
+    if (out->type != want)
+        return fail(in, err, "result %s must have element type %s", sh(out), ir_type_name(want));
+    return true;
+}
+
+/* The length of the halved (last) dimension for a transform length n:
+ * n/2+1, but a zero length keeps its zero. */
+static int64_t fft_half(int64_t n)
+{
+    return n ? n / 2 + 1 : 0;
+}
+
+/* The transformed dims are the last fft_length entries of the operand and
+ * the result: equal to fft_length, but for the last one, which is n/2+1 on
+ * the complex side of RFFT and IRFFT.  Unlike XLA's shape inference, which
+ * does not compare them for FFT and IFFT (its evaluator then pads or cuts),
+ * FFT and IFFT dims must equal fft_length too.  IRFFT with n = 0 takes an
+ * operand dim of 0 or 1, as XLA does. */
+static bool check_fft_dims(const IrInstr *in, FftKind k, const IrShape *x, const IrShape *out, Error *err)
+{
+    const IrIntList *len = &in->lists[IR_LIST_FFT_LENGTH];
+    int first = x->rank - len->n;
+    if (out->rank != x->rank)
+        return fail(in, err, "result %s must have as many dimensions as operand %s", sh(out), sh(x));
+    for (int d = 0; d < x->rank; d++) {
+        int64_t n = d < first ? x->dims[d] : len->v[d - first];
+        bool last = d == x->rank - 1 && d >= first;
+        int64_t want_in = last && k == FFT_C2R ? fft_half(n) : n;
+        int64_t want_out = last && k == FFT_R2C ? fft_half(n) : n;
+        bool in_ok = dim_eq(x->dims[d], want_in) || (last && k == FFT_C2R && n == 0 && x->dims[d] == 1);
+        if (!in_ok)
+            return fail(in, err, "operand %s does not match fft_length=%s: dimension %d must be %lld", sh(x),
+                        list_text(len), d, (long long)want_in);
+        if (!dim_eq(out->dims[d], want_out))
+            return fail(in, err, "result %s does not match operand %s and fft_length=%s: dimension %d must be %lld",
+                        sh(out), sh(x), list_text(len), d, (long long)want_out);
+    }
+    return true;
+}
+
+static bool check_fft(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    const IrIntList *len = &in->lists[IR_LIST_FFT_LENGTH];
+    FftKind k = FFT_C2C;
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) || !fft_kind(in, &k, err))
+        return false;
+    if (len->n < 1 || len->n > 3)
+        return fail(in, err, "fft_length=%s must have 1 to 3 entries", list_text(len));
+    if (x->rank < len->n)
+        return fail(in, err, "operand %s has fewer dimensions than fft_length=%s", sh(x), list_text(len));
+    for (int i = 0; i < len->n; i++)
+        if (len->v[i] < 0)
+            return fail(in, err, "fft_length=%s has a negative entry", list_text(len));
+    return check_fft_types(in, k, x, out, err) && check_fft_dims(in, k, x, out, err);
+}
+
+/* ------------------------------------------------------------------ */
 /* Values, tuples, control flow                                         */
 
 static bool check_nothing(const IrInstr *in, const IrShape *out, Error *err)
@@ -1630,11 +1796,11 @@ static CheckFn *checker_for(IrOpcode op)
     case IR_OP_BATCH_NORM_TRAINING: case IR_OP_BATCH_NORM_INFERENCE: case IR_OP_BATCH_NORM_GRAD:
         return check_nothing;
     /* linear algebra */
-    case IR_OP_TRIANGULAR_SOLVE: case IR_OP_CHOLESKY:
-        return check_nothing;
+    case IR_OP_TRIANGULAR_SOLVE: return check_triangular_solve;
+    case IR_OP_CHOLESKY: return check_cholesky;
     /* fft */
     case IR_OP_FFT:
-        return check_nothing;
+        return check_fft;
     /* topk */
     case IR_OP_TOPK:
         return check_nothing;
