@@ -163,26 +163,34 @@ static void set_group_sizes(CheckReport *rep, const IrModule *after)
 
 /* A trial holds the inputs, before's outputs while after runs, both while
  * the oracle (its own widened copy of the inputs) runs. */
-static bool fits_memory(Run *r, Error *err)
+void check_pair_need(const IrModule *before, const IrModule *after, const IrModule *oracle, InterpMemory *out)
 {
-    if (r->opt->max_memory <= 0)
-        return true;
     InterpMemory b, a, o = { 0 }, need;
-    interp_estimate_memory(r->before.m, &b);
-    interp_estimate_memory(r->after.m, &a);
-    if (r->have_oracle)
-        interp_estimate_memory(r->oracle.m, &o);
+    interp_estimate_memory(before, &b);
+    interp_estimate_memory(after, &a);
+    if (oracle)
+        interp_estimate_memory(oracle, &o);
     need = b;
     if (a.peak + b.outputs > need.peak) {
         need = a;
         need.peak = a.peak + b.outputs;
     }
-    if (r->have_oracle && b.parameters + b.outputs + a.outputs + o.peak > need.peak) {
+    if (oracle && b.parameters + b.outputs + a.outputs + o.peak > need.peak) {
         need = o;
         need.peak = b.parameters + b.outputs + a.outputs + o.peak;
     }
+    *out = need;
+}
+
+static bool fits_memory(Run *r, Error *err)
+{
+    if (r->opt->max_memory <= 0)
+        return true;
+    InterpMemory need;
+    check_pair_need(r->before.m, r->after.m, r->have_oracle ? r->oracle.m : NULL, &need);
     return check_memory_fits("checking the pair", &need, r->opt->max_memory, r->opt->max_memory_why, err);
 }
+
 
 static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *err)
 {

@@ -201,12 +201,37 @@ void check_report_free(CheckReport *rep);
 /* ------------------------------------------------------------------ */
 /* memory.c: what a run needs against what the machine has             */
 
+/* check.c: the estimated need of one rank checking before against after
+ * (and the f64 oracle when given): the inputs, before's outputs held
+ * while after runs, both while the oracle runs on its widened inputs. */
+void check_pair_need(const IrModule *before, const IrModule *after, const IrModule *oracle, InterpMemory *out);
 /* The default --max-memory: this node's physical memory over the ranks
  * running on it, with the reason in why ("24.6 GB physical / 4 ranks"). */
 int64_t check_default_max_memory(Coll *c, char *why, size_t n);
 /* False, with ERR_UNSUPPORTED located at the instruction where the need
  * peaks, when need (what) exceeds limit; a message with the figures. */
 bool check_memory_fits(const char *what, const InterpMemory *need, int64_t limit, const char *why, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* local.c: the regions where two modules differ (--local)             */
+
+typedef struct CheckRegion {
+    IrModule *before, *after;   /* the region's two sides as modules: its inputs their parameters */
+    char where[200];            /* the computation (pair) it lies in */
+    char what[420];             /* "a, b (+3) -> c (+2)": some instructions of each side */
+    int instrs[2];              /* its instructions on each side */
+    int n_inputs, n_outputs;
+    bool device_ids;            /* reads replica-id or partition-id */
+    bool point_to_point;        /* holds send / recv, which cannot be cut out of a module */
+    int group_size;             /* > 0: every collective of both sides on the same groups of this
+                                   size, and no device id read: one group stands for all */
+} CheckRegion;
+
+/* The regions where after differs from before (local.c says how they are
+ * found and why the pair is equivalent when every region is); *n_out of
+ * them into *out, to free with check_regions_free. */
+bool check_find_regions(const IrModule *before, const IrModule *after, CheckRegion **out, int *n_out, Error *err);
+void check_regions_free(CheckRegion *r, int n);
 
 /* ------------------------------------------------------------------ */
 /* shrink.c: the smallest failing pair (--shrink)                      */

@@ -550,6 +550,10 @@ void ir_print_computation(StrBuf *b, const IrComputation *comp);
 void ir_print_instr(StrBuf *b, const IrInstr *instr);
 void ir_print_literal(StrBuf *b, const IrLiteral *lit);
 void ir_print_replica_groups(StrBuf *b, const IrReplicaGroups *g);
+/* The attributes that can change what an instruction computes, as
+ * ", name=value" items: all but the called computations (their names say
+ * nothing of what they compute), control-predecessors and metadata. */
+void ir_print_semantic_attrs(StrBuf *b, const IrInstr *instr);
 /* Do the two modules print to the same text? */
 bool ir_module_text_equal(const IrModule *a, const IrModule *b);
 /* Writes the module to path atomically (temp file in the same directory, then

@@ -604,12 +604,8 @@ static void print_raw_attrs(StrBuf *b, const IrRawAttr *attrs, int n)
     }
 }
 
-/* The printed order: channel_id, replica_groups, constrain_layout, the int
- * lists (attrs.def order), use_global_device_ids, the other ints, the other
- * true bools, direction, type, source_target_pairs, slice, padding, window,
- * dim_labels, feature_group_count, batch_group_count, words, computations, branch_computations, control-predecessors, then the
- * raw attributes in source order. */
-static void print_attrs(StrBuf *b, const IrInstr *instr)
+/* The attributes that say what the op computes, in the printed order. */
+static void print_op_attrs(StrBuf *b, const IrInstr *instr)
 {
     print_collective_attrs(b, instr);
     print_list_attrs(b, instr);
@@ -623,6 +619,25 @@ static void print_attrs(StrBuf *b, const IrInstr *instr)
     print_window(b, instr);
     print_conv_attrs(b, instr);
     print_word_attrs(b, instr);
+}
+
+void ir_print_semantic_attrs(StrBuf *b, const IrInstr *instr)
+{
+    print_op_attrs(b, instr);
+    for (int i = 0; i < instr->info->n_raw_attrs; i++)
+        if (strcmp(instr->info->raw_attrs[i].name, "metadata") != 0)
+            print_raw_attrs(b, &instr->info->raw_attrs[i], 1);
+}
+
+/* The printed order: channel_id, replica_groups, constrain_layout, the int
+ * lists (attrs.def order), use_global_device_ids, the other ints, the other
+ * true bools, direction, type, source_target_pairs, slice, padding, window,
+ * dim_labels, feature_group_count, batch_group_count, words, computations,
+ * branch_computations, control-predecessors, then the raw attributes in
+ * source order. */
+static void print_attrs(StrBuf *b, const IrInstr *instr)
+{
+    print_op_attrs(b, instr);
     print_comp_attrs(b, instr);
     print_branches(b, instr);
     print_control_predecessors(b, instr);

@@ -27,8 +27,9 @@ typedef struct Options {
     double atol, rtol, ulp;
     const char *save_dir, *json, *junit, *out_path, *inputs;
     int64_t replicas, partitions;
-    bool per_pass, shrink, opaque_custom_calls, fill_elided, help;
+    bool per_pass, shrink, opaque_custom_calls, fill_elided, local, help;
     int64_t max_memory;         /* 0: the default */
+    int64_t region;             /* --local: only this region (1-based); 0: all */
 } Options;
 
 #define OPT(field) offsetof(Options, field)
@@ -67,6 +68,11 @@ static const CliFlag flags[] = {
      "operands (outputs keyed by a hash of target, backend_config and operand bytes); false: unsupported"},
     {"--fill-elided", CLI_SWITCH, OPT(fill_elided), "", "off (an error)",
      "give each elided constant ({...}) seeded values keyed by its name and --seed, the same in both modules"},
+    {"--local", CLI_SWITCH, OPT(local), "", "off",
+     "check each region where the modules differ on its own, at its real shapes: what both compute alike is cut "
+     "away and enters the region as parameters (index arithmetic on constants and device ids stays in); "
+     "one line per region, and the pair is equivalent when every region is"},
+    {"--region", CLI_INT, OPT(region), "=N", "all", "with --local: check region N only (as numbered by --local)"},
     {"--max-memory", CLI_BYTES, OPT(max_memory), "=SIZE", "physical memory / ranks on this node",
      "refuse (exit 2) before running when a rank's estimated need exceeds SIZE (2.5GB, 300MB, 8GiB)"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
@@ -127,6 +133,10 @@ static void parse_args(Tool *t, int argc, char **argv)
         usage_error(t, "--shrink and --per-pass do not go together; see --help");
     if (t->o.per_pass && !t->o.passes)
         usage_error(t, "--per-pass needs --passes; see --help");
+    if (t->o.local && (t->o.per_pass || t->o.shrink || t->o.inputs))
+        usage_error(t, "--local does not go with --per-pass, --shrink or --inputs; see --help");
+    if (t->o.region && !t->o.local)
+        usage_error(t, "--region needs --local; see --help");
     int want = t->o.passes ? 1 : 2;
     if (t->n_inputs != want) {
         snprintf(msg, sizeof msg, "%s; see --help",
@@ -509,6 +519,129 @@ __attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
     coll_finish(t->c, 0);
 }
 
+/* ---- --local */
+
+/* One region checked with co, or its need reported; *verdict gets 1
+ * equivalent, 0 differs (on free inputs), -1 not run here. */
+static void check_region(Tool *t, const CheckOptions *co, const CheckRegion *r, int index, int n, int *verdict)
+{
+    InterpMemory need;
+    check_pair_need(r->before, r->after, NULL, &need);
+    int devices = (int)((r->before->replica_count.present ? r->before->replica_count.v : 1) *
+                        (r->before->num_partitions.present ? r->before->num_partitions.v : 1));
+    if (!r->before->replica_count.present && !r->before->num_partitions.present)
+        devices = coll_world(t->c);
+    char bytes[32];
+    interp_format_bytes(need.peak, bytes, sizeof bytes);
+    if (t->rank == 0) {
+        printf("region %d/%d in %s: %s: %d -> %d instructions, %d inputs, %d outputs, %s per rank x %d ranks",
+               index + 1, n, r->where, r->what, r->instrs[0], r->instrs[1], r->n_inputs, r->n_outputs, bytes,
+               devices);
+        if (r->group_size > 1 && r->group_size < devices)
+            printf(" (one group of %d stands for all: every collective on the same groups, no device id)",
+                   r->group_size);
+        printf(": ");
+        fflush(stdout);
+    }
+    const char *why = NULL;
+    char need_text[512];
+    if (r->point_to_point)
+        why = "holds send/recv, which cannot be cut out of the module: check it whole";
+    else if (devices != coll_world(t->c)) {
+        snprintf(need_text, sizeof need_text, "needs %d ranks, this job has %d", devices, coll_world(t->c));
+        why = need_text;
+    } else if (co->max_memory > 0 && need.peak > co->max_memory) {
+        char lim[32];
+        interp_format_bytes(co->max_memory, lim, sizeof lim);
+        snprintf(need_text, sizeof need_text, "needs %d x %s, more than --max-memory=%s per rank (%s)", devices,
+                 bytes, lim, co->max_memory_why ? co->max_memory_why : "");
+        why = need_text;
+    }
+    if (why) {
+        if (t->rank == 0)
+            printf("NOT RUN: %s; on a machine that has it: mpirun -np %d hlo-check --local --region=%d %s%s%s\n", why,
+                   devices, index + 1, t->o.passes ? "--passes=" : "", t->o.passes ? t->o.passes : "",
+                   t->o.passes ? " ..." : "BEFORE AFTER");
+        *verdict = -1;
+        return;
+    }
+    CheckReport rep;
+    Error err = { 0 };
+    CheckOptions quiet = *co;
+    quiet.progress = false;
+    if (!check_modules(t->c, r->before, r->after, &quiet, &rep, &err))
+        fail_run(t, &err);
+    *verdict = rep.equivalent;
+    if (t->rank == 0) {
+        printf("%s\n", rep.equivalent ? (rep.by_accuracy ? "AT LEAST AS ACCURATE" : "EQUIVALENT")
+                                      : (rep.by_accuracy ? "LESS ACCURATE on free inputs" : "DIFFERS on free inputs"));
+        if (!rep.equivalent || rep.n_sites)
+            check_print_report(stdout, &rep, "the region before", "the region after");
+    }
+    check_report_free(&rep);
+}
+
+__attribute__((noreturn)) static void local_check(Tool *t, const IrModule *before, const IrModule *after,
+                                                  const char *after_name)
+{
+    CheckRegion *regions = NULL;
+    int n = 0;
+    Error err = { 0 };
+    if (!check_find_regions(before, after, &regions, &n, &err))
+        fail_all(t, &err);
+    if (t->o.region > n)
+        usage_error(t, "--region: there are fewer regions than that");
+    if (t->rank == 0)
+        printf("hlo-check --local: %s vs %s: %d region%s where they differ\n", t->inputs[0], after_name, n,
+               n == 1 ? "" : "s");
+    CheckOptions co;
+    check_options(t, &co);
+    int equivalent = 0, differ = 0, not_run = 0;
+    for (int i = 0; i < n; i++) {
+        if (t->o.region && i + 1 != t->o.region)
+            continue;
+        int v;
+        check_region(t, &co, &regions[i], i, n, &v);
+        equivalent += v == 1;
+        differ += v == 0;
+        not_run += v == -1;
+    }
+    check_regions_free(regions, n);
+    int code = 0;
+    if (differ) {
+        /* A region may differ only on inputs the module never gives it:
+         * decide on the whole pair when it fits. */
+        InterpMemory need;
+        check_pair_need(before, after, NULL, &need);
+        bool fits = co.max_memory <= 0 || need.peak <= co.max_memory;
+        if (fits && !t->o.region) {
+            if (t->rank == 0)
+                printf("hlo-check --local: %d region%s differ on free inputs; checking the whole pair, which fits, "
+                       "on its own values\n", differ, differ == 1 ? "" : "s");
+            code = check_one(t, before, after, after_name, true) ? 0 : 1;
+            if (t->rank == 0 && code == 0)
+                printf("hlo-check --local: the differences do not occur on the module's own values\n");
+        } else {
+            char b[32];
+            interp_format_bytes(need.peak, b, sizeof b);
+            if (t->rank == 0)
+                printf("hlo-check: DIFFERENT on free inputs in %d region%s (not confirmed on the module's own values: "
+                       "the whole pair needs %s per rank)\n", differ, differ == 1 ? "" : "s", b);
+            code = 1;
+        }
+    } else if (not_run) {
+        if (t->rank == 0)
+            printf("hlo-check: NOT CHECKED: %d of %d region%s could not run here (%d equivalent)\n", not_run,
+                   equivalent + not_run, equivalent + not_run == 1 ? "" : "s", equivalent);
+        code = 2;
+    } else if (t->rank == 0) {
+        printf("hlo-check: EQUIVALENT (--local: %s%d region%s, each equivalent; what is outside them is computed alike "
+               "in both modules)\n", t->o.region ? "region " : "", t->o.region ? (int)t->o.region : equivalent,
+               t->o.region || equivalent == 1 ? "" : "s");
+    }
+    coll_finish(t->c, code);
+}
+
 int main(int argc, char **argv)
 {
     Tool t = { 0 };
@@ -525,6 +658,8 @@ int main(int argc, char **argv)
     snprintf(after_name, sizeof after_name, "%s", t.inputs[1] ? t.inputs[1] : "");
     if (t.o.passes)
         snprintf(after_name, sizeof after_name, "%s after --passes=%s", t.inputs[0], t.o.passes);
+    if (t.o.local)
+        local_check(&t, before, after, after_name);
     CheckOptions co;
     check_options(&t, &co);
     if (t.o.shrink)
