@@ -343,7 +343,8 @@ def fam_batch_norm_training(g):
     and last, every float type; the real dump's f32[768,4] with epsilon=1e-05;
     E[x^2] - E[x]^2 cancelling to a negative variance (NaN outputs with
     epsilon=0, where a two-pass variance would be positive); f16 with more
-    than 65504 elements per feature (the count converts to inf)."""
+    than 65504 elements per feature (the count converts to inf); 256
+    features."""
     specs = [
         ("batch_norm_training_f32_rank4_fi1", "f32", (2, 3, 4, 5), 1, "0.001"),
         ("batch_norm_training_f64_rank2_fi0", "f64", (6, 5), 0, "0.001"),
@@ -351,6 +352,7 @@ def fam_batch_norm_training(g):
         ("batch_norm_training_bf16_rank2_fi1", "bf16", (12, 3), 1, "0.001"),
         ("batch_norm_training_bf16_rank1", "bf16", (6,), 0, "0.01"),
         ("batch_norm_training_f32_gpt2_768x4", "f32", (768, 4), 1, "1e-05"),
+        ("batch_norm_training_f32_many_features", "f32", (3, 256), 1, "0.001"),
     ]
     for name, t, shape, fi, eps in specs:
         rng = g.seeded(name)
@@ -373,12 +375,14 @@ def fam_batch_norm_training(g):
 
 def fam_batch_norm_inference(g):
     """batch-norm-inference, exact: rank 1 to 4, feature_index not last,
-    every float type."""
+    every float type; 512 features, so that rsqrt's two f32 roundings show."""
     specs = [
         ("batch_norm_inference_f32_rank3_fi1", "f32", (3, 4, 5), 1),
         ("batch_norm_inference_bf16_rank2_fi0", "bf16", (5, 7), 0),
         ("batch_norm_inference_f16_rank4_fi3", "f16", (2, 3, 2, 4), 3),
         ("batch_norm_inference_f64_rank1", "f64", (9,), 0),
+        ("batch_norm_inference_f32_many_features", "f32", (2, 512), 1),
+        ("batch_norm_inference_bf16_many_features", "bf16", (512, 2), 0),
     ]
     for name, t, shape, fi in specs:
         rng = g.seeded(name)
