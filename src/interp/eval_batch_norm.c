@@ -97,16 +97,6 @@ static bool bn_type_ok(IrElemType t)
     return t == IR_TYPE_F16 || t == IR_TYPE_BF16 || t == IR_TYPE_F32 || t == IR_TYPE_F64;
 }
 
-static bool same_dims(const IrShape *a, const IrShape *b)
-{
-    if (a->rank != b->rank)
-        return false;
-    for (int d = 0; d < a->rank; d++)
-        if (a->dims[d] != b->dims[d])
-            return false;
-    return true;
-}
-
 /* epsilon=: a float, kept as XLA keeps it (an f32 read through a double). */
 static bool parse_epsilon(const IrInstr *instr, float *eps, Error *err)
 {
@@ -133,7 +123,7 @@ static bool operand_ok(const Value *x, const Value *v, bool whole, int64_t featu
     if (s->type != x->shape->type)
         return false;
     if (whole)
-        return same_dims(s, x->shape);
+        return ir_shape_equal_dims(s, x->shape);
     return s->rank == 1 && s->dims[0] == features;
 }
 
@@ -192,7 +182,7 @@ static bool new_results(const IrInstr *instr, const Value *x, const BatchNorm *b
     for (int i = 0; i < n; i++) {
         const IrShape *s = result_part(instr, n, i);
         bool ok = s && s->type == bn->t &&
-                  (i == 0 ? same_dims(s, x->shape) : s->rank == 1 && s->dims[0] == bn->features);
+                  (i == 0 ? ir_shape_equal_dims(s, x->shape) : s->rank == 1 && s->dims[0] == bn->features);
         if (!ok)
             return error_set(err, ERR_SHAPE, instr->info->loc, "%s: result %s does not fit its operands",
                              ir_opcode_name(instr->op), ir_shape_str(instr->shape));

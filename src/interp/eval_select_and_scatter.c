@@ -75,16 +75,6 @@ static bool window_dim_ok(const IrWindowDim *w)
            w->pad_lo <= lim && w->pad_hi >= -lim && w->pad_hi <= lim && !w->reversal;
 }
 
-static bool same_dims(const IrShape *a, const IrShape *b)
-{
-    if (a->rank != b->rank)
-        return false;
-    for (int d = 0; d < a->rank; d++)
-        if (a->dims[d] != b->dims[d])
-            return false;
-    return true;
-}
-
 static bool sas_geom(const IrInstr *instr, Value *const *args, SasGeom *g, Error *err)
 {
     const IrShape *x = args[0]->shape, *src = args[1]->shape, *init = args[2]->shape;
@@ -95,7 +85,7 @@ static bool sas_geom(const IrInstr *instr, Value *const *args, SasGeom *g, Error
         return bad(instr, err, "source and init must have the operand's type, init be a scalar");
     if (instr->info->n_window != x->rank || (x->rank > 0 && !instr->info->has_window))
         return bad(instr, err, "the window must have one dimension per operand dimension");
-    if (instr->shape->type != x->type || !same_dims(instr->shape, x))
+    if (instr->shape->type != x->type || !ir_shape_equal_dims(instr->shape, x))
         return bad(instr, err, "the result must have the operand's shape");
     memset(g, 0, sizeof *g);
     g->rank = x->rank;

@@ -39,12 +39,24 @@ static const char *module(char *buf, const char *comps, const char *t, const cha
     return buf;
 }
 
+/* Runs an f32 module built by module() on x, s and init; the result must be
+ * want (n elements), bit for bit. */
+static void check_f32(const char *comps, const char *xs, const char *ss, const char *w, const float *x,
+                      const float *s, float init, const float *want, int64_t n)
+{
+    char text[TEXT_MAX];
+    const void *params[] = { x, s, &init };
+    TestRun run;
+    Value *v = test_run_ok(&run, module(text, comps, "f32", xs, ss, w), params);
+    assert_f32_array(v, want, n);
+    test_run_free(&run);
+}
+
 /* The classic max-pool gradient: 2x2 windows, stride 2; each source value
  * lands on its window's maximum. */
 static void test_select_and_scatter_maxpool_by_hand(void **state)
 {
     (void)state;
-    char text[TEXT_MAX];
     const float x[] = {
         1, 5, 2, 0,
         3, 4, 8, 8,
@@ -52,32 +64,22 @@ static void test_select_and_scatter_maxpool_by_hand(void **state)
         -1, 6, 2, 9,
     };
     const float s[] = { 10, 20, 30, 40 }, init = 0;
-    const void *params[] = { x, s, &init };
-    TestRun run;
-    Value *v = test_run_ok(&run, module(text, FAST_COMPS("f32", "GE"), "f32", "[4,4]", "[2,2]", "size=2x2 stride=2x2"),
-                           params);
     const float want[] = {
         0, 10, 0, 0,
         0, 0, 20, 0,            /* 8 and 8 tie: GE keeps the first in row-major order */
         0, 0, 0, 0,
         0, 30, 0, 40,
     };
-    assert_f32_array(v, want, 16);
-    test_run_free(&run);
+    check_f32(FAST_COMPS("f32", "GE"), "[4,4]", "[2,2]", "size=2x2 stride=2x2", x, s, init, want, 16);
 }
 
 /* GT replaces the selection on ties, so the last of equal maxima wins. */
 static void test_select_and_scatter_gt_keeps_the_last_tie(void **state)
 {
     (void)state;
-    char text[TEXT_MAX];
     const float x[] = { 2, 2, 1, 2 }, s[] = { 5 }, init = 0.5f;
-    const void *params[] = { x, s, &init };
-    TestRun run;
-    Value *v = test_run_ok(&run, module(text, FAST_COMPS("f32", "GT"), "f32", "[4]", "[1]", "size=4"), params);
     const float want[] = { 0.5f, 0.5f, 0.5f, 5.5f };
-    assert_f32_array(v, want, 4);
-    test_run_free(&run);
+    check_f32(FAST_COMPS("f32", "GT"), "[4]", "[1]", "size=4", x, s, init, want, 4);
 }
 
 /* 3-wide windows, stride 1, padding 1 on each side: windows overlap, the
@@ -86,14 +88,9 @@ static void test_select_and_scatter_gt_keeps_the_last_tie(void **state)
 static void test_select_and_scatter_overlap_and_padding(void **state)
 {
     (void)state;
-    char text[TEXT_MAX];
     const float x[] = { -5, 9, -7 }, s[] = { 1, 2, 4 }, init = 100;
-    const void *params[] = { x, s, &init };
-    TestRun run;
-    Value *v = test_run_ok(&run, module(text, FAST_COMPS("f32", "GE"), "f32", "[3]", "[3]", "size=3 pad=1_1"), params);
     const float want[] = { 100, 107, 100 };
-    assert_f32_array(v, want, 3);
-    test_run_free(&run);
+    check_f32(FAST_COMPS("f32", "GE"), "[3]", "[3]", "size=3 pad=1_1", x, s, init, want, 3);
 }
 
 /* Windows that lie wholly in the padding select nothing: their source
@@ -102,15 +99,9 @@ static void test_select_and_scatter_overlap_and_padding(void **state)
 static void test_select_and_scatter_window_in_padding_is_dropped(void **state)
 {
     (void)state;
-    char text[TEXT_MAX];
     const float x[] = { 1, 2 }, s[] = { 1000, 10, 1 }, init = 0;
-    const void *params[] = { x, s, &init };
-    TestRun run;
-    Value *v = test_run_ok(&run, module(text, FAST_COMPS("f32", "GE"), "f32", "[2]", "[3]", "size=2 stride=2 pad=3_1"),
-                           params);
     const float want[] = { 10, 1 };
-    assert_f32_array(v, want, 2);
-    test_run_free(&run);
+    check_f32(FAST_COMPS("f32", "GE"), "[2]", "[3]", "size=2 stride=2 pad=3_1", x, s, init, want, 2);
 }
 
 /* The scatter computation gets (current output, source): with subtract and
@@ -118,17 +109,12 @@ static void test_select_and_scatter_window_in_padding_is_dropped(void **state)
 static void test_select_and_scatter_scatter_gets_the_output_first(void **state)
 {
     (void)state;
-    char text[TEXT_MAX];
     static const char *const comps =
         "sel {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
         "sc {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] subtract(a, b)\n}\n";
     const float x[] = { 0, 9, 0 }, s[] = { 1, 2 }, init = 100;
-    const void *params[] = { x, s, &init };
-    TestRun run;
-    Value *v = test_run_ok(&run, module(text, comps, "f32", "[3]", "[2]", "size=2"), params);
     const float want[] = { 100, 97, 100 };
-    assert_f32_array(v, want, 3);
-    test_run_free(&run);
+    check_f32(comps, "[3]", "[2]", "size=2", x, s, init, want, 3);
 }
 
 /* select(x, c) false replaces x: a NaN is replaced by the next candidate
@@ -136,17 +122,11 @@ static void test_select_and_scatter_scatter_gets_the_output_first(void **state)
 static void test_select_and_scatter_nan_follows_the_rule(void **state)
 {
     (void)state;
-    char text[TEXT_MAX];
     const float x[] = { NAN, 1, 3, 2, NAN, 0 }, s[] = { 1, 10 }, init = 0;
-    const void *params[] = { x, s, &init };
-    TestRun run;
-    Value *v = test_run_ok(&run, module(text, FAST_COMPS("f32", "GE"), "f32", "[6]", "[2]", "size=3 stride=3"),
-                           params);
     /* window 0: NaN -> 1 (NaN >= 1 false) -> 3 (1 >= 3 false): index 2.
      * window 1: 2 -> NaN (2 >= NaN false) -> 0 (NaN >= 0 false): index 5. */
     const float want[] = { 0, 0, 1, 0, 0, 10 };
-    assert_f32_array(v, want, 6);
-    test_run_free(&run);
+    check_f32(FAST_COMPS("f32", "GE"), "[6]", "[2]", "size=3 stride=3", x, s, init, want, 6);
 }
 
 /* Slow-path forms of the same select and scatter: not(compare LT) is GE
@@ -252,16 +232,10 @@ static void test_select_and_scatter_sums_round_each_step(void **state)
 static void test_select_and_scatter_window_dilation(void **state)
 {
     (void)state;
-    char text[TEXT_MAX];
     const float x[] = { 1, 8, 3, 4, 2, 6 }, s[] = { 1, 2, 4 }, init = 0;
-    const void *params[] = { x, s, &init };
-    TestRun run;
-    Value *v = test_run_ok(&run, module(text, FAST_COMPS("f32", "GE"), "f32", "[6]", "[3]", "size=2 rhs_dilate=3"),
-                           params);
     /* windows {x0, x3} -> x3, {x1, x4} -> x1, {x2, x5} -> x5 */
     const float want[] = { 0, 2, 0, 1, 0, 4 };
-    assert_f32_array(v, want, 6);
-    test_run_free(&run);
+    check_f32(FAST_COMPS("f32", "GE"), "[6]", "[3]", "size=2 rhs_dilate=3", x, s, init, want, 6);
 }
 
 /* A reversed window is valid HLO we do not run: ERR_UNSUPPORTED. */
