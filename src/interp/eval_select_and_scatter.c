@@ -364,7 +364,9 @@ bool eval_select_and_scatter(Interp *it, const IrInstr *instr, Value *const *arg
         !scalar_callee(instr, IR_COMP_SCATTER, t, t, err))
         return false;
     Value *res = value_new_array(instr->shape, err);
-    int64_t *sel = xmalloc_try((size_t)(g.n_src + g.n_win + 1) * sizeof *sel);
+    /* distinct window positions are distinct operand positions */
+    int64_t n_x = value_elements(args[0]), n_offs = g.n_win < n_x ? g.n_win : n_x;
+    int64_t *sel = xmalloc_try((size_t)(g.n_src + n_offs + 1) * sizeof *sel);
     if (!res || !sel) {
         value_release(res);
         free(sel);
