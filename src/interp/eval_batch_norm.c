@@ -156,8 +156,9 @@ static bool bn_setup(const IrInstr *instr, Value *const *args, int n, const bool
             return bad_operands(instr, err);
     int64_t count = bn->outer * bn->inner;
     if (count > INT32_MAX)
-        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s: %lld elements per feature overflow XLA's s32 count",
-                         ir_opcode_name(instr->op), (long long)count);
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
+                         "%s: %lld elements per feature overflow XLA's s32 count", ir_opcode_name(instr->op),
+                         (long long)count);
     float eps = 0;
     if (!parse_epsilon(instr, &eps, err))
         return false;

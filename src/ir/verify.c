@@ -938,8 +938,8 @@ static bool check_window(const IrInstr *in, const IrShape *x, Error *err)
         if (w->size < 1 || w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1 || w->size > lim ||
             w->stride > lim || w->lhs_dilate > lim || w->rhs_dilate > lim || w->pad_lo < -lim || w->pad_lo > lim ||
             w->pad_hi < -lim || w->pad_hi > lim)
-            return fail(in, err, "window dimension %d must have size, stride and dilations in [1, 2^31) and padding within 2^31",
-                        d);
+            return fail(in, err, "window dimension %d must have size, stride and dilations in [1, 2^31) "
+                        "and padding within 2^31", d);
     }
     return true;
 }

@@ -110,7 +110,8 @@ static void test_select_and_scatter_scatter_gets_the_output_first(void **state)
 {
     (void)state;
     static const char *const comps =
-        "sel {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+        "sel {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+        "  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
         "sc {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] subtract(a, b)\n}\n";
     const float x[] = { 0, 9, 0 }, s[] = { 1, 2 }, init = 100;
     const float want[] = { 100, 97, 100 };
@@ -144,7 +145,8 @@ static void *values(IrElemType t, int64_t n, uint32_t seed, bool small)
     uint32_t r = seed;
     for (int64_t i = 0; i < n; i++) {
         r = r * 1664525u + 1013904223u;
-        double v = small ? (double)((int)(r >> 24) % 5 - 2) : ldexp((double)((int)(r >> 16) % 2001 - 1000), (int)(r >> 8) % 16 - 12);
+        double mant = (double)((int)(r >> 16) % 2001 - 1000);
+        double v = small ? (double)((int)(r >> 24) % 5 - 2) : ldexp(mant, (int)(r >> 8) % 16 - 12);
         ir_elem_set_f64(t, p + (size_t)i * es, v);
     }
     return p;
@@ -187,14 +189,16 @@ static void test_select_and_scatter_min_and_swapped_compare(void **state)
 {
     (void)state;
     static const char *const swapped =
-        "sel {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT c = pred[] compare(b, a), direction=GE\n}\n"
+        "sel {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n"
+        "  ROOT c = pred[] compare(b, a), direction=GE\n}\n"
         "sc {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT c = s32[] add(a, b)\n}\n";
     const int32_t x[] = { 4, -1, -1, 3, 0, 7 }, s[] = { 1, 2 }, init = 0;
     const void *params[] = { x, s, &init };
     const int32_t want[] = { 0, 1, 0, 0, 2, 0 };
     char text[TEXT_MAX];
     TestRun run;
-    Value *v = test_run_ok(&run, module(text, FAST_COMPS("s32", "LE"), "s32", "[6]", "[2]", "size=3 stride=3"), params);
+    Value *v = test_run_ok(&run, module(text, FAST_COMPS("s32", "LE"), "s32", "[6]", "[2]", "size=3 stride=3"),
+                           params);
     assert_s32_array(v, want, 6);
     test_run_free(&run);
     v = test_run_ok(&run, module(text, swapped, "s32", "[6]", "[2]", "size=3 stride=3"), params);

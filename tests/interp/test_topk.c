@@ -31,20 +31,26 @@ static const char *topk_module(char *buf, const char *t, int rows, int n, int k,
 
 /* The same through TopkDecomposer's rewrite: a stable sort of (x, iota)
  * along the last dim by compare(a, b) GT (LT), type=TOTALORDER for floats,
- * sliced. */
+ * sliced to k. */
 static const char *decomposed_module(char *buf, const char *t, int rows, int n, int k, bool largest)
 {
-    snprintf(buf, TEXT_MAX,
-             "HloModule m\n"
-             "cmp {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n  c = s32[] parameter(2)\n"
-             "  d = s32[] parameter(3)\n  ROOT r = pred[] compare(a, b), direction=%s%s\n}\n"
-             "ENTRY e {\n  x = %s[%d,%d] parameter(0)\n  i = s32[%d,%d] iota(), iota_dimension=1\n"
-             "  s = (%s[%d,%d], s32[%d,%d]) sort(x, i), dimensions={1}, is_stable=true, to_apply=cmp\n"
-             "  v = %s[%d,%d] get-tuple-element(s), index=0\n  j = s32[%d,%d] get-tuple-element(s), index=1\n"
-             "  vs = %s[%d,%d] slice(v), slice={[0:%d], [0:%d]}\n  js = s32[%d,%d] slice(j), slice={[0:%d], [0:%d]}\n"
-             "  ROOT t = (%s[%d,%d], s32[%d,%d]) tuple(vs, js)\n}\n",
-             t, t, largest ? "GT" : "LT", t[0] == 'f' || t[0] == 'b' ? ", type=TOTALORDER" : "", t, rows, n, rows, n, t, rows, n, rows, n, t, rows, n, rows, n, t, rows, k,
-             rows, k, rows, k, rows, k, t, rows, k, rows, k);
+    bool is_float = t[0] == 'f' || t[0] == 'b';
+    int len = snprintf(buf, TEXT_MAX,
+                       "HloModule m\ncmp {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n"
+                       "  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n"
+                       "  ROOT r = pred[] compare(a, b), direction=%s%s\n}\n",
+                       t, t, largest ? "GT" : "LT", is_float ? ", type=TOTALORDER" : "");
+    len += snprintf(buf + len, TEXT_MAX - (size_t)len,
+                    "ENTRY e {\n  x = %s[%d,%d] parameter(0)\n  i = s32[%d,%d] iota(), iota_dimension=1\n"
+                    "  s = (%s[%d,%d], s32[%d,%d]) sort(x, i), dimensions={1}, is_stable=true, to_apply=cmp\n",
+                    t, rows, n, rows, n, t, rows, n, rows, n);
+    len += snprintf(buf + len, TEXT_MAX - (size_t)len,
+                    "  v = %s[%d,%d] get-tuple-element(s), index=0\n  j = s32[%d,%d] get-tuple-element(s), index=1\n"
+                    "  vs = %s[%d,%d] slice(v), slice={[0:%d], [0:%d]}\n"
+                    "  js = s32[%d,%d] slice(j), slice={[0:%d], [0:%d]}\n"
+                    "  ROOT t = (%s[%d,%d], s32[%d,%d]) tuple(vs, js)\n}\n",
+                    t, rows, n, rows, n, t, rows, k, rows, k, rows, k, rows, k, t, rows, k, rows, k);
+    assert_true(len < TEXT_MAX);
     return buf;
 }
 
