@@ -883,13 +883,92 @@ static bool check_reduce_window(const IrInstr *in, const IrShape *out, Error *er
     return check_callee_arity(in, IR_COMP_TO_APPLY, n, false, err);
 }
 
+/* A computation attribute taking two scalars of type t and returning a
+ * scalar of type ret. */
+static bool check_scalar_binary_callee(const IrInstr *in, IrCompAttr which, IrElemType t, IrElemType ret,
+                                       Error *err)
+{
+    if (!check_callee_arity(in, which, 2, true, err))
+        return false;
+    const IrComputation *c = in->info->comps[which];
+    const char *attr = ir_comp_attr_name[which];
+    for (int k = 0; c->params && k < 2; k++)
+        if (c->params[k] && c->params[k]->shape->type != t)
+            return fail(in, err, "%s=%s parameter %d is %s, expected %s[]", attr, c->name, k,
+                        sh(c->params[k]->shape), ir_type_name(t));
+    if (c->root && (!is_scalar(c->root->shape) || c->root->shape->type != ret))
+        return fail(in, err, "%s=%s returns %s, expected %s[]", attr, c->name, sh(c->root->shape),
+                    ir_type_name(ret));
+    return true;
+}
+
+/* Windows that fit the padded, dilated base along one dim (-1: unknown). */
+static int64_t window_out_dim(int64_t in, const IrWindowDim *w)
+{
+    if (in < 0 || (in > 0 && in - 1 > (INT64_MAX / 4) / w->lhs_dilate))
+        return -1;
+    int64_t base = in == 0 ? 0 : (in - 1) * w->lhs_dilate + 1;
+    int64_t padded = base + w->pad_lo + w->pad_hi;
+    int64_t span = (w->size - 1) * w->rhs_dilate + 1;
+    return padded < span ? 0 : (padded - span) / w->stride + 1;
+}
+
+/* "t[d0,d1,...]" into buf (TEXT_BYTES). */
+static const char *dims_text(char *buf, IrElemType t, int rank, const int64_t *dims)
+{
+    size_t n = (size_t)snprintf(buf, TEXT_BYTES, "%s[", ir_type_name(t));
+    for (int d = 0; d < rank && n < TEXT_BYTES; d++)
+        n += (size_t)snprintf(buf + n, TEXT_BYTES - n, "%s%lld", d ? "," : "", (long long)dims[d]);
+    if (n < TEXT_BYTES)
+        snprintf(buf + n, TEXT_BYTES - n, "]");
+    return buf;
+}
+
+/* The window has one valid dimension per dimension of x. */
+static bool check_window(const IrInstr *in, const IrShape *x, Error *err)
+{
+    const IrInstrInfo *info = in->info;
+    if (x->rank > 0 && !info->has_window)
+        return fail(in, err, "missing window for %s", sh(x));
+    if (info->n_window != x->rank)
+        return fail(in, err, "window has %d dimensions, %s has %d", info->n_window, sh(x), x->rank);
+    for (int d = 0; d < x->rank; d++) {
+        const IrWindowDim *w = &info->window[d];
+        const int64_t lim = INT32_MAX;
+        if (w->size < 1 || w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1 || w->size > lim ||
+            w->stride > lim || w->lhs_dilate > lim || w->rhs_dilate > lim || w->pad_lo < -lim || w->pad_lo > lim ||
+            w->pad_hi < -lim || w->pad_hi > lim)
+            return fail(in, err, "window dimension %d must have size, stride and dilations in [1, 2^31) "
+                        "and padding within 2^31", d);
+    }
+    return true;
+}
+
+/* select-and-scatter(operand, source, init): source has the shape of the
+ * windows over operand, init is a scalar of operand's type, select is
+ * (T, T) -> pred, scatter (T, T) -> T; the result is operand's shape. */
 static bool check_select_and_scatter(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
+    const IrShape *x = opshape(in, 0), *src = opshape(in, 1), *init = opshape(in, 2);
+    if (!need_array(in, x, "operand", err) || !need_array(in, src, "source", err) ||
+        !check_window(in, x, err))
+        return false;
+    int64_t want[IR_MAX_RANK];
+    bool ok = src->type == x->type && src->rank == x->rank;
+    for (int d = 0; d < x->rank && d < IR_MAX_RANK; d++) {
+        want[d] = window_out_dim(x->dims[d], &in->info->window[d]);
+        ok = ok && dim_eq(src->dims[d], want[d]);
+    }
+    char buf[TEXT_BYTES];
+    if (!ok)
+        return fail(in, err, "source %s must be %s, one element per window over %s", sh(src),
+                    dims_text(buf, x->type, x->rank < IR_MAX_RANK ? x->rank : IR_MAX_RANK, want), sh(x));
+    if (!is_scalar(init) || init->type != x->type)
+        return fail(in, err, "init value %s must be %s[]", sh(init), ir_type_name(x->type));
     if (!same_shape(out, x))
         return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
-    return check_callee_arity(in, IR_COMP_SELECT, 2, false, err) &&
-           check_callee_arity(in, IR_COMP_SCATTER, 2, false, err);
+    return check_scalar_binary_callee(in, IR_COMP_SELECT, x->type, IR_TYPE_PRED, err) &&
+           check_scalar_binary_callee(in, IR_COMP_SCATTER, x->type, x->type, err);
 }
 
 /* Checks lhs dim a against rhs dim b for one batch or contracting pair. */
@@ -1152,6 +1231,120 @@ static bool check_fft(const IrInstr *in, const IrShape *out, Error *err)
         if (len->v[i] < 0)
             return fail(in, err, "fft_length=%s has a negative entry", list_text(len));
     return check_fft_types(in, k, x, out, err) && check_fft_dims(in, k, x, out, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* Batch norm, topk                                                     */
+
+/* feature_index= names a dimension of x and epsilon= is a float; *features
+ * gets the size of the feature dimension. */
+static bool check_batch_norm_attrs(const IrInstr *in, const IrShape *x, int64_t *features, Error *err)
+{
+    IrOptInt fi = in->ints[IR_INT_FEATURE_INDEX];
+    if (!need_array(in, x, "operand", err))
+        return false;
+    if (!ir_type_is_float(x->type) || x->rank < 1)
+        return fail(in, err, "operand %s must be a floating-point array of rank >= 1", sh(x));
+    if (!fi.present)
+        return fail(in, err, "missing feature_index");
+    if (fi.v < 0 || fi.v >= x->rank)
+        return fail(in, err, "feature_index=%lld out of range for %s", (long long)fi.v, sh(x));
+    const char *eps = ir_raw_attr_get(in, "epsilon");
+    char *end = NULL;
+    if (!eps)
+        return fail(in, err, "missing epsilon");
+    (void)strtod(eps, &end);
+    if (end == eps || *end != '\0')
+        return fail(in, err, "epsilon=%s is not a float", eps);
+    *features = x->dims[fi.v];
+    return true;
+}
+
+/* Operand k is a vector over the features of x. */
+static bool check_feature_operand(const IrInstr *in, int k, const char *what, const IrShape *x, int64_t features,
+                                  Error *err)
+{
+    const IrShape *s = opshape(in, k);
+    if (ir_shape_is_array(s) && s->type == x->type && s->rank == 1 && dim_eq(s->dims[0], features))
+        return true;
+    return fail(in, err, "%s %s must be %s[%lld], the feature dimension of %s", what, sh(s), ir_type_name(x->type),
+                (long long)features, sh(x));
+}
+
+/* A tuple (x's shape, [features], [features]) of x's type. */
+static bool check_batch_norm_tuple(const IrInstr *in, const IrShape *out, const IrShape *x, int64_t features,
+                                   Error *err)
+{
+    bool ok = ir_shape_is_tuple(out) && out->n_elements == 3 && same_shape(out->elements[0], x);
+    for (int i = 1; ok && i < 3; i++) {
+        const IrShape *e = out->elements[i];
+        ok = ir_shape_is_array(e) && e->type == x->type && e->rank == 1 && dim_eq(e->dims[0], features);
+    }
+    if (!ok)
+        return fail(in, err, "result %s must be (%s, %s[%lld], %s[%lld])", sh(out), sh(x), ir_type_name(x->type),
+                    (long long)features, ir_type_name(x->type), (long long)features);
+    return true;
+}
+
+/* training(operand, scale, offset) -> (output, batch_mean, batch_var);
+ * inference(operand, scale, offset, mean, variance) -> output;
+ * grad(operand, scale, mean, variance, grad_output)
+ *   -> (grad_operand, grad_scale, grad_offset). */
+static bool check_batch_norm(const IrInstr *in, const IrShape *out, Error *err)
+{
+    static const char *const training[] = { "scale", "offset" };
+    static const char *const inference[] = { "scale", "offset", "mean", "variance" };
+    static const char *const grad[] = { "scale", "mean", "variance" };
+    const IrShape *x = opshape(in, 0);
+    int64_t features = 0;
+    if (!check_batch_norm_attrs(in, x, &features, err))
+        return false;
+    bool is_inference = in->op == IR_OP_BATCH_NORM_INFERENCE, is_grad = in->op == IR_OP_BATCH_NORM_GRAD;
+    const char *const *names = is_inference ? inference : is_grad ? grad : training;
+    int n = is_inference ? 4 : is_grad ? 3 : 2;
+    for (int k = 0; k < n; k++)
+        if (!check_feature_operand(in, k + 1, names[k], x, features, err))
+            return false;
+    if (is_grad && !same_shape(opshape(in, 4), x))
+        return fail(in, err, "grad_output %s does not match operand %s", sh(opshape(in, 4)), sh(x));
+    if (!is_inference)
+        return check_batch_norm_tuple(in, out, x, features, err);
+    if (!same_shape(out, x))
+        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    return true;
+}
+
+/* topk(x), k=K: (x with its last dim K, s32 of those dims), 0 <= K <= last dim. */
+static bool check_topk(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    IrOptInt k = in->ints[IR_INT_K];
+    if (!need_array(in, x, "operand", err))
+        return false;
+    if (x->rank < 1)
+        return fail(in, err, "operand %s must have rank >= 1", sh(x));
+    if (!k.present)
+        return fail(in, err, "missing k");
+    int64_t last = x->dims[x->rank - 1];
+    if (k.v < 0 || (last >= 0 && k.v > last))
+        return fail(in, err, "k=%lld out of range for %s", (long long)k.v, sh(x));
+    bool ok = ir_shape_is_tuple(out) && out->n_elements == 2;
+    for (int i = 0; ok && i < 2; i++) {
+        const IrShape *e = out->elements[i];
+        ok = ir_shape_is_array(e) && e->type == (i ? IR_TYPE_S32 : x->type) && e->rank == x->rank &&
+             dim_eq(e->dims[x->rank - 1], k.v);
+        for (int d = 0; ok && d < x->rank - 1; d++)
+            ok = dim_eq(e->dims[d], x->dims[d]);
+    }
+    if (!ok) {
+        int64_t dims[IR_MAX_RANK];
+        char v[TEXT_BYTES], i[TEXT_BYTES];
+        memcpy(dims, x->dims, sizeof dims[0] * (size_t)x->rank);
+        dims[x->rank - 1] = k.v;
+        return fail(in, err, "result %s must be (%s, %s)", sh(out), dims_text(v, x->type, x->rank, dims),
+                    dims_text(i, IR_TYPE_S32, x->rank, dims));
+    }
+    return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1794,7 +1987,7 @@ static CheckFn *checker_for(IrOpcode op)
         return check_nothing;
     /* batch norm */
     case IR_OP_BATCH_NORM_TRAINING: case IR_OP_BATCH_NORM_INFERENCE: case IR_OP_BATCH_NORM_GRAD:
-        return check_nothing;
+        return check_batch_norm;
     /* linear algebra */
     case IR_OP_TRIANGULAR_SOLVE: return check_triangular_solve;
     case IR_OP_CHOLESKY: return check_cholesky;
@@ -1803,7 +1996,7 @@ static CheckFn *checker_for(IrOpcode op)
         return check_fft;
     /* topk */
     case IR_OP_TOPK:
-        return check_nothing;
+        return check_topk;
     /* random numbers, dynamic shapes */
     case IR_OP_RNG: case IR_OP_RNG_BIT_GENERATOR: case IR_OP_DYNAMIC_RESHAPE:
         return check_nothing;
