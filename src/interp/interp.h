@@ -78,12 +78,15 @@ typedef struct InterpOptions {
     InterpDevice device;    /* rank 0 of 1 when comm is NULL */
     const InterpComm *comm; /* NULL: single device */
     bool time;              /* collect per-opcode timings */
-    uint64_t rng_seed;      /* seeds rng and rng-get-and-update-state (hlo-run --seed) */
+    uint64_t rng_seed;      /* seeds rng and rng-get-and-update-state (hlo-run --seed); each
+                             * interp_run draws the same streams from it */
 } InterpOptions;
 
 /* Prepares a verified module for running (schedules, last uses). */
 Interp *interp_new(const IrModule *m, const InterpOptions *opt, Error *err);
 void interp_free(Interp *it);
+/* Replaces opt.rng_seed for the runs that follow (hlo-check: one per trial). */
+void interp_set_rng_seed(Interp *it, uint64_t seed);
 /* Runs the entry computation.  params holds one reference per parameter
  * (the interpreter takes them); *result receives one reference. */
 bool interp_run(Interp *it, Value **params, int n_params, Value **result, Error *err);
