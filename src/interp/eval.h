@@ -79,6 +79,10 @@ bool eval_stochastic_convert(Interp *it, const IrInstr *instr, Value *const *arg
 bool eval_get_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_set_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_dynamic_reshape(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+/* False (ERR_UNSUPPORTED) when instr would compute with an operand whose
+ * runtime size is below its bound (Value.sizes): only the dimension-size ops,
+ * dynamic-reshape and the ops that pass values through read such operands. */
+bool eval_dynamic_operands_ok(const IrInstr *instr, Value *const *args, Error *err);
 
 /* simd.c: whether the kernels with AVX2 versions use them (the CPU has it
  * and HLOCHECK_SIMD=sse2 is not set).  Decided once per process. */

@@ -537,6 +537,8 @@ static double now_seconds(void)
 
 static bool eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
+    if (!eval_dynamic_operands_ok(instr, args, err))
+        return false;
     EvalFn fn = array_evaluator(instr->op);
     double t0 = it->opt.time ? now_seconds() : 0;
     bool ok = fn ? fn(it, instr, args, out, err) : eval_structural(it, instr, args, out, err);

@@ -20,6 +20,11 @@ struct Value {
     Value *owner;           /* non-NULL: data belongs to owner (an alias); else to this value */
     int n_elements;         /* tuples */
     Value **elements;       /* tuples: each element holds one reference */
+    int64_t *sizes;         /* arrays: the runtime size of every dimension (owned), set by
+                             * set-dimension-size and dynamic-reshape when some dimension
+                             * holds fewer elements than its bound; NULL: every dimension
+                             * is full.  The data keeps the bounded shape; the elements
+                             * past a size are padding. */
 };
 
 /* A new array of shape s with uninitialised data; NULL (and ERR_NOMEM) when
@@ -44,7 +49,8 @@ Value *value_copy(const Value *v, Error *err);
 /* Keeps large freed arrays for reuse instead of returning them to the
  * system (glibc); interp_new() calls it. */
 void value_tune_allocator(void);
-/* Bitwise equality of two values of equal shape (tuples element-wise). */
+/* Bitwise equality of two values of equal shape (tuples element-wise), and
+ * equal runtime sizes. */
 bool value_bits_equal(const Value *a, const Value *b);
 
 /* ------------------------------------------------------------------ */

@@ -172,6 +172,14 @@ static bool has_dynamic_dim(const IrShape *s)
     return false;
 }
 
+static bool has_unbounded_dim(const IrShape *s)
+{
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] < 0)
+            return true;
+    return false;
+}
+
 static const IrShape *opshape(const IrInstr *in, int i)
 {
     return in->operands[i]->shape;
@@ -807,27 +815,56 @@ static bool check_scatter(const IrInstr *in, const IrShape *out, Error *err)
            check_index_vector_dim(in, idx, err) && check_callee_arity(in, IR_COMP_TO_APPLY, 2 * k, false, err);
 }
 
+static bool is_s32_scalar(const IrShape *s)
+{
+    return is_scalar(s) && s->type == IR_TYPE_S32;
+}
+
+/* get-dimension-size(x), dimensions={d} -> s32[] (InferGetDimensionSizeShape). */
 static bool check_get_dimension_size(const IrInstr *in, const IrShape *out, Error *err)
 {
     int64_t d = 0;
     const IrShape *x = opshape(in, 0);
     if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
         return false;
-    if (!is_int_array(out) || out->rank != 0)
-        return fail(in, err, "result %s must be an integer scalar", sh(out));
+    if (!is_s32_scalar(out))
+        return fail(in, err, "result %s must be s32[]", sh(out));
+    if (x->dims[d] > INT32_MAX)
+        return fail(in, err, "dimension %lld of %s does not fit in s32", (long long)d, sh(x));
     return true;
 }
 
+/* set-dimension-size(x, s32[] size), dimensions={d}: x's shape. */
 static bool check_set_dimension_size(const IrInstr *in, const IrShape *out, Error *err)
 {
     int64_t d = 0;
     const IrShape *x = opshape(in, 0), *n = opshape(in, 1);
     if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
         return false;
-    if (!is_int_array(n) || n->rank != 0)
-        return fail(in, err, "size %s must be an integer scalar", sh(n));
+    if (!is_s32_scalar(n))
+        return fail(in, err, "size %s must be s32[]", sh(n));
     if (!ir_shape_is_array(out) || out->type != x->type || !same_dims(out, x))
         return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    return true;
+}
+
+/* dynamic-reshape(x, s32[] size...): one size per result dimension, x's
+ * element type and (bounded) element count (XLA's verifier). */
+static bool check_dynamic_reshape(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) || !need_same_type(in, out, x, err))
+        return false;
+    if (in->n_operands != out->rank + 1)
+        return fail(in, err, "result %s needs %d sizes, got %d", sh(out), out->rank, in->n_operands - 1);
+    for (int i = 1; i < in->n_operands; i++)
+        if (!is_s32_scalar(opshape(in, i)))
+            return fail(in, err, "size %d is %s, not s32[]", i - 1, sh(opshape(in, i)));
+    if (!has_dynamic_dim(x) && !has_dynamic_dim(out) ? ir_shape_elements(x) != ir_shape_elements(out)
+                                                     : !has_unbounded_dim(x) && !has_unbounded_dim(out) &&
+                                                           ir_shape_elements(x) != ir_shape_elements(out))
+        return fail(in, err, "result %s does not have the %lld elements of operand %s", sh(out),
+                    (long long)ir_shape_elements(x), sh(x));
     return true;
 }
 
@@ -1722,7 +1759,7 @@ static CheckFn *checker_for(IrOpcode op)
     case IR_OP_RNG: return check_rng;
     case IR_OP_RNG_BIT_GENERATOR: return check_rng_bit_generator;
     case IR_OP_RNG_GET_AND_UPDATE_STATE: return check_rng_get_and_update_state;
-    case IR_OP_DYNAMIC_RESHAPE: return check_nothing;
+    case IR_OP_DYNAMIC_RESHAPE: return check_dynamic_reshape;
     /* point to point and ragged collectives */
     case IR_OP_RAGGED_ALL_TO_ALL: case IR_OP_SEND: case IR_OP_SEND_DONE: case IR_OP_RECV: case IR_OP_RECV_DONE:
         return check_nothing;
