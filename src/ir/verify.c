@@ -849,7 +849,8 @@ static bool check_set_dimension_size(const IrInstr *in, const IrShape *out, Erro
 }
 
 /* dynamic-reshape(x, s32[] size...): one size per result dimension, x's
- * element type and (bounded) element count (XLA's verifier). */
+ * element type and element count, bounded dims counted at their bound
+ * (XLA's verifier). */
 static bool check_dynamic_reshape(const IrInstr *in, const IrShape *out, Error *err)
 {
     const IrShape *x = opshape(in, 0);
@@ -860,9 +861,7 @@ static bool check_dynamic_reshape(const IrInstr *in, const IrShape *out, Error *
     for (int i = 1; i < in->n_operands; i++)
         if (!is_s32_scalar(opshape(in, i)))
             return fail(in, err, "size %d is %s, not s32[]", i - 1, sh(opshape(in, i)));
-    if (!has_dynamic_dim(x) && !has_dynamic_dim(out) ? ir_shape_elements(x) != ir_shape_elements(out)
-                                                     : !has_unbounded_dim(x) && !has_unbounded_dim(out) &&
-                                                           ir_shape_elements(x) != ir_shape_elements(out))
+    if (!has_unbounded_dim(x) && !has_unbounded_dim(out) && ir_shape_elements(x) != ir_shape_elements(out))
         return fail(in, err, "result %s does not have the %lld elements of operand %s", sh(out),
                     (long long)ir_shape_elements(x), sh(x));
     return true;

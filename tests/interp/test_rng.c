@@ -512,7 +512,8 @@ static void test_rng_uniform_ints(void **unused)
         assert_true(u[i] >= 250 && u[i] < 255);
     run_free(&r);
 
-    const int64_t *w = rng_run(&r, "s64", "1000", "rng_uniform", "-9223372036854775808", "9223372036854775807", 1)->data;
+    const int64_t *w =
+        rng_run(&r, "s64", "1000", "rng_uniform", "-9223372036854775808", "9223372036854775807", 1)->data;
     int negative = 0;
     for (int i = 0; i < 1000; i++) {
         assert_true(w[i] < INT64_MAX);
