@@ -4,14 +4,16 @@
  * rng-bit-generator follows the streams of XLA's builder library
  * (xla/hlo/builder/lib/prng.cc: ThreeFryBitGenerator, PhiloxBitGenerator)
  * as XLA's RngBitGeneratorExpander wires them to the state operand
- * (xla/service/rng_bit_generator_expander.cc).  How exact each part is:
+ * (xla/hlo/transforms/expanders/rng_bit_generator_expander.cc, formerly
+ * under xla/service/).  How exact each part is:
  *
  *   rng_three_fry  bit-exact to XLA for the whole output and the new state:
  *                  the block function is Threefry-2x32 with 20 rounds (checked
  *                  against Random123's known answers in tests/interp/
  *                  test_rng.c) and the counters, the split of the output
  *                  shape into halves and the state update are XLA's
- *                  (described at threefry_fill32 and threefry_fill64).
+ *                  (described at threefry_fill32 and threefry_fill64); one
+ *                  output printed by XLA:CPU itself is matched in the test.
  *   rng_philox     bit-exact to XLA the same way: Philox-4x32 with 10 rounds
  *                  (known answers checked too), a 128-bit counter from the
  *                  state, four words per block dealt round-robin
