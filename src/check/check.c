@@ -341,15 +341,17 @@ static void judge_outputs(Run *r, Value **lb, Value **la, Value **lo)
     }
 }
 
-static bool run_side(Side *s, Value **inputs, int n, Value **out, Error *err)
+static bool run_side(Side *s, uint64_t seed, Value **inputs, int n, Value **out, Error *err)
 {
+    interp_set_rng_seed(s->it, seed);      /* the trial's seed, as hlo-run --seed gives it */
     for (int i = 0; i < n; i++)
         value_retain(inputs[i]);
     return interp_run(s->it, inputs, n, out, err);
 }
 
-static bool run_oracle(Run *r, Value **inputs, int n, Value **out, Error *err)
+static bool run_oracle(Run *r, uint64_t seed, Value **inputs, int n, Value **out, Error *err)
 {
+    interp_set_rng_seed(r->oracle.it, seed);
     Value **wide = xcalloc((size_t)n + 1, sizeof *wide);
     bool ok = true;
     for (int i = 0; i < n && ok; i++)
@@ -387,8 +389,8 @@ static bool trial(Run *r, int t, Error *err)
     Value **in = xcalloc((size_t)n + 1, sizeof *in), *vb = NULL, *va = NULL, *vo = NULL;
     Value **lb = xcalloc((size_t)cap, sizeof *lb), **la = xcalloc((size_t)cap, sizeof *la),
           **lo = xcalloc((size_t)cap, sizeof *lo);
-    bool ok = trial_inputs(r, seed, in, err) && run_side(&r->before, in, n, &vb, err) &&
-              run_side(&r->after, in, n, &va, err) && (!r->have_oracle || run_oracle(r, in, n, &vo, err));
+    bool ok = trial_inputs(r, seed, in, err) && run_side(&r->before, seed, in, n, &vb, err) &&
+              run_side(&r->after, seed, in, n, &va, err) && (!r->have_oracle || run_oracle(r, seed, in, n, &vo, err));
     if (ok) {
         leaves_of(vb, lb, cap);
         leaves_of(va, la, cap);

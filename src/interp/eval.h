@@ -69,15 +69,20 @@ bool eval_select_and_scatter(Interp *it, const IrInstr *instr, Value *const *arg
 /* eval_topk.c */
 bool eval_topk(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
-/* eval_rng.c: rng, rng-bit-generator, stochastic-convert */
+/* eval_rng.c: rng, rng-bit-generator, rng-get-and-update-state, stochastic-convert */
 bool eval_rng(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_rng_bit_generator(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_rng_get_and_update_state(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_stochastic_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
 /* eval_dynamic_shape.c: get-/set-dimension-size, dynamic-reshape */
 bool eval_get_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_set_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_dynamic_reshape(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+/* False (ERR_UNSUPPORTED) when instr would compute with an operand whose
+ * runtime size is below its bound (Value.sizes): only the dimension-size ops,
+ * dynamic-reshape and the ops that pass values through read such operands. */
+bool eval_dynamic_operands_ok(const IrInstr *instr, Value *const *args, Error *err);
 
 /* simd.c: whether the kernels with AVX2 versions use them (the CPU has it
  * and HLOCHECK_SIMD=sse2 is not set).  Decided once per process. */
@@ -107,7 +112,8 @@ bool eval_call_scalar(Interp *it, const IrComputation *comp, const IrElemType *a
 bool eval_unsupported(const IrInstr *instr, Error *err);
 /* interp.c: the seed of the rng ops (InterpOptions.rng_seed) and a counter
  * that grows by one at every call, so that each execution of an rng op (in a
- * loop, say) draws a fresh stream, the same on every run. */
+ * loop, say) draws a fresh stream, the same on every run (the counter
+ * restarts at 0 in every interp_run). */
 uint64_t eval_rng_seed(const Interp *it);
 uint64_t eval_rng_next_call(Interp *it);
 

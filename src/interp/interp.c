@@ -125,6 +125,11 @@ uint64_t eval_rng_next_call(Interp *it)
     return it->rng_calls++;
 }
 
+void interp_set_rng_seed(Interp *it, uint64_t seed)
+{
+    it->opt.rng_seed = seed;
+}
+
 /* ---- Constants and device ids */
 
 typedef struct LiteralCtx { const IrLiteral *lit; const IrInstr *instr; } LiteralCtx;
@@ -455,6 +460,7 @@ static EvalFn array_evaluator(IrOpcode op)
     case IR_OP_TOPK: return eval_topk;
     case IR_OP_RNG: return eval_rng;
     case IR_OP_RNG_BIT_GENERATOR: return eval_rng_bit_generator;
+    case IR_OP_RNG_GET_AND_UPDATE_STATE: return eval_rng_get_and_update_state;
     case IR_OP_STOCHASTIC_CONVERT: return eval_stochastic_convert;
     case IR_OP_GET_DIMENSION_SIZE: return eval_get_dimension_size;
     case IR_OP_SET_DIMENSION_SIZE: return eval_set_dimension_size;
@@ -463,8 +469,7 @@ static EvalFn array_evaluator(IrOpcode op)
     case IR_OP_COPY: case IR_OP_PARAMETER: case IR_OP_CONSTANT: case IR_OP_TUPLE:
     case IR_OP_GET_TUPLE_ELEMENT: case IR_OP_CALL: case IR_OP_FUSION: case IR_OP_WHILE:
     case IR_OP_CONDITIONAL: case IR_OP_OPT_BARRIER: case IR_OP_AFTER_ALL:
-    case IR_OP_ADD_DEPENDENCY: case IR_OP_DOMAIN: case IR_OP_CUSTOM_CALL:
-    case IR_OP_RNG_GET_AND_UPDATE_STATE: case IR_OP_INFEED:
+    case IR_OP_ADD_DEPENDENCY: case IR_OP_DOMAIN: case IR_OP_CUSTOM_CALL: case IR_OP_INFEED:
     case IR_OP_OUTFEED: case IR_OP_COPY_START: case IR_OP_COPY_DONE: case IR_OP_ASYNC_START:
     case IR_OP_ASYNC_UPDATE: case IR_OP_ASYNC_DONE: case IR_OP_REPLICA_ID:
     case IR_OP_PARTITION_ID: case IR_OP_ALL_GATHER: case IR_OP_ALL_GATHER_START:
@@ -535,6 +540,8 @@ static double now_seconds(void)
 
 static bool eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
+    if (!eval_dynamic_operands_ok(instr, args, err))
+        return false;
     EvalFn fn = array_evaluator(instr->op);
     double t0 = it->opt.time ? now_seconds() : 0;
     bool ok = fn ? fn(it, instr, args, out, err) : eval_structural(it, instr, args, out, err);
@@ -599,6 +606,7 @@ bool interp_run(Interp *it, Value **params, int n_params, Value **result, Error 
     bool ok = n_params == entry->n_params ||
               error_set(err, ERR_MISMATCH, entry->loc, "the entry computation takes %d parameters, %d given",
                         entry->n_params, n_params);
+    it->rng_calls = 0;      /* every run draws the same streams */
     ok = ok && run_computation(it, entry, params, n_params, result, err);
     for (int i = 0; i < n_params; i++)
         value_release(params[i]);

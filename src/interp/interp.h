@@ -20,6 +20,11 @@ struct Value {
     Value *owner;           /* non-NULL: data belongs to owner (an alias); else to this value */
     int n_elements;         /* tuples */
     Value **elements;       /* tuples: each element holds one reference */
+    int64_t *sizes;         /* arrays: the runtime size of every dimension (owned), set by
+                             * set-dimension-size and dynamic-reshape when some dimension
+                             * holds fewer elements than its bound; NULL: every dimension
+                             * is full.  The data keeps the bounded shape; the elements
+                             * past a size are padding. */
 };
 
 /* A new array of shape s with uninitialised data; NULL (and ERR_NOMEM) when
@@ -44,7 +49,8 @@ Value *value_copy(const Value *v, Error *err);
 /* Keeps large freed arrays for reuse instead of returning them to the
  * system (glibc); interp_new() calls it. */
 void value_tune_allocator(void);
-/* Bitwise equality of two values of equal shape (tuples element-wise). */
+/* Bitwise equality of two values of equal shape (tuples element-wise), and
+ * equal runtime sizes. */
 bool value_bits_equal(const Value *a, const Value *b);
 
 /* ------------------------------------------------------------------ */
@@ -86,13 +92,16 @@ typedef struct InterpOptions {
     InterpDevice device;    /* rank 0 of 1 when comm is NULL */
     const InterpComm *comm; /* NULL: single device */
     bool time;              /* collect per-opcode timings */
-    uint64_t rng_seed;      /* seeds rng and rng-get-and-update-state (hlo-run --seed) */
+    uint64_t rng_seed;      /* seeds rng and rng-get-and-update-state (hlo-run --seed); each
+                             * interp_run draws the same streams from it */
     InterpOpaqueFn opaque;  /* NULL: unknown custom-call targets are unsupported */
 } InterpOptions;
 
 /* Prepares a verified module for running (schedules, last uses). */
 Interp *interp_new(const IrModule *m, const InterpOptions *opt, Error *err);
 void interp_free(Interp *it);
+/* Replaces opt.rng_seed for the runs that follow (hlo-check: one per trial). */
+void interp_set_rng_seed(Interp *it, uint64_t seed);
 /* Runs the entry computation.  params holds one reference per parameter
  * (the interpreter takes them); *result receives one reference. */
 bool interp_run(Interp *it, Value **params, int n_params, Value **result, Error *err);

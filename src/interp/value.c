@@ -122,6 +122,7 @@ void value_release(Value *v)
     } else {
         free(v->data);
     }
+    free(v->sizes);
     free(v);
 }
 
@@ -157,6 +158,15 @@ Value *value_copy(const Value *v, Error *err)
     Value *c = value_new_array(v->shape, err);
     if (c)
         memcpy(c->data, v->data, value_bytes(v));
+    if (c && v->sizes) {
+        size_t bytes = (size_t)v->shape->rank * sizeof *v->sizes;
+        if (!(c->sizes = xmalloc_try(bytes ? bytes : 1))) {
+            value_release(c);
+            error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "out of memory");
+            return NULL;
+        }
+        memcpy(c->sizes, v->sizes, bytes);
+    }
     return c;
 }
 
@@ -173,6 +183,9 @@ bool value_bits_equal(const Value *a, const Value *b)
         return true;
     }
     if (a->shape->type != b->shape->type || value_bytes(a) != value_bytes(b))
+        return false;
+    if ((a->sizes || b->sizes) && (!a->sizes || !b->sizes || a->shape->rank != b->shape->rank ||
+                                   memcmp(a->sizes, b->sizes, (size_t)a->shape->rank * sizeof *a->sizes) != 0))
         return false;
     return memcmp(a->data, b->data, value_bytes(a)) == 0;
 }

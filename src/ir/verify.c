@@ -172,6 +172,14 @@ static bool has_dynamic_dim(const IrShape *s)
     return false;
 }
 
+static bool has_unbounded_dim(const IrShape *s)
+{
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] < 0)
+            return true;
+    return false;
+}
+
 static const IrShape *opshape(const IrInstr *in, int i)
 {
     return in->operands[i]->shape;
@@ -425,12 +433,17 @@ static bool check_binary(const IrInstr *in, const IrShape *out, Error *err)
     return check_ew_result(in, out, a, binary_result_type(in->op, a->type), err);
 }
 
-/* stochastic-convert(x, random): random has x's dims; result any type. */
+/* stochastic-convert(x, random): x floating-point, random unsigned of x's
+ * width and dims (XLA's InferStochasticConvertShape); result any type. */
 static bool check_stochastic_convert(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (!need_elementwise_operands(in, err))
         return false;
     const IrShape *x = opshape(in, 0), *r = opshape(in, 1);
+    if (!ir_type_is_float(x->type))
+        return fail(in, err, "operand %s must have a floating-point element type", sh(x));
+    if (!ir_type_is_unsigned_int(r->type) || ir_type_info[r->type].bits != ir_type_info[x->type].bits)
+        return fail(in, err, "random bits %s must be unsigned integers as wide as operand %s", sh(r), sh(x));
     if (!same_dims(x, r))
         return fail(in, err, "random bits %s do not match operand %s", sh(r), sh(x));
     return check_ew_result(in, out, x, IR_TYPE_INVALID, err);
@@ -802,27 +815,130 @@ static bool check_scatter(const IrInstr *in, const IrShape *out, Error *err)
            check_index_vector_dim(in, idx, err) && check_callee_arity(in, IR_COMP_TO_APPLY, 2 * k, false, err);
 }
 
+static bool is_s32_scalar(const IrShape *s)
+{
+    return is_scalar(s) && s->type == IR_TYPE_S32;
+}
+
+/* get-dimension-size(x), dimensions={d} -> s32[] (InferGetDimensionSizeShape). */
 static bool check_get_dimension_size(const IrInstr *in, const IrShape *out, Error *err)
 {
     int64_t d = 0;
     const IrShape *x = opshape(in, 0);
     if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
         return false;
-    if (!is_int_array(out) || out->rank != 0)
-        return fail(in, err, "result %s must be an integer scalar", sh(out));
+    if (!is_s32_scalar(out))
+        return fail(in, err, "result %s must be s32[]", sh(out));
+    if (x->dims[d] > INT32_MAX)
+        return fail(in, err, "dimension %lld of %s does not fit in s32", (long long)d, sh(x));
     return true;
 }
 
+/* set-dimension-size(x, s32[] size), dimensions={d}: x's shape. */
 static bool check_set_dimension_size(const IrInstr *in, const IrShape *out, Error *err)
 {
     int64_t d = 0;
     const IrShape *x = opshape(in, 0), *n = opshape(in, 1);
     if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
         return false;
-    if (!is_int_array(n) || n->rank != 0)
-        return fail(in, err, "size %s must be an integer scalar", sh(n));
+    if (!is_s32_scalar(n))
+        return fail(in, err, "size %s must be s32[]", sh(n));
     if (!ir_shape_is_array(out) || out->type != x->type || !same_dims(out, x))
         return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    return true;
+}
+
+/* dynamic-reshape(x, s32[] size...): one size per result dimension, x's
+ * element type and element count, bounded dims counted at their bound
+ * (XLA's verifier). */
+static bool check_dynamic_reshape(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0);
+    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) || !need_same_type(in, out, x, err))
+        return false;
+    if (in->n_operands != out->rank + 1)
+        return fail(in, err, "result %s needs %d sizes, got %d", sh(out), out->rank, in->n_operands - 1);
+    for (int i = 1; i < in->n_operands; i++)
+        if (!is_s32_scalar(opshape(in, i)))
+            return fail(in, err, "size %d is %s, not s32[]", i - 1, sh(opshape(in, i)));
+    if (!has_unbounded_dim(x) && !has_unbounded_dim(out) && ir_shape_elements(x) != ir_shape_elements(out))
+        return fail(in, err, "result %s does not have the %lld elements of operand %s", sh(out),
+                    (long long)ir_shape_elements(x), sh(x));
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Random numbers                                                       */
+
+/* rng(a, b), distribution=rng_uniform|rng_normal: scalars of the result's
+ * type; uniform over floats, integers and pred, normal over floats
+ * (XLA's ShapeVerifier::HandleRng). */
+static bool check_rng(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_operands != 2)
+        return fail(in, err, "expects 2 operands (a, b), got %d", in->n_operands);
+    const char *dist = in->info->words[IR_WORD_DISTRIBUTION];
+    if (!dist)
+        return fail(in, err, "missing distribution");
+    bool normal = strcmp(dist, "rng_normal") == 0;
+    if (!normal && strcmp(dist, "rng_uniform") != 0)
+        return fail(in, err, "distribution=%s must be rng_uniform or rng_normal", dist);
+    if (!need_array(in, out, "result", err))
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (!is_scalar(opshape(in, i)) || opshape(in, i)->type != out->type)
+            return fail(in, err, "operand %s must be a scalar of the result's type %s", sh(opshape(in, i)),
+                        ir_type_name(out->type));
+    IrElemType t = out->type;
+    if (normal && !ir_type_is_float(t))
+        return fail(in, err, "rng_normal needs a floating-point type, not %s", ir_type_name(t));
+    if (!normal && !ir_type_is_float(t) && !ir_type_is_int(t) && t != IR_TYPE_PRED)
+        return fail(in, err, "rng_uniform needs a floating-point, integer or pred type, not %s", ir_type_name(t));
+    return true;
+}
+
+/* rng-bit-generator(state), algorithm=rng_default|rng_three_fry|rng_philox
+ * -> (new state, bits): a u64[2] state for three fry, u64[2] or u64[3] for
+ * philox (what XLA's RngBitGeneratorExpander can run), the new state
+ * shaped like it, bits of an integer or float type.  XLA's verifier lets a
+ * non-tuple result through; so does this one (it cannot run). */
+static bool check_rng_bit_generator(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const char *alg = ir_raw_attr_get(in, "algorithm");
+    if (!alg)
+        return fail(in, err, "missing algorithm");
+    bool three_fry = strcmp(alg, "rng_three_fry") == 0;
+    if (!three_fry && strcmp(alg, "rng_philox") != 0 && strcmp(alg, "rng_default") != 0)
+        return fail(in, err, "algorithm=%s must be rng_default, rng_three_fry or rng_philox", alg);
+    const IrShape *st = opshape(in, 0);
+    bool ok = ir_shape_is_array(st) && st->type == IR_TYPE_U64 && st->rank == 1 && !has_dynamic_dim(st) &&
+              (st->dims[0] == 2 || (!three_fry && st->dims[0] == 3));
+    if (!ok)
+        return fail(in, err, "state %s must be u64[2]%s", sh(st), three_fry ? " for rng_three_fry" : " or u64[3]");
+    if (!ir_shape_is_tuple(out))
+        return true;
+    if (out->n_elements != 2)
+        return fail(in, err, "result %s must be a tuple (new state, bits)", sh(out));
+    if (!same_shape(out->elements[0], st))
+        return fail(in, err, "new state %s does not match state %s", sh(out->elements[0]), sh(st));
+    const IrShape *bits = out->elements[1];
+    if (!ir_shape_is_array(bits) || (!ir_type_is_int(bits->type) && !ir_type_is_float(bits->type)))
+        return fail(in, err, "bits %s must be an integer or floating-point array", sh(bits));
+    return true;
+}
+
+/* rng-get-and-update-state, delta=N -> u64[2]. */
+static bool check_rng_get_and_update_state(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const char *delta = ir_raw_attr_get(in, "delta");
+    char *end = NULL;
+    if (!delta)
+        return fail(in, err, "missing delta");
+    (void)strtoll(delta, &end, 10);
+    if (end == delta || *end)
+        return fail(in, err, "delta=%s must be an integer", delta);
+    if (!ir_shape_is_array(out) || out->type != IR_TYPE_U64 || out->rank != 1 || out->dims[0] != 2)
+        return fail(in, err, "result %s must be u64[2]", sh(out));
     return true;
 }
 
@@ -1998,13 +2114,15 @@ static CheckFn *checker_for(IrOpcode op)
     case IR_OP_TOPK:
         return check_topk;
     /* random numbers, dynamic shapes */
-    case IR_OP_RNG: case IR_OP_RNG_BIT_GENERATOR: case IR_OP_DYNAMIC_RESHAPE:
-        return check_nothing;
+    case IR_OP_RNG: return check_rng;
+    case IR_OP_RNG_BIT_GENERATOR: return check_rng_bit_generator;
+    case IR_OP_RNG_GET_AND_UPDATE_STATE: return check_rng_get_and_update_state;
+    case IR_OP_DYNAMIC_RESHAPE: return check_dynamic_reshape;
     /* point to point and ragged collectives */
     case IR_OP_RAGGED_ALL_TO_ALL: case IR_OP_SEND: case IR_OP_SEND_DONE: case IR_OP_RECV: case IR_OP_RECV_DONE:
         return check_nothing;
     /* the rest */
-    case IR_OP_CONSTANT: case IR_OP_CUSTOM_CALL: case IR_OP_RNG_GET_AND_UPDATE_STATE: case IR_OP_INFEED:
+    case IR_OP_CONSTANT: case IR_OP_CUSTOM_CALL: case IR_OP_INFEED:
     case IR_OP_OUTFEED: case IR_OP_COUNT:
         return check_nothing;
     }

@@ -51,7 +51,8 @@ typedef struct Options {
  * may follow after '=' (--seed=7) or as the next argument (--seed 7). */
 static const CliFlag flags[] = {
     {"--seed", CLI_UINT64, OPT(seed), "=S", "0",
-     "seed of the random inputs (0 to 2^64-1): parameter p on rank r draws from the stream (S, r, p)"},
+     "seed of the random inputs (0 to 2^64-1): parameter p on rank r draws from the stream (S, r, p); "
+     "also the seed of the rng ops"},
     {"--dist", CLI_CHOICE, OPT(dist), "=uniform|normal|wide|special", "uniform",
      "random float inputs: uniform in [-1,1), standard normal, wide (many binades), or special "
      "values (NaN, inf, -0, subnormals, ties) mixed in"},
@@ -504,7 +505,7 @@ static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevi
         free(params);
         return status;
     }
-    InterpOptions io = { .device = dev, .comm = coll_comm(c), .time = opt->time,
+    InterpOptions io = { .device = dev, .comm = coll_comm(c), .time = opt->time, .rng_seed = opt->seed,
                          .opaque = opt->opaque_custom_calls ? check_opaque_custom_call : NULL };
     Interp *it = interp_new(m, &io, &err);
     Value *result = NULL;

@@ -1,0 +1,267 @@
+/* test_dynamic_shape.c: get-dimension-size, set-dimension-size and
+ * dynamic-reshape (src/interp/eval_dynamic_shape.c), the runtime sizes
+ * values carry (Value.sizes) and the refusal of every other op to compute
+ * with an operand that is not full.  Expected values are worked by hand. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "interp_test_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const float iota8[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+/* The error a module gives (parse, verify or run) and its code. */
+static void expect_error(const char *text, const void *const *params, ErrCode code, const char *part)
+{
+    TestRun run;
+    bool ok = test_run(&run, text, params);
+    if (ok || run.err.code != code || !strstr(run.err.msg, part))
+        fail_msg("expected error %d containing \"%s\", got %s%d: \"%s\"", code, part, ok ? "success " : "",
+                 run.err.code, run.err.msg);
+    test_run_free(&run);
+}
+
+static int32_t s32_leaf(const Value *v, int i)
+{
+    return *(const int32_t *)v->elements[i]->data;
+}
+
+/* A static dimension's size is the dimension; a bounded parameter is full
+ * (the inputs are whole arrays). */
+static void test_get_dimension_size_static_and_bounded(void **unused)
+{
+    (void)unused;
+    static const char text[] =
+        "HloModule t\n\nENTRY %m (x: f32[2,3], y: f32[<=8]) -> (s32[], s32[], s32[]) {\n"
+        "  %x = f32[2,3] parameter(0)\n  %y = f32[<=8] parameter(1)\n"
+        "  %a = s32[] get-dimension-size(f32[2,3] %x), dimensions={0}\n"
+        "  %b = s32[] get-dimension-size(f32[2,3] %x), dimensions={1}\n"
+        "  %c = s32[] get-dimension-size(f32[<=8] %y), dimensions={0}\n"
+        "  ROOT %t = (s32[], s32[], s32[]) tuple(s32[] %a, s32[] %b, s32[] %c)\n}\n";
+    float x[6] = { 0 };
+    const void *params[] = { x, iota8 };
+    TestRun run;
+    Value *v = test_run_ok(&run, text, params);
+    assert_int_equal(s32_leaf(v, 0), 2);
+    assert_int_equal(s32_leaf(v, 1), 3);
+    assert_int_equal(s32_leaf(v, 2), 8);
+    test_run_free(&run);
+}
+
+/* set-dimension-size changes the size only: the data (and so the padding
+ * past the size) is the operand's; the size passes through tuple and
+ * get-tuple-element; setting it back to the bound makes the value full. */
+static void test_set_then_get(void **unused)
+{
+    (void)unused;
+    static const char text[] =
+        "HloModule t\n\nENTRY %m (x: f32[8], n: s32[]) -> (f32[<=8], s32[], s32[], f32[8]) {\n"
+        "  %x = f32[8] parameter(0)\n  %n = s32[] parameter(1)\n"
+        "  %d = f32[<=8] set-dimension-size(f32[8] %x, s32[] %n), dimensions={0}\n"
+        "  %t0 = (f32[<=8]) tuple(f32[<=8] %d)\n"
+        "  %g = f32[<=8] get-tuple-element((f32[<=8]) %t0), index=0\n"
+        "  %s = s32[] get-dimension-size(f32[<=8] %g), dimensions={0}\n"
+        "  %eight = s32[] constant(8)\n"
+        "  %f = f32[<=8] set-dimension-size(f32[<=8] %g, s32[] %eight), dimensions={0}\n"
+        "  %s8 = s32[] get-dimension-size(f32[<=8] %f), dimensions={0}\n"
+        "  %sum = f32[8] add(f32[<=8] %f, f32[<=8] %f)\n"
+        "  ROOT %t = (f32[<=8], s32[], s32[], f32[8]) tuple(f32[<=8] %d, s32[] %s, s32[] %s8, f32[8] %sum)\n}\n";
+    int32_t n = 3;
+    const void *params[] = { iota8, &n };
+    TestRun run;
+    Value *v = test_run_ok(&run, text, params);
+    assert_f32_array(v->elements[0], iota8, 8);               /* padding: the operand's elements */
+    assert_non_null(v->elements[0]->sizes);
+    assert_int_equal(v->elements[0]->sizes[0], 3);
+    assert_int_equal(s32_leaf(v, 1), 3);
+    assert_int_equal(s32_leaf(v, 2), 8);
+    static const float twice[8] = { 2, 4, 6, 8, 10, 12, 14, 16 };
+    assert_f32_array(v->elements[3], twice, 8);
+    test_run_free(&run);
+}
+
+static void test_set_dimension_size_range(void **unused)
+{
+    (void)unused;
+    static const char text[] =
+        "HloModule t\n\nENTRY %m (x: f32[8], n: s32[]) -> f32[<=8] {\n"
+        "  %x = f32[8] parameter(0)\n  %n = s32[] parameter(1)\n"
+        "  ROOT %d = f32[<=8] set-dimension-size(f32[8] %x, s32[] %n), dimensions={0}\n}\n";
+    int32_t n = 9;
+    const void *params[] = { iota8, &n };
+    expect_error(text, params, ERR_SHAPE, "set-dimension-size: size 9 is outside [0, 8] for dimension 0 of f32[<=8]");
+    n = -1;
+    expect_error(text, params, ERR_SHAPE, "size -1 is outside [0, 8]");
+    n = 0;                                  /* an empty size is fine */
+    TestRun run;
+    assert_int_equal(test_run_ok(&run, text, params)->sizes[0], 0);
+    test_run_free(&run);
+}
+
+/* Any op that computes with the elements refuses a value below its bound:
+ * it would read padding as data. */
+static void test_other_ops_refuse_a_dynamic_operand(void **unused)
+{
+    (void)unused;
+    int32_t n = 5;
+    const void *params[] = { iota8, &n };
+    expect_error("HloModule t\n\nENTRY %m (x: f32[8], n: s32[]) -> f32[<=8] {\n"
+                 "  %x = f32[8] parameter(0)\n  %n = s32[] parameter(1)\n"
+                 "  %d = f32[<=8] set-dimension-size(f32[8] %x, s32[] %n), dimensions={0}\n"
+                 "  ROOT %a = f32[<=8] add(f32[<=8] %d, f32[<=8] %d)\n}\n",
+                 params, ERR_UNSUPPORTED,
+                 "unsupported op: add on operand 0 of dynamic size (dimension 0 holds 5 of f32[<=8])");
+    expect_error("HloModule t\n\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+                 "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n"
+                 "ENTRY %m (x: f32[8], n: s32[]) -> f32[] {\n"
+                 "  %x = f32[8] parameter(0)\n  %n = s32[] parameter(1)\n"
+                 "  %d = f32[<=8] set-dimension-size(f32[8] %x, s32[] %n), dimensions={0}\n"
+                 "  %z = f32[] constant(0)\n"
+                 "  ROOT %r = f32[] reduce(f32[<=8] %d, f32[] %z), dimensions={0}, to_apply=%add\n}\n",
+                 params, ERR_UNSUPPORTED, "unsupported op: reduce on operand 0 of dynamic size");
+}
+
+/* dynamic-reshape of a full operand to full sizes is a reshape. */
+static void test_dynamic_reshape_static(void **unused)
+{
+    (void)unused;
+    static const char text[] =
+        "HloModule t\n\nENTRY %m (x: f32[8]) -> f32[2,4] {\n  %x = f32[8] parameter(0)\n"
+        "  %a = s32[] constant(2)\n  %b = s32[] constant(4)\n"
+        "  ROOT %r = f32[2,4] dynamic-reshape(f32[8] %x, s32[] %a, s32[] %b)\n}\n";
+    const void *params[] = { iota8 };
+    TestRun run;
+    Value *v = test_run_ok(&run, text, params);
+    assert_f32_array(v, iota8, 8);
+    assert_null(v->sizes);
+    test_run_free(&run);
+}
+
+/* The logical elements of the operand (5 of <=8) laid out as [<=3 x 2]
+ * sizes {3, 2}... and as [<=2, <=4] sizes {2, 2} from 4 of them: row-major
+ * order, zeros in the padding; the sizes come back from get-dimension-size. */
+static void test_dynamic_reshape_dynamic(void **unused)
+{
+    (void)unused;
+    static const char text[] =
+        "HloModule t\n\nENTRY %m (x: f32[8], n: s32[], a: s32[], b: s32[]) -> (f32[<=2,<=4], s32[], s32[], f32[<=8]) {\n"
+        "  %x = f32[8] parameter(0)\n  %n = s32[] parameter(1)\n"
+        "  %a = s32[] parameter(2)\n  %b = s32[] parameter(3)\n"
+        "  %d = f32[<=8] set-dimension-size(f32[8] %x, s32[] %n), dimensions={0}\n"
+        "  %r = f32[<=2,<=4] dynamic-reshape(f32[<=8] %d, s32[] %a, s32[] %b)\n"
+        "  %s0 = s32[] get-dimension-size(f32[<=2,<=4] %r), dimensions={0}\n"
+        "  %s1 = s32[] get-dimension-size(f32[<=2,<=4] %r), dimensions={1}\n"
+        "  %k = s32[] multiply(s32[] %s0, s32[] %s1)\n"
+        "  %back = f32[<=8] dynamic-reshape(f32[<=2,<=4] %r, s32[] %k)\n"
+        "  ROOT %t = (f32[<=2,<=4], s32[], s32[], f32[<=8]) tuple(f32[<=2,<=4] %r, s32[] %s0, s32[] %s1, f32[<=8] %back)\n}\n";
+    int32_t n = 4, a = 2, b = 2;
+    const void *params[] = { iota8, &n, &a, &b };
+    TestRun run;
+    Value *v = test_run_ok(&run, text, params);
+    static const float laid[8] = { 1, 2, 0, 0, 3, 4, 0, 0 }, back[8] = { 1, 2, 3, 4, 0, 0, 0, 0 };
+    assert_f32_array(v->elements[0], laid, 8);
+    assert_int_equal(s32_leaf(v, 1), 2);
+    assert_int_equal(s32_leaf(v, 2), 2);
+    assert_f32_array(v->elements[3], back, 8);
+    assert_int_equal(v->elements[3]->sizes[0], 4);
+    test_run_free(&run);
+
+    n = 6, a = 2, b = 3;
+    v = test_run_ok(&run, text, params);
+    static const float laid6[8] = { 1, 2, 3, 0, 4, 5, 6, 0 };
+    assert_f32_array(v->elements[0], laid6, 8);
+    test_run_free(&run);
+
+    n = 5;          /* 5 elements cannot be 2 x 3 */
+    expect_error(text, params, ERR_SHAPE, "dynamic-reshape: the sizes hold 6 elements, the operand f32[<=8] holds 5");
+    n = 8, a = 1, b = 8;
+    expect_error(text, params, ERR_SHAPE, "dynamic-reshape: size 8 does not fit dimension 1 of f32[<=2,<=4]");
+}
+
+/* A static result dimension must get exactly its size. */
+static void test_dynamic_reshape_static_dimension(void **unused)
+{
+    (void)unused;
+    static const char text[] =
+        "HloModule t\n\nENTRY %m (x: f32[8], a: s32[]) -> f32[2,4] {\n  %x = f32[8] parameter(0)\n"
+        "  %a = s32[] parameter(1)\n  %b = s32[] constant(4)\n"
+        "  ROOT %r = f32[2,4] dynamic-reshape(f32[8] %x, s32[] %a, s32[] %b)\n}\n";
+    int32_t a = 1;
+    const void *params[] = { iota8, &a };
+    expect_error(text, params, ERR_SHAPE, "dynamic-reshape: size 1 does not fit dimension 0 of f32[2,4]");
+}
+
+static void test_verify_rules(void **unused)
+{
+    (void)unused;
+    int32_t n = 1;
+    const void *params[] = { iota8, &n };
+    expect_error("HloModule t\n\nENTRY %m (x: f32[8]) -> s64[] {\n  %x = f32[8] parameter(0)\n"
+                 "  ROOT %s = s64[] get-dimension-size(f32[8] %x), dimensions={0}\n}\n",
+                 params, ERR_SHAPE, "get-dimension-size: result s64[] must be s32[]");
+    expect_error("HloModule t\n\nENTRY %m (x: f32[8], n: s64[]) -> f32[<=8] {\n  %x = f32[8] parameter(0)\n"
+                 "  %n = s64[] parameter(1)\n"
+                 "  ROOT %d = f32[<=8] set-dimension-size(f32[8] %x, s64[] %n), dimensions={0}\n}\n",
+                 params, ERR_SHAPE, "set-dimension-size: size s64[] must be s32[]");
+    expect_error("HloModule t\n\nENTRY %m (x: f32[8]) -> f32[3,3] {\n  %x = f32[8] parameter(0)\n"
+                 "  %a = s32[] constant(3)\n"
+                 "  ROOT %r = f32[3,3] dynamic-reshape(f32[8] %x, s32[] %a, s32[] %a)\n}\n",
+                 params, ERR_SHAPE, "dynamic-reshape: result f32[3,3] does not have the 8 elements of operand f32[8]");
+    expect_error("HloModule t\n\nENTRY %m (x: f32[8]) -> f32[2,4] {\n  %x = f32[8] parameter(0)\n"
+                 "  %a = s32[] constant(2)\n"
+                 "  ROOT %r = f32[2,4] dynamic-reshape(f32[8] %x, s32[] %a)\n}\n",
+                 params, ERR_SHAPE, "dynamic-reshape: result f32[2,4] needs 2 sizes, got 1");
+    expect_error("HloModule t\n\nENTRY %m (x: f32[8]) -> f32[2,4] {\n  %x = f32[8] parameter(0)\n"
+                 "  %a = s64[] constant(2)\n  %b = s32[] constant(4)\n"
+                 "  ROOT %r = f32[2,4] dynamic-reshape(f32[8] %x, s64[] %a, s32[] %b)\n}\n",
+                 params, ERR_SHAPE, "dynamic-reshape: size 0 is s64[], not s32[]");
+    expect_error("HloModule t\n\nENTRY %m (x: f32[8]) -> s32[2,4] {\n  %x = f32[8] parameter(0)\n"
+                 "  %a = s32[] constant(2)\n  %b = s32[] constant(4)\n"
+                 "  ROOT %r = s32[2,4] dynamic-reshape(f32[8] %x, s32[] %a, s32[] %b)\n}\n",
+                 params, ERR_SHAPE, "dynamic-reshape: element type of s32[2,4] differs from f32[8]");
+}
+
+/* Runtime sizes are part of a value's identity. */
+static void test_sizes_in_value_equality(void **unused)
+{
+    (void)unused;
+    static const char text[] =
+        "HloModule t\n\nENTRY %m (x: f32[8], n: s32[]) -> f32[<=8] {\n"
+        "  %x = f32[8] parameter(0)\n  %n = s32[] parameter(1)\n"
+        "  ROOT %d = f32[<=8] set-dimension-size(f32[8] %x, s32[] %n), dimensions={0}\n}\n";
+    int32_t n3 = 3, n4 = 4;
+    const void *p3[] = { iota8, &n3 }, *p4[] = { iota8, &n4 };
+    TestRun a, b, c;
+    Value *va = test_run_ok(&a, text, p3), *vb = test_run_ok(&b, text, p4), *vc = test_run_ok(&c, text, p3);
+    assert_false(value_bits_equal(va, vb));
+    assert_true(value_bits_equal(va, vc));
+    Error err = { 0 };
+    Value *copy = value_copy(va, &err);
+    assert_non_null(copy);
+    assert_true(value_bits_equal(copy, va));
+    value_release(copy);
+    test_run_free(&a);
+    test_run_free(&b);
+    test_run_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_get_dimension_size_static_and_bounded),
+        cmocka_unit_test(test_set_then_get),
+        cmocka_unit_test(test_set_dimension_size_range),
+        cmocka_unit_test(test_other_ops_refuse_a_dynamic_operand),
+        cmocka_unit_test(test_dynamic_reshape_static),
+        cmocka_unit_test(test_dynamic_reshape_dynamic),
+        cmocka_unit_test(test_dynamic_reshape_static_dimension),
+        cmocka_unit_test(test_verify_rules),
+        cmocka_unit_test(test_sizes_in_value_equality),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
