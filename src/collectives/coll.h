@@ -21,7 +21,8 @@ int  coll_world(const Coll *c);
 bool coll_setup_devices(Coll *c, const IrModule *m, int replicas, int partitions,
                         InterpDevice *dev, char *note, size_t note_size, Error *err);
 /* How many devices take part in each group of instr with R replicas x P
- * partitions (hlo-reference.md 6.3); -1 when its groups are invalid. */
+ * partitions (hlo-reference.md 6.3): the largest group's size when they
+ * differ (all-reduce); -1 when its groups are invalid. */
 int coll_group_size(const IrInstr *instr, int replicas, int partitions);
 /* The hook the interpreter calls for every collective instruction. */
 const InterpComm *coll_comm(Coll *c);
