@@ -2,7 +2,10 @@
  * module that includes mpi.h.  It gives the interpreter an InterpComm whose
  * all-gather, reduce-scatter, all-reduce (and friends) run over real MPI
  * communicators, with replica groups and channel modes as XLA defines them
- * and reductions folded deterministically in group order. */
+ * and reductions folded deterministically in group order.  send/recv move
+ * data between the devices their _xla_send_recv_source_target_pairs name; a
+ * -done that waits for its peer longer than HLOCHECK_P2P_TIMEOUT seconds
+ * (default 120) ends with an error (p2p.c). */
 #ifndef COLL_H
 #define COLL_H
 

@@ -267,6 +267,8 @@ static bool post(Coll *c, Interp *it, const IrInstr *instr, const IrShape *resul
         return false;
     MPI_Request req = MPI_REQUEST_NULL;
     int bytes = (int)value_bytes(data), tag = (int)channel;
+    if (peer < 0 && !send)
+        memset(data->data, 0, value_bytes(data));   /* no source: zeros */
     if (peer >= 0 && send)
         ok = coll_mpi_ok(MPI_Isend(data->data, bytes, MPI_BYTE, rank, tag, p->comm, &req), instr, "MPI_Isend", err);
     else if (peer >= 0)
@@ -293,7 +295,7 @@ bool coll_recv(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
     (void)n_args;
     if (!check_start(instr, result, coll_p2p(c), NULL, err))
         return false;
-    Value *data = value_new_zeroed(result->elements[0], err);
+    Value *data = value_new_array(result->elements[0], err);     /* filled by MPI, or zeroed by post */
     if (!data)
         return false;
     bool ok = (size_t)value_bytes(data) <= INT_MAX ||
