@@ -473,7 +473,7 @@ bool check_rank_free(const IrModule *m)
             IrOpcode op = m->computations[c]->instrs[i]->op;
             if ((ir_op_info[op].flags & OPF_COLLECTIVE) || op == IR_OP_REPLICA_ID || op == IR_OP_PARTITION_ID ||
                 op == IR_OP_ASYNC_START || op == IR_OP_ASYNC_UPDATE || op == IR_OP_ASYNC_DONE ||
-                op == IR_OP_CUSTOM_CALL)
+                op == IR_OP_CUSTOM_CALL || op == IR_OP_SEND || op == IR_OP_RECV)
                 return false;
         }
     return true;

@@ -3,7 +3,9 @@
  * implementations do: each operand is cut into n chunks, member k collects
  * chunk k from everyone (MPI_Alltoallv), folds it in group order, and the
  * folded chunks are gathered back (MPI_Allgatherv).  Every member ends with
- * the same bits, whatever algorithm MPI uses underneath. */
+ * the same bits, whatever algorithm MPI uses underneath.  Groups may differ
+ * in size ({{0},{1,2},{3}}): each runs in its own communicator with its own
+ * n, and a group of one keeps its value. */
 #include "coll_internal.h"
 
 #include <limits.h>
@@ -115,12 +117,8 @@ bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
     CollComm comm;
     if (!coll_group_comm(c, instr, &comm, err))
         return false;
-    for (int i = 0; i < n_args; i++) {
-        const IrShape *rs = result->type == IR_TYPE_TUPLE ? result->elements[i] : result;
-        if (!ir_shape_equal(rs, args[i]->shape) || (result->type == IR_TYPE_TUPLE && result->n_elements != n_args))
-            return error_set(err, ERR_SHAPE, instr->info->loc, "all-reduce: result %s does not match operand %d",
-                             ir_shape_str(rs), i);
-    }
+    if (!coll_check_same_shapes(instr, result, args, n_args, err))
+        return false;
     Plan p = { 0 };
     bool ok = plan_new(&p, args, n_args, comm.size, comm.position, instr, err);
     bool single = n_args == 1 && result->type != IR_TYPE_TUPLE;

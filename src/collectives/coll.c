@@ -9,8 +9,7 @@
 
 /* One cached communicator per distinct group set. */
 typedef struct CommEntry {
-    int *ids;               /* the flattened group set it was built for */
-    int n_ids, size;
+    CollGroups groups;      /* the flattened group set it was built for */
     CollComm comm;
 } CommEntry;
 
@@ -23,6 +22,7 @@ struct Coll {
     int n_comms, cap_comms;
     CollStat *stats;
     int n_stats, cap_stats;
+    CollP2p p2p;
 };
 
 Coll *coll_init(int *argc, char ***argv)
@@ -39,7 +39,13 @@ Coll *coll_init(int *argc, char ***argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->world);
     c->device = (InterpDevice){ c->rank, c->world, c->world, 1 };
+    coll_p2p_init(&c->p2p);
     return c;
+}
+
+CollP2p *coll_p2p(Coll *c)
+{
+    return &c->p2p;
 }
 
 int coll_rank(const Coll *c)
@@ -104,26 +110,27 @@ bool coll_mpi_ok(int rc, const IrInstr *instr, const char *what, Error *err)
 
 static CommEntry *find_comm(Coll *c, const CollGroups *g)
 {
-    int n = g->n_groups * g->size;
     for (int i = 0; i < c->n_comms; i++)
-        if (c->comms[i].n_ids == n && c->comms[i].size == g->size &&
-            memcmp(c->comms[i].ids, g->ids, (size_t)n * sizeof(int)) == 0)
+        if (coll_groups_equal(&c->comms[i].groups, g))
             return &c->comms[i];
     return NULL;
 }
 
 /* MPI_Comm_split with color = group, key = position: within the new
- * communicator, MPI rank == position in the group as listed. */
+ * communicator, MPI rank == position in the group as listed.  A rank in no
+ * group (collective-broadcast) gets MPI_COMM_NULL. */
 static bool new_comm(Coll *c, const IrInstr *instr, const CollGroups *g, CollComm *out, Error *err)
 {
     int position;
     int group = coll_find(g, c->rank, &position);
     MPI_Comm comm;
-    if (!coll_mpi_ok(MPI_Comm_split(MPI_COMM_WORLD, group, position, &comm), instr, "MPI_Comm_split", err))
+    if (!coll_mpi_ok(MPI_Comm_split(MPI_COMM_WORLD, group >= 0 ? group : MPI_UNDEFINED, group >= 0 ? position : 0,
+                                    &comm), instr, "MPI_Comm_split", err))
         return false;
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     out->comm = comm;
-    out->size = g->size;
+    out->size = group >= 0 ? g->start[group + 1] - g->start[group] : 0;
     out->position = position;
     return true;
 }
@@ -136,19 +143,19 @@ bool coll_group_comm(Coll *c, const IrInstr *instr, CollComm *out, Error *err)
     CommEntry *e = find_comm(c, &g);
     if (e) {
         *out = e->comm;
-        free(g.ids);
+        coll_groups_free(&g);
         return true;
     }
     CollComm comm;
     if (!new_comm(c, instr, &g, &comm, err)) {
-        free(g.ids);
+        coll_groups_free(&g);
         return false;
     }
     if (c->n_comms == c->cap_comms) {
         c->cap_comms = c->cap_comms ? 2 * c->cap_comms : 8;
         c->comms = xrealloc(c->comms, (size_t)c->cap_comms * sizeof *c->comms);
     }
-    c->comms[c->n_comms++] = (CommEntry){ g.ids, g.n_groups * g.size, g.size, comm };
+    c->comms[c->n_comms++] = (CommEntry){ g, comm };
     *out = comm;
     return true;
 }
@@ -178,6 +185,22 @@ bool coll_new_leaves(const IrShape *result, int n, Value **leaves, Error *err)
     return true;
 }
 
+bool coll_check_same_shapes(const IrInstr *instr, const IrShape *result, Value *const *args, int n_args,
+                            Error *err)
+{
+    bool tuple = result->type == IR_TYPE_TUPLE;
+    if (tuple && result->n_elements != n_args)
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s: %d operands but a result of %d elements",
+                         ir_opcode_name(instr->op), n_args, result->n_elements);
+    for (int i = 0; i < n_args; i++) {
+        const IrShape *rs = tuple ? result->elements[i] : result;
+        if (!ir_shape_equal(rs, args[i]->shape) || args[i]->shape->type == IR_TYPE_TUPLE)
+            return error_set(err, ERR_SHAPE, instr->info->loc, "%s: result %s does not match operand %d",
+                             ir_opcode_name(instr->op), ir_shape_str(rs), i);
+    }
+    return true;
+}
+
 bool coll_result(const IrShape *result, Value **leaves, int n, bool ok, Value **out, Error *err)
 {
     if (!ok) {
@@ -200,7 +223,7 @@ static const IrShape *result_shape(const IrInstr *instr)
     return instr->shape;
 }
 
-static double now_seconds(void)
+double coll_now_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -239,10 +262,50 @@ static bool dispatch(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
         return coll_all_to_all(c, it, instr, result, args, n_args, out, err);
     case IR_OP_COLLECTIVE_PERMUTE: case IR_OP_COLLECTIVE_PERMUTE_START:
         return coll_collective_permute(c, it, instr, result, args, n_args, out, err);
+    case IR_OP_COLLECTIVE_BROADCAST:
+        return coll_collective_broadcast(c, it, instr, result, args, n_args, out, err);
+    case IR_OP_RAGGED_ALL_TO_ALL:
+        return coll_ragged_all_to_all(c, it, instr, result, args, n_args, out, err);
+    case IR_OP_SEND:
+        return coll_send(c, it, instr, result, args, n_args, out, err);
+    case IR_OP_RECV:
+        return coll_recv(c, it, instr, result, args, n_args, out, err);
+    case IR_OP_SEND_DONE: case IR_OP_RECV_DONE:
+        return coll_p2p_done(c, it, instr, result, args, n_args, out, err);
     default:
         return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: %s",
                          ir_opcode_name(instr->op));
     }
+}
+
+static bool is_p2p(IrOpcode op)
+{
+    return op == IR_OP_SEND || op == IR_OP_RECV || op == IR_OP_SEND_DONE || op == IR_OP_RECV_DONE;
+}
+
+/* The bytes a collective moves: the data of send/recv(-done)'s tuples. */
+static const IrShape *stat_shape(const IrInstr *instr, const IrShape *result)
+{
+    if (is_p2p(instr->op) && result->type == IR_TYPE_TUPLE && result->n_elements > 0)
+        return result->elements[0];
+    return result;
+}
+
+/* This rank's group (all-reduce's groups may differ in size); a pair for
+ * send and recv. */
+static int stat_group_size(Coll *c, const IrInstr *instr)
+{
+    if (is_p2p(instr->op))
+        return 2;
+    CollGroups g;
+    int size = 1, position;
+    Error ignore = { 0 };
+    if (coll_expand_groups(instr, c->device.replica_count, c->device.num_partitions, &g, &ignore)) {
+        int k = coll_find(&g, c->rank, &position);
+        size = k >= 0 ? g.start[k + 1] - g.start[k] : 0;
+        coll_groups_free(&g);
+    }
+    return size;
 }
 
 static bool run_hook(void *ctx, Interp *it, const IrInstr *instr, Value *const *args, int n_args,
@@ -250,18 +313,10 @@ static bool run_hook(void *ctx, Interp *it, const IrInstr *instr, Value *const *
 {
     Coll *c = ctx;
     const IrShape *result = result_shape(instr);
-    double t0 = now_seconds();
+    double t0 = coll_now_seconds();
     bool ok = dispatch(c, it, instr, result, args, n_args, out, err);
-    if (ok) {
-        CollGroups g;
-        int size = 1;
-        Error ignore = { 0 };
-        if (coll_expand_groups(instr, c->device.replica_count, c->device.num_partitions, &g, &ignore)) {
-            size = g.size;
-            free(g.ids);
-        }
-        record(c, instr, result, now_seconds() - t0, size);
-    }
+    if (ok)
+        record(c, instr, stat_shape(instr, result), coll_now_seconds() - t0, stat_group_size(c, instr));
     return ok;
 }
 
@@ -292,10 +347,10 @@ bool coll_agree(Coll *c, bool ok, double timeout_s, bool *agreed)
     int mine = ok, all = 0, done = 0;
     MPI_Request req;
     MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD, &req);
-    double deadline = now_seconds() + timeout_s;
+    double deadline = coll_now_seconds() + timeout_s;
     while (!done) {
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (!done && !ok && now_seconds() > deadline) {
+        if (!done && !ok && coll_now_seconds() > deadline) {
             *agreed = false;
             return false;
         }
@@ -336,6 +391,8 @@ void coll_barrier(Coll *c)
 void coll_finish(Coll *c, int code)
 {
     coll_fold_cache_free();
+    if (c)
+        coll_p2p_free(&c->p2p);
     fflush(stdout);
     fflush(stderr);
     if (c && c->we_initialised)

@@ -2,7 +2,10 @@
  * module that includes mpi.h.  It gives the interpreter an InterpComm whose
  * all-gather, reduce-scatter, all-reduce (and friends) run over real MPI
  * communicators, with replica groups and channel modes as XLA defines them
- * and reductions folded deterministically in group order. */
+ * and reductions folded deterministically in group order.  send/recv move
+ * data between the devices their _xla_send_recv_source_target_pairs name; a
+ * -done that waits for its peer longer than HLOCHECK_P2P_TIMEOUT seconds
+ * (default 120) ends with an error (p2p.c). */
 #ifndef COLL_H
 #define COLL_H
 
@@ -21,7 +24,8 @@ int  coll_world(const Coll *c);
 bool coll_setup_devices(Coll *c, const IrModule *m, int replicas, int partitions,
                         InterpDevice *dev, char *note, size_t note_size, Error *err);
 /* How many devices take part in each group of instr with R replicas x P
- * partitions (hlo-reference.md 6.3); -1 when its groups are invalid. */
+ * partitions (hlo-reference.md 6.3): the largest group's size when they
+ * differ (all-reduce); -1 when its groups are invalid. */
 int coll_group_size(const IrInstr *instr, int replicas, int partitions);
 /* The hook the interpreter calls for every collective instruction. */
 const InterpComm *coll_comm(Coll *c);

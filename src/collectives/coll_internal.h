@@ -16,27 +16,35 @@ typedef enum CollMode {
 } CollMode;
 
 /* Every group of flattened device ids, in participant order.  The groups
- * partition the world. */
+ * partition the world, except collective-broadcast's, which may leave
+ * devices out (those get zeros).  Only all-reduce and collective-broadcast
+ * take groups of different sizes: every other collective's result shape
+ * depends on the group size. */
 typedef struct CollGroups {
     int n_groups;
-    int size;               /* every group has the same size */
-    int *ids;               /* n_groups * size flattened ids */
+    int size;               /* the size of every group; -1 when they differ */
+    int max_size;
+    int *start;             /* n_groups + 1 entries: group k is ids[start[k] .. start[k+1]) */
+    int *ids;               /* start[n_groups] flattened ids */
 } CollGroups;
 
 CollMode coll_mode(const IrInstr *instr);
 /* Expands instr's replica groups for R replicas x P partitions and checks
  * that they partition the participants.  Errors are ERR_SHAPE at instr->loc.
- * out->ids is heap memory (free it). */
+ * out->start and out->ids are heap memory (coll_groups_free). */
 bool coll_expand_groups(const IrInstr *instr, int replicas, int partitions, CollGroups *out,
                         Error *err);
-/* The group holding device `rank` and rank's position in it (-1 if none). */
+void coll_groups_free(CollGroups *g);
+bool coll_groups_equal(const CollGroups *a, const CollGroups *b);
+/* The group holding device `rank` and rank's position in it (-1 and -1 if
+ * none). */
 int coll_find(const CollGroups *g, int rank, int *position);
 
 /* ---- coll.c: communicators */
 
 typedef struct CollComm {
-    MPI_Comm comm;          /* ranks ordered by position in the group */
-    int size, position;
+    MPI_Comm comm;          /* ranks ordered by position in the group; MPI_COMM_NULL in no group */
+    int size, position;     /* 0 and -1 in no group */
 } CollComm;
 
 /* The communicator of this rank's group in instr's groups (created once per
@@ -44,6 +52,7 @@ typedef struct CollComm {
 bool coll_group_comm(Coll *c, const IrInstr *instr, CollComm *out, Error *err);
 const InterpDevice *coll_device(const Coll *c);
 bool coll_mpi_ok(int rc, const IrInstr *instr, const char *what, Error *err);
+double coll_now_seconds(void);
 
 /* ---- the collectives; args/out as in InterpComm.run, result = result shape */
 
@@ -66,6 +75,39 @@ bool coll_all_to_all(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
                      Value *const *args, int n_args, Value **out, Error *err);
 bool coll_collective_permute(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
                              Value *const *args, int n_args, Value **out, Error *err);
+bool coll_collective_broadcast(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
+                               Value *const *args, int n_args, Value **out, Error *err);
+bool coll_ragged_all_to_all(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
+                            Value *const *args, int n_args, Value **out, Error *err);
+
+/* Result leaf i (the result itself when it is no tuple) has operand i's
+ * shape, as all-reduce and collective-broadcast keep them.  ERR_SHAPE. */
+bool coll_check_same_shapes(const IrInstr *instr, const IrShape *result, Value *const *args, int n_args,
+                            Error *err);
+
+/* ---- p2p.c: send, recv, send-done, recv-done */
+
+typedef struct P2pOp P2pOp;
+typedef struct CollP2p {
+    MPI_Comm comm;          /* a duplicate of MPI_COMM_WORLD; the tag of a message is its channel_id */
+    int tag_ub;
+    double timeout;         /* seconds a -done waits for its peer (HLOCHECK_P2P_TIMEOUT) */
+    P2pOp *ops;             /* posted and not done yet */
+    int n_ops, cap_ops;
+    uint32_t next_id;
+} CollP2p;
+
+/* Collectives over MPI_COMM_WORLD: every rank calls them (coll_init,
+ * coll_finish). */
+void coll_p2p_init(CollP2p *p);
+void coll_p2p_free(CollP2p *p);
+CollP2p *coll_p2p(Coll *c);
+bool coll_send(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result, Value *const *args, int n_args,
+               Value **out, Error *err);
+bool coll_recv(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result, Value *const *args, int n_args,
+               Value **out, Error *err);
+bool coll_p2p_done(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result, Value *const *args,
+                   int n_args, Value **out, Error *err);
 
 /* Checks the result shapes of a gather-like (factor n along dim, grow=true)
  * or scatter-like (grow=false) collective against the group size found at run

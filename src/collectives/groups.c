@@ -85,25 +85,78 @@ static bool ids_in_range(CollMode mode, const Listed *l, int R, int P, const IrI
     return true;
 }
 
-/* Every device exactly once, and all groups the same size. */
+/* Groups of different sizes: all-reduce folds each group on its own, and
+ * collective-broadcast copies member 0's value; every other collective's
+ * result shape depends on the group size. */
+static bool allows_uneven(IrOpcode op)
+{
+    return op == IR_OP_ALL_REDUCE || op == IR_OP_ALL_REDUCE_START || op == IR_OP_COLLECTIVE_BROADCAST;
+}
+
+/* collective-broadcast may leave devices out of every group: they get zeros
+ * (StableHLO's collective_broadcast). */
+static bool allows_partial(IrOpcode op)
+{
+    return op == IR_OP_COLLECTIVE_BROADCAST;
+}
+
+static bool check_sizes(const Listed *l, const IrInstr *instr, Error *err)
+{
+    for (int k = 1; k < l->n_groups; k++)
+        if (l->sizes[k] != l->sizes[0] && !allows_uneven(instr->op))
+            return error_set(err, ERR_SHAPE, instr->info->loc,
+                             "%s: replica groups of different sizes (%d and %d): its result shape depends on "
+                             "the group size, so its groups must be the same size (only all-reduce and "
+                             "collective-broadcast take groups of different sizes)",
+                             ir_opcode_name(instr->op), l->sizes[0], l->sizes[k]);
+    return true;
+}
+
+/* Every device at most once, and (but for collective-broadcast) at least once. */
 static bool check_partition(const CollGroups *g, int world, const IrInstr *instr, Error *err)
 {
     int *seen = xcalloc((size_t)world, sizeof *seen);
     bool ok = true;
-    for (int i = 0; i < g->n_groups * g->size && ok; i++) {
+    for (int i = 0; i < g->start[g->n_groups] && ok; i++) {
         int id = g->ids[i];
         if (seen[id]++)
             ok = error_set(err, ERR_SHAPE, instr->info->loc,
                            "%s: device %d appears in more than one replica group",
                            ir_opcode_name(instr->op), id);
     }
-    for (int id = 0; id < world && ok; id++)
+    for (int id = 0; id < world && ok && !allows_partial(instr->op); id++)
         if (!seen[id])
             ok = error_set(err, ERR_SHAPE, instr->info->loc,
                            "%s: replica groups do not cover device %d of %d",
                            ir_opcode_name(instr->op), id, world);
     free(seen);
     return ok;
+}
+
+/* Cross-replica groups repeat in every partition and cross-partition ones
+ * in every replica; the other two modes are global already. */
+static void expand(CollMode mode, const Listed *l, int R, int P, CollGroups *out)
+{
+    int slices = mode == COLL_CROSS_REPLICA ? P : mode == COLL_CROSS_PARTITION ? R : 1;
+    int per_id = mode == COLL_CROSS_REPLICA_AND_PARTITION ? P : 1, total = 0;
+    for (int k = 0; k < l->n_groups; k++)
+        total += l->sizes[k] * per_id * slices;
+    out->n_groups = l->n_groups * slices;
+    out->start = xcalloc((size_t)out->n_groups + 1, sizeof *out->start);
+    out->ids = xcalloc((size_t)(total > 0 ? total : 1), sizeof *out->ids);
+    out->size = l->n_groups > 0 ? l->sizes[0] * per_id : 0;
+    int n = 0, g = 0;
+    for (int s = 0; s < slices; s++)
+        for (int k = 0; k < l->n_groups; k++, g++) {
+            out->start[g] = n;
+            n += participants(mode, l, k, s, R, P, out->ids + n);
+            int size = n - out->start[g];
+            if (size != out->size)
+                out->size = -1;
+            if (size > out->max_size)
+                out->max_size = size;
+        }
+    out->start[g] = n;
 }
 
 bool coll_expand_groups(const IrInstr *instr, int R, int P, CollGroups *out, Error *err)
@@ -118,54 +171,54 @@ bool coll_expand_groups(const IrInstr *instr, int R, int P, CollGroups *out, Err
                          "%s: empty replica_groups with use_global_device_ids=true", ir_opcode_name(instr->op));
     Listed l;
     listed_groups(&instr->info->replica_groups, mode == COLL_CROSS_PARTITION ? P : R, &l);
-    bool ok = ids_in_range(mode, &l, R, P, instr, err);
-    for (int k = 1; k < l.n_groups && ok; k++)
-        if (l.sizes[k] != l.sizes[0])
-            ok = error_set(err, ERR_SHAPE, instr->info->loc, "%s: replica groups of different sizes (%d and %d)",
-                           ir_opcode_name(instr->op), l.sizes[0], l.sizes[k]);
-    /* Cross-replica groups repeat in every partition and cross-partition
-     * ones in every replica; the other two modes are global already. */
-    int slices = mode == COLL_CROSS_REPLICA ? P : mode == COLL_CROSS_PARTITION ? R : 1;
-    int per = l.sizes[0] * (mode == COLL_CROSS_REPLICA_AND_PARTITION ? P : 1);
+    bool ok = ids_in_range(mode, &l, R, P, instr, err) && check_sizes(&l, instr, err);
     if (ok) {
-        out->n_groups = l.n_groups * slices;
-        out->size = per;
-        int total = out->n_groups * per;
-        out->ids = xcalloc((size_t)(total > 0 ? total : 1), sizeof(int));
-        int n = 0;
-        for (int s = 0; s < slices; s++)
-            for (int k = 0; k < l.n_groups; k++)
-                n += participants(mode, &l, k, s, R, P, out->ids + n);
+        expand(mode, &l, R, P, out);
         ok = check_partition(out, R * P, instr, err);
     }
     free(l.all);
-    if (!ok) {
-        free(out->ids);
-        out->ids = NULL;
-    }
+    if (!ok)
+        coll_groups_free(out);
     return ok;
+}
+
+void coll_groups_free(CollGroups *g)
+{
+    free(g->start);
+    free(g->ids);
+    g->start = NULL;
+    g->ids = NULL;
+}
+
+bool coll_groups_equal(const CollGroups *a, const CollGroups *b)
+{
+    return a->n_groups == b->n_groups &&
+           memcmp(a->start, b->start, ((size_t)a->n_groups + 1) * sizeof *a->start) == 0 &&
+           memcmp(a->ids, b->ids, (size_t)a->start[a->n_groups] * sizeof *a->ids) == 0;
 }
 
 int coll_find(const CollGroups *g, int rank, int *position)
 {
     for (int k = 0; k < g->n_groups; k++)
-        for (int i = 0; i < g->size; i++)
-            if (g->ids[k * g->size + i] == rank) {
-                *position = i;
+        for (int i = g->start[k]; i < g->start[k + 1]; i++)
+            if (g->ids[i] == rank) {
+                *position = i - g->start[k];
                 return k;
             }
     *position = -1;
     return -1;
 }
 
+/* The largest group: all-reduce's groups may differ in size, and the
+ * callers use the size as a bound on the terms of a fold. */
 int coll_group_size(const IrInstr *instr, int replicas, int partitions)
 {
     CollGroups g;
     Error err = { 0 };
     if (!coll_expand_groups(instr, replicas, partitions, &g, &err))
         return -1;
-    free(g.ids);
-    return g.size;
+    coll_groups_free(&g);
+    return g.max_size;
 }
 
 static bool leaf_fits(const IrShape *in, const IrShape *out, int dim, int n, bool grow)

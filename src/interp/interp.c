@@ -24,6 +24,11 @@ struct Interp {
     Plan **plans;           /* by computation id */
     int n_plans;
     uint64_t rng_calls;     /* eval_rng_next_call */
+    /* Without a comm: what this device sent itself (a {0,0} send/recv
+     * pair), oldest first, until a recv-done takes it. */
+    Value **loopback;
+    int64_t *loopback_channel;
+    int n_loopback, cap_loopback;
 };
 
 bool eval_unsupported(const IrInstr *instr, Error *err)
@@ -97,6 +102,10 @@ void interp_free(Interp *it)
         }
     free(it->plans);
     free(it->pos);
+    for (int i = 0; i < it->n_loopback; i++)
+        value_release(it->loopback[i]);
+    free(it->loopback);
+    free(it->loopback_channel);
     free(it);
 }
 
@@ -266,11 +275,102 @@ static bool shapes_match_operands(const IrInstr *instr, const IrShape *result)
     return true;
 }
 
+/* (data, u32[] ctx, token[]) of a send or recv, or recv-done's (data, token[]). */
+static bool p2p_tuple(const IrInstr *instr, Value *data, uint32_t ctx, Value **out, Error *err)
+{
+    const IrShape *s = instr->shape;
+    int n = s->n_elements;      /* 3, or 2 for recv-done */
+    Value *el[3] = { data, NULL, NULL };
+    if (n == 3)
+        el[1] = scalar_u32(s->elements[1], ctx, err);
+    el[n - 1] = value_new_zeroed(s->elements[n - 1], err);
+    if (!el[0] || !el[1] || !el[n - 1]) {
+        for (int i = 0; i < n; i++)
+            value_release(el[i]);
+        return false;
+    }
+    return (*out = value_new_tuple(s, n, el, err)) != NULL;
+}
+
+/* Data this device sent itself on channel, oldest first; NULL if none. */
+static Value *loopback_take(Interp *it, int64_t channel)
+{
+    for (int i = 0; i < it->n_loopback; i++)
+        if (it->loopback_channel[i] == channel) {
+            Value *v = it->loopback[i];
+            memmove(&it->loopback[i], &it->loopback[i + 1], (size_t)(it->n_loopback - i - 1) * sizeof *it->loopback);
+            memmove(&it->loopback_channel[i], &it->loopback_channel[i + 1],
+                    (size_t)(it->n_loopback - i - 1) * sizeof *it->loopback_channel);
+            it->n_loopback--;
+            return v;
+        }
+    return NULL;
+}
+
+static void loopback_put(Interp *it, int64_t channel, Value *v)
+{
+    if (it->n_loopback == it->cap_loopback) {
+        it->cap_loopback = it->cap_loopback ? 2 * it->cap_loopback : 4;
+        it->loopback = xrealloc(it->loopback, (size_t)it->cap_loopback * sizeof *it->loopback);
+        it->loopback_channel = xrealloc(it->loopback_channel, (size_t)it->cap_loopback * sizeof(int64_t));
+    }
+    it->loopback[it->n_loopback] = value_retain(v);
+    it->loopback_channel[it->n_loopback++] = channel;
+}
+
+/* send/recv on one device: its only possible pair is {0,0}, the device
+ * sending to itself (recv-done takes what the send posted, in order per
+ * channel); a recv with no pair gets zeros.  Any other pair needs more
+ * devices. */
+static bool single_device_p2p(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    const char *name = ir_opcode_name(instr->op), *host = ir_raw_attr_get(instr, "is_host_transfer");
+    int64_t channel = instr->ints[IR_INT_CHANNEL_ID].v;
+    if (instr->op == IR_OP_SEND_DONE)
+        return (*out = value_new_zeroed(instr->shape, err)) != NULL;
+    if (instr->op == IR_OP_RECV_DONE) {
+        bool self = ir_elem_get_i64(args[0]->elements[1]->shape->type, args[0]->elements[1]->data) != 0;
+        Value *data = self ? loopback_take(it, channel) : value_new_zeroed(instr->shape->elements[0], err);
+        if (self && !data)
+            return error_set(err, ERR_MISMATCH, instr->info->loc,
+                             "recv-done: nothing was sent on channel %lld before it (one device runs its send and "
+                             "recv in program order)", (long long)channel);
+        return p2p_tuple(instr, data, 0, out, err);
+    }
+    if (host && strcmp(host, "true") == 0)
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
+                         "%s with is_host_transfer=true (a transfer to the host) is not supported", name);
+    int64_t pair[1][2];
+    int n = ir_send_recv_pairs(instr, pair, 1);
+    if (n < 0)
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
+                         "%s without a valid frontend_attributes={_xla_send_recv_source_target_pairs=...}", name);
+    if (n > 1 || (n == 1 && (pair[0][0] != 0 || pair[0][1] != 0)))
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
+                         "%s between devices needs more than one device: run under mpirun with the module's "
+                         "device count", name);
+    if (instr->op == IR_OP_SEND) {
+        if (n == 1)
+            loopback_put(it, channel, args[0]);
+        return p2p_tuple(instr, value_retain(args[0]), 0, out, err);
+    }
+    return p2p_tuple(instr, value_new_zeroed(instr->shape->elements[0], err), (uint32_t)n, out, err);
+}
+
 /* One device: every group is {self}, so the collectives that keep shapes
  * are identities; anything that changes a shape needs more devices. */
-static bool single_device_collective(const IrInstr *instr, const IrShape *result, Value *const *args,
-                                     Value **out, Error *err)
+static bool single_device_collective(Interp *it, const IrInstr *instr, const IrShape *result,
+                                     Value *const *args, Value **out, Error *err)
 {
+    switch ((int)instr->op) {
+    case IR_OP_SEND: case IR_OP_RECV: case IR_OP_SEND_DONE: case IR_OP_RECV_DONE:
+        return single_device_p2p(it, instr, args, out, err);
+    case IR_OP_RAGGED_ALL_TO_ALL:
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
+                         "ragged-all-to-all runs only with the collectives (hlo-run, on one device or under mpirun)");
+    default:
+        break;
+    }
     if (!shapes_match_operands(instr, result))
         return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
                          "%s needs more than one device: run under mpirun with the module's device count",
@@ -292,7 +392,7 @@ static bool run_collective(Interp *it, const IrInstr *instr, const IrShape *resu
 {
     if (it->opt.comm)
         return it->opt.comm->run(it->opt.comm->ctx, it, instr, args, instr->n_operands, out, err);
-    return single_device_collective(instr, result, args, out, err);
+    return single_device_collective(it, instr, result, args, out, err);
 }
 
 /* The result part of a -start's tuple shape: element 1 for all-gather-start,
@@ -518,6 +618,7 @@ static bool eval_structural(Interp *it, const IrInstr *instr, Value *const *args
         return eval_custom_call(it, instr, args, out, err);
     case IR_OP_ALL_GATHER: case IR_OP_ALL_REDUCE: case IR_OP_REDUCE_SCATTER:
     case IR_OP_ALL_TO_ALL: case IR_OP_COLLECTIVE_PERMUTE: case IR_OP_COLLECTIVE_BROADCAST:
+    case IR_OP_RAGGED_ALL_TO_ALL: case IR_OP_SEND: case IR_OP_RECV: case IR_OP_SEND_DONE: case IR_OP_RECV_DONE:
         return run_collective(it, instr, instr->shape, args, out, err);
     case IR_OP_ALL_GATHER_START: case IR_OP_ALL_REDUCE_START: case IR_OP_COLLECTIVE_PERMUTE_START:
         return eval_start_collective(it, instr, args, out, err);

@@ -69,10 +69,11 @@ typedef struct InterpDevice {
 typedef struct InterpComm {
     void *ctx;
     /* Runs one collective instruction (all-gather, all-reduce, reduce-scatter,
-     * all-to-all, collective-permute, collective-broadcast and their -start
-     * forms) on this device's args; *out receives the result (for -start forms
-     * the value -done will return).  Reductions with a non-trivial to_apply
-     * call back interp_call(). */
+     * all-to-all, ragged-all-to-all, collective-permute, collective-broadcast
+     * and their -start forms; send, recv, send-done, recv-done) on this
+     * device's args; *out receives the result (for -start forms the value
+     * -done will return).  Reductions with a non-trivial to_apply call back
+     * interp_call(). */
     bool (*run)(void *ctx, Interp *it, const IrInstr *instr, Value *const *args, int n_args,
                 Value **out, Error *err);
 } InterpComm;

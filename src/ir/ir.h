@@ -576,5 +576,10 @@ bool ir_verify_instr(const IrInstr *instr, Error *err);
  * |group| (x num_partitions in cross-replica-and-partition mode).  Uses the
  * module header; -1 when it cannot be known statically. */
 int64_t ir_collective_group_size(const IrModule *m, const IrInstr *instr);
+/* send / recv: the {source, target} pairs of
+ * frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+ * (quoted or not).  Stores up to max of them and returns how many there
+ * are; -1 when the attribute is absent, -2 when it is malformed. */
+int ir_send_recv_pairs(const IrInstr *instr, int64_t (*pairs)[2], int max);
 
 #endif /* IR_H */

@@ -17,6 +17,7 @@
 #include "ir.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1685,6 +1686,7 @@ enum {
     COLL_UNIFORM = 2,       /* all groups must have the same size */
     COLL_PAIRS = 4,         /* has source_target_pairs */
     COLL_GLOBAL_FLAG = 8,   /* has the use_global_device_ids flag */
+    COLL_PARTIAL = 16,      /* groups may leave devices out (they get zeros) */
 };
 
 static const unsigned char coll_traits[IR_OP_COUNT] = {
@@ -1694,8 +1696,8 @@ static const unsigned char coll_traits[IR_OP_COUNT] = {
     [IR_OP_ALL_REDUCE] = COLL_GROUPS | COLL_GLOBAL_FLAG,
     [IR_OP_ALL_REDUCE_START] = COLL_GROUPS | COLL_GLOBAL_FLAG,
     [IR_OP_ALL_TO_ALL] = COLL_GROUPS | COLL_UNIFORM,
-    [IR_OP_RAGGED_ALL_TO_ALL] = COLL_GROUPS,
-    [IR_OP_COLLECTIVE_BROADCAST] = COLL_GROUPS | COLL_UNIFORM,
+    [IR_OP_RAGGED_ALL_TO_ALL] = COLL_GROUPS | COLL_UNIFORM,
+    [IR_OP_COLLECTIVE_BROADCAST] = COLL_GROUPS | COLL_PARTIAL,
     [IR_OP_COLLECTIVE_PERMUTE] = COLL_PAIRS,
     [IR_OP_COLLECTIVE_PERMUTE_START] = COLL_PAIRS,
 };
@@ -1798,22 +1800,39 @@ int64_t ir_collective_group_size(const IrModule *m, const IrInstr *instr)
     return group_size(m, instr, op).exact;
 }
 
-/* Ids are 0..total-1, each once, and cover count participants if known. */
-static bool check_group_ids(const IrInstr *in, const IrReplicaGroups *g, int64_t total, int64_t count,
-                            Error *err)
+/* Ids of groups that may leave devices out: below count when it is known,
+ * else up to the largest id named (capped: such a module names ids no
+ * device count reaches). */
+static int64_t partial_id_limit(const IrReplicaGroups *g, int64_t count)
 {
-    bool *seen = xmalloc_try((size_t)total);
+    if (count > 0)
+        return count;
+    int64_t max = 0;
+    for (int i = 0; i < g->n_groups; i++)
+        for (int j = 0; j < g->group_sizes[i]; j++)
+            if (g->groups[i][j] >= max)
+                max = g->groups[i][j] + 1;
+    return max < ((int64_t)1 << 24) ? max : (int64_t)1 << 24;
+}
+
+/* Ids are 0..total-1, each once, and cover count participants if known;
+ * with partial, ids are below count (if known), each at most once. */
+static bool check_group_ids(const IrInstr *in, const IrReplicaGroups *g, int64_t total, int64_t count,
+                            bool partial, Error *err)
+{
+    int64_t n = partial ? partial_id_limit(g, count) : total;
+    bool *seen = xmalloc_try((size_t)(n > 0 ? n : 1));
     if (!seen)
         return out_of_memory(in->info->loc, err);
-    memset(seen, 0, (size_t)total);
+    memset(seen, 0, (size_t)(n > 0 ? n : 1));
     bool ok = true;
     for (int i = 0; ok && i < g->n_groups; i++)
         for (int j = 0; ok && j < g->group_sizes[i]; j++) {
             long long id = (long long)g->groups[i][j];
-            if (id < 0 || (count > 0 && id >= count))
+            if (id < 0 || (count > 0 && id >= count) || (partial && id >= n))
                 ok = fail(in, err, "replica_groups id %lld out of range for %lld participants", id,
-                          (long long)(count > 0 ? count : total));
-            else if (id >= total)
+                          (long long)(count > 0 ? count : n));
+            else if (id >= total && !partial)
                 ok = fail(in, err, "replica_groups must name ids 0..%lld once each, found id %lld",
                           (long long)total - 1, id);
             else if (seen[id])
@@ -1822,7 +1841,7 @@ static bool check_group_ids(const IrInstr *in, const IrReplicaGroups *g, int64_t
                 seen[id] = true;
         }
     free(seen);
-    if (ok && count > 0 && total != count)
+    if (ok && count > 0 && total != count && !partial)
         return fail(in, err, "replica_groups cover %lld ids but there are %lld participants", (long long)total,
                     (long long)count);
     return ok;
@@ -1847,30 +1866,33 @@ static bool check_replica_groups(const IrInstr *in, IrOpcode op, Error *err)
     }
     if (total == 0)
         return true;
-    return check_group_ids(in, g, total, participant_count(module_of(in), mode), err);
+    return check_group_ids(in, g, total, participant_count(module_of(in), mode), coll_traits[op] & COLL_PARTIAL,
+                           err);
 }
 
 /* Marks id in seen (n entries); false if it is out of range or repeated. */
-static bool mark_pair_id(const IrInstr *in, bool *seen, int64_t n, int64_t id, const char *what, Error *err)
+static bool mark_pair_id(const IrInstr *in, bool *seen, int64_t n, int64_t id, const char *attr, const char *what,
+                         Error *err)
 {
     if (id < 0 || id >= n)
-        return fail(in, err, "source_target_pairs %s %lld out of range for %lld participants", what,
-                    (long long)id, (long long)n);
+        return fail(in, err, "%s %s %lld out of range for %lld participants", attr, what, (long long)id,
+                    (long long)n);
     if (seen[id])
-        return fail(in, err, "source_target_pairs name %s %lld twice", what, (long long)id);
+        return fail(in, err, "%s name %s %lld twice", attr, what, (long long)id);
     seen[id] = true;
     return true;
 }
 
-/* Each device sends at most once and receives at most once. */
-static bool check_source_target_pairs(const IrInstr *in, IrOpcode op, Error *err)
+/* Each device sends at most once and receives at most once, to and from
+ * ids below count (when the header gives it). */
+static bool check_pair_list(const IrInstr *in, const char *attr, int64_t count, const int64_t (*pairs)[2], int n_pairs,
+                            Error *err)
 {
-    int64_t count = participant_count(module_of(in), group_mode(in, op));
     int64_t n = count, limit = (int64_t)1 << 24;
-    for (int i = 0; count < 0 && i < in->info->n_source_target_pairs; i++)
+    for (int i = 0; count < 0 && i < n_pairs; i++)
         for (int k = 0; k < 2; k++)
-            if (in->info->source_target_pairs[i][k] >= n)
-                n = in->info->source_target_pairs[i][k] + 1;
+            if (pairs[i][k] >= n)
+                n = pairs[i][k] + 1;
     if (n > limit)
         n = limit;
     bool *seen = xmalloc_try(2 * (size_t)(n > 0 ? n : 1));
@@ -1878,11 +1900,17 @@ static bool check_source_target_pairs(const IrInstr *in, IrOpcode op, Error *err
         return out_of_memory(in->info->loc, err);
     memset(seen, 0, 2 * (size_t)(n > 0 ? n : 1));
     bool ok = true;
-    for (int i = 0; ok && i < in->info->n_source_target_pairs; i++)
-        ok = mark_pair_id(in, seen, n, in->info->source_target_pairs[i][0], "source", err) &&
-             mark_pair_id(in, seen + n, n, in->info->source_target_pairs[i][1], "target", err);
+    for (int i = 0; ok && i < n_pairs; i++)
+        ok = mark_pair_id(in, seen, n, pairs[i][0], attr, "source", err) &&
+             mark_pair_id(in, seen + n, n, pairs[i][1], attr, "target", err);
     free(seen);
     return ok;
+}
+
+static bool check_source_target_pairs(const IrInstr *in, IrOpcode op, Error *err)
+{
+    return check_pair_list(in, "source_target_pairs", participant_count(module_of(in), group_mode(in, op)),
+                           (const int64_t (*)[2])in->info->source_target_pairs, in->info->n_source_target_pairs, err);
 }
 
 static bool check_collective_attrs(const IrInstr *in, Error *err)
@@ -2026,6 +2054,194 @@ static bool check_collective_permute_start(const IrInstr *in, const IrShape *out
 }
 
 /* ------------------------------------------------------------------ */
+/* Point to point and ragged collectives                                */
+
+static const char *skip_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* The value of key in frontend_attributes text {k1=v1,k2="v2"}: where it
+ * starts, or NULL. */
+static const char *frontend_value(const char *text, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = strstr(text, key); p; p = strstr(p + 1, key)) {
+        const char *q = skip_blanks(p + n);
+        if (p > text && (p[-1] == '{' || p[-1] == ',' || p[-1] == ' ') && *q == '=')
+            return skip_blanks(q + 1);
+    }
+    return NULL;
+}
+
+/* One {a,b}: stores it and returns the text after it, or NULL. */
+static const char *parse_pair(const char *s, int64_t pair[2])
+{
+    s = skip_blanks(s);
+    if (*s++ != '{')
+        return NULL;
+    for (int k = 0; k < 2; k++) {
+        char *end;
+        s = skip_blanks(s);
+        errno = 0;
+        pair[k] = strtoll(s, &end, 10);
+        if (end == s || errno)
+            return NULL;
+        s = skip_blanks(end);
+        if (*s++ != (k ? '}' : ','))
+            return NULL;
+    }
+    return s;
+}
+
+/* "{{a,b},{c,d}}" or {{a,b},{c,d}}; {} is no pairs. */
+static int parse_pair_list(const char *s, int64_t (*pairs)[2], int max)
+{
+    bool quoted = *s == '"';
+    s = skip_blanks(s + quoted);
+    if (*s++ != '{')
+        return -2;
+    int n = 0;
+    bool more = *skip_blanks(s) != '}';
+    while (more) {
+        int64_t pair[2];
+        if (!(s = parse_pair(s, pair)))
+            return -2;
+        if (n < max)
+            memcpy(pairs[n], pair, sizeof pair);
+        n++;
+        s = skip_blanks(s);
+        more = *s == ',';
+        s += more;
+    }
+    s = skip_blanks(s);
+    if (*s++ != '}')
+        return -2;
+    s = skip_blanks(s);
+    return !quoted || *s == '"' ? n : -2;
+}
+
+int ir_send_recv_pairs(const IrInstr *instr, int64_t (*pairs)[2], int max)
+{
+    const char *text = ir_raw_attr_get(instr, "frontend_attributes");
+    const char *v = text ? frontend_value(text, "_xla_send_recv_source_target_pairs") : NULL;
+    return v ? parse_pair_list(v, pairs, max) : -1;
+}
+
+static bool is_p2p_tuple(const IrShape *s, const IrShape *data)
+{
+    s = unbuffer(s);
+    return s->type == IR_TYPE_TUPLE && s->n_elements == 3 && (!data || same_shape(s->elements[0], data)) &&
+           is_scalar(s->elements[1]) && s->elements[1]->type == IR_TYPE_U32 &&
+           s->elements[2]->type == IR_TYPE_TOKEN;
+}
+
+/* A channel_id, and pairs of ids in range, each source and target once:
+ * partition ids with a channel_id above 0, replica ids otherwise (XLA's
+ * send/recv thunks). */
+static bool check_p2p_pairs(const IrInstr *in, Error *err)
+{
+    if (!in->ints[IR_INT_CHANNEL_ID].present)
+        return fail(in, err, "needs a channel_id");
+    int n = ir_send_recv_pairs(in, NULL, 0);
+    if (n == -2)
+        return fail(in, err, "frontend attribute _xla_send_recv_source_target_pairs must be a list of "
+                    "{source,target} pairs");
+    if (n <= 0)
+        return true;
+    int64_t (*pairs)[2] = xmalloc_try((size_t)n * sizeof *pairs);
+    if (!pairs)
+        return out_of_memory(in->info->loc, err);
+    ir_send_recv_pairs(in, pairs, n);
+    GroupMode mode = in->ints[IR_INT_CHANNEL_ID].v > 0 ? MODE_CROSS_PARTITION : MODE_CROSS_REPLICA;
+    bool ok = check_pair_list(in, "_xla_send_recv_source_target_pairs", participant_count(module_of(in), mode),
+                              (const int64_t (*)[2])pairs, n, err);
+    free(pairs);
+    return ok;
+}
+
+/* send(data, token) -> (data, u32[], token[]) */
+static bool check_send(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (opshape(in, 1)->type != IR_TYPE_TOKEN)
+        return fail(in, err, "operand 1 %s must be token[]", sh(opshape(in, 1)));
+    if (!is_p2p_tuple(out, opshape(in, 0)))
+        return fail(in, err, "result %s must be (%s, u32[], token[])", sh(out), sh(opshape(in, 0)));
+    return check_p2p_pairs(in, err);
+}
+
+/* recv(token) -> (data, u32[], token[]) */
+static bool check_recv(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (opshape(in, 0)->type != IR_TYPE_TOKEN)
+        return fail(in, err, "operand %s must be token[]", sh(opshape(in, 0)));
+    if (!is_p2p_tuple(out, NULL))
+        return fail(in, err, "result %s must be (data, u32[], token[])", sh(out));
+    return check_p2p_pairs(in, err);
+}
+
+/* send-done(send) -> token[]; recv-done(recv) -> (data, token[]) */
+static bool check_p2p_done(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *t = unbuffer(opshape(in, 0));
+    bool send = in->op == IR_OP_SEND_DONE;
+    if (!is_p2p_tuple(t, NULL))
+        return fail(in, err, "operand %s must be a %s's (data, u32[], token[])", sh(t), send ? "send" : "recv");
+    const IrShape *o = unbuffer(out);
+    if (send && o->type != IR_TYPE_TOKEN)
+        return fail(in, err, "result %s must be token[]", sh(out));
+    if (!send && !(o->type == IR_TYPE_TUPLE && o->n_elements == 2 && same_shape(o->elements[0], t->elements[0]) &&
+                   o->elements[1]->type == IR_TYPE_TOKEN))
+        return fail(in, err, "result %s must be (%s, token[])", sh(out), sh(t->elements[0]));
+    return true;
+}
+
+/* input and output: arrays of one type and rank whose rows (all but
+ * dimension 0) match; the result is the output's shape. */
+static bool check_ragged_data(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *x = opshape(in, 0), *y = opshape(in, 1);
+    if (!need_array(in, x, "input", err) || !need_array(in, y, "output", err) || !need_same_type(in, y, x, err))
+        return false;
+    bool ok = x->rank >= 1 && x->rank == y->rank;
+    for (int d = 1; ok && d < x->rank; d++)
+        ok = dim_eq(x->dims[d], y->dims[d]);
+    if (!ok)
+        return fail(in, err, "input %s and output %s must have the same rows (all dimensions but 0)", sh(x), sh(y));
+    if (!same_shape(out, y))
+        return fail(in, err, "result %s must be the shape of the output %s", sh(out), sh(y));
+    return true;
+}
+
+/* ragged-all-to-all(input, output, input_offsets, send_sizes,
+ * output_offsets, recv_sizes): four integer arrays of one shape, rank 1 or
+ * 2, whose entries split evenly among the group. */
+static bool check_ragged_all_to_all(const IrInstr *in, const IrShape *out, Error *err)
+{
+    static const char *const names[4] = { "input_offsets", "send_sizes", "output_offsets", "recv_sizes" };
+    if (in->n_operands != 6)
+        return fail(in, err, "expects 6 operands (input, output, input_offsets, send_sizes, output_offsets, "
+                    "recv_sizes), got %d", in->n_operands);
+    if (!check_ragged_data(in, out, err))
+        return false;
+    const IrShape *m0 = opshape(in, 2);
+    for (int i = 0; i < 4; i++) {
+        const IrShape *s = opshape(in, 2 + i);
+        if (!ir_shape_is_array(s) || !ir_type_is_int(s->type) || (s->rank != 1 && s->rank != 2))
+            return fail(in, err, "%s %s must be an integer array of rank 1 or 2", names[i], sh(s));
+        if (!same_shape(s, m0))
+            return fail(in, err, "%s %s must have the shape of input_offsets %s", names[i], sh(s), sh(m0));
+    }
+    int64_t size = group_size(module_of(in), in, op_of(in)).exact, e = ir_shape_elements(m0);
+    if (size > 1 && !has_dynamic_dim(m0) && e % size != 0)
+        return fail(in, err, "the %lld offsets and sizes per operand do not split among the group size %lld",
+                    (long long)e, (long long)size);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
 /* Dispatch                                                             */
 
 /* One checker per group of opcodes.  No default: -Wswitch-enum flags an
@@ -2119,8 +2335,10 @@ static CheckFn *checker_for(IrOpcode op)
     case IR_OP_RNG_GET_AND_UPDATE_STATE: return check_rng_get_and_update_state;
     case IR_OP_DYNAMIC_RESHAPE: return check_dynamic_reshape;
     /* point to point and ragged collectives */
-    case IR_OP_RAGGED_ALL_TO_ALL: case IR_OP_SEND: case IR_OP_SEND_DONE: case IR_OP_RECV: case IR_OP_RECV_DONE:
-        return check_nothing;
+    case IR_OP_RAGGED_ALL_TO_ALL: return check_ragged_all_to_all;
+    case IR_OP_SEND: return check_send;
+    case IR_OP_RECV: return check_recv;
+    case IR_OP_SEND_DONE: case IR_OP_RECV_DONE: return check_p2p_done;
     /* the rest */
     case IR_OP_CONSTANT: case IR_OP_CUSTOM_CALL: case IR_OP_INFEED:
     case IR_OP_OUTFEED: case IR_OP_COUNT:
