@@ -94,7 +94,7 @@ def conv_ref(g, lhs, rhs, labels, dims, fgc, bgc, out_t):
     acc_t = np.uint64 if is_int else np.float64
 
     def prepare(a):             # converted to the result type, then to the accumulator's
-        a = g.arr(out_t, a.tolist()) if is_int else g.to_type(out_t, a)
+        a = g.arr(out_t, a) if is_int else g.to_type(out_t, a)
         return a.astype(np.int64).astype(np.uint64) if is_int else a.astype(np.float64)
 
     L = prepare(lhs).transpose([ib, if_] + isp)          # [N, C, S...]
