@@ -44,6 +44,30 @@ bool eval_sort(Interp *it, const IrInstr *instr, Value *const *args, Value **out
 /* eval_dot.c: the only file that includes cblas.h */
 bool eval_dot(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
+/* Dot's arithmetic, for kernels that come down to matrix products
+ * (convolution): lhs x rhs elements summed into instr's result type exactly
+ * as dot sums them (eval_dot.c's header).  Operand elements are loaded into
+ * "compute" elements (elem_bytes each; all-zero bytes are a compute zero),
+ * multiplied by BLAS or the exact integer loops, and the sums stored to the
+ * result type.  M, N, K and the leading dimensions (in elements) must be at
+ * most INT_MAX, as BLAS takes int. */
+typedef struct EvalMatmul {
+    IrElemType result;
+    int compute;            /* eval_dot.c's Compute */
+    int elem_bytes;         /* of one compute element */
+    bool direct;            /* compute elements are the result's own bits */
+} EvalMatmul;
+/* ERR_UNSUPPORTED for types dot cannot multiply either. */
+bool eval_matmul_init(EvalMatmul *mm, const IrInstr *instr, IrElemType lhs, IrElemType rhs, Error *err);
+/* n elements of type from, stride elements apart -> n contiguous compute elements. */
+void eval_matmul_load(const EvalMatmul *mm, IrElemType from, void *dst, const void *src, int64_t n, int64_t stride);
+/* C (M x N) = A (M x K) x B (K x N), all row-major compute elements, rows
+ * lda, ldb, ldc elements apart. */
+void eval_matmul_gemm(const EvalMatmul *mm, int64_t M, int64_t N, int64_t K, const void *a, int64_t lda,
+                      const void *b, int64_t ldb, void *c, int64_t ldc);
+/* n contiguous compute elements -> result elements stride elements apart. */
+void eval_matmul_store(const EvalMatmul *mm, void *dst, int64_t stride, const void *src, int64_t n);
+
 /* eval_gather.c */
 bool eval_gather(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_scatter(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);

@@ -106,27 +106,28 @@ static bool is_real(IrElemType t)
     return t == IR_TYPE_PRED || ir_type_is_int(t) || ir_type_is_float(t);
 }
 
-static bool pick_compute(Dot *d, Error *err)
+/* The compute type of a product of lt x rt elements giving r elements. */
+static bool pick_compute(IrElemType lt, IrElemType rt, IrElemType r, const IrInstr *instr, Compute *out,
+                         Error *err)
 {
-    IrElemType r = d->result, lt = d->lhs.shape->type, rt = d->rhs.shape->type;
     bool real = is_real(lt) && is_real(rt);
     if (r == IR_TYPE_C64 && lt == r && rt == r)
-        d->compute = COMPUTE_C64;
+        *out = COMPUTE_C64;
     else if (r == IR_TYPE_C128 && lt == r && rt == r)
-        d->compute = COMPUTE_C128;
+        *out = COMPUTE_C128;
     else if (real && ir_type_is_float(r))
-        d->compute = r == IR_TYPE_F64 ? COMPUTE_F64 : COMPUTE_F32;
+        *out = r == IR_TYPE_F64 ? COMPUTE_F64 : COMPUTE_F32;
     else if (real && ir_type_is_int(r))
-        d->compute = ir_type_info[r].bits <= 32 ? COMPUTE_U32 : COMPUTE_U64;
+        *out = ir_type_info[r].bits <= 32 ? COMPUTE_U32 : COMPUTE_U64;
     else
-        return error_set(err, ERR_UNSUPPORTED, d->instr->info->loc, "unsupported dot: %s x %s -> %s",
-                         ir_type_name(lt), ir_type_name(rt), ir_type_name(r));
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported %s: %s x %s -> %s",
+                         ir_opcode_name(instr->op), ir_type_name(lt), ir_type_name(rt), ir_type_name(r));
     return true;
 }
 
-static Conv make_conv(const Dot *d, IrElemType from)
+static Conv make_conv(IrElemType from, IrElemType result, Compute compute)
 {
-    return (Conv){ from, d->result, d->compute, is_narrow_float(d->result) && from != d->result };
+    return (Conv){ from, result, compute, is_narrow_float(result) && from != result };
 }
 
 /* True when conversion leaves the bits alone. */
@@ -470,7 +471,7 @@ static void init_operand(Dot *d, Operand *op, const Value *v, IrListAttr batch, 
     const IrIntList *b = dims_list(d, batch), *c = dims_list(d, contract);
     op->shape = v->shape;
     op->data = v->data;
-    op->conv = make_conv(d, v->shape->type);
+    op->conv = make_conv(v->shape->type, d->result, d->compute);
     op->n_batch = b->n;
     for (int i = 0; i < b->n; i++)
         op->batch[i] = (int)b->v[i];
@@ -543,7 +544,7 @@ static bool init_dot(Dot *d, const IrInstr *instr, Value *const *args, Error *er
     d->result = instr->shape->type;
     d->lhs.shape = args[0]->shape;
     d->rhs.shape = args[1]->shape;
-    if (!pick_compute(d, err))
+    if (!pick_compute(d->lhs.shape->type, d->rhs.shape->type, d->result, instr, &d->compute, err))
         return false;
     init_operand(d, &d->lhs, args[0], IR_LIST_LHS_BATCH_DIMS, IR_LIST_LHS_CONTRACTING_DIMS, true);
     init_operand(d, &d->rhs, args[1], IR_LIST_RHS_BATCH_DIMS, IR_LIST_RHS_CONTRACTING_DIMS, false);
@@ -563,26 +564,27 @@ static bool init_dot(Dot *d, const IrInstr *instr, Value *const *args, Error *er
 /* Exact integer matrix product, wrapping in T; C = A (M x K) x B (K x N),
  * all row-major.  Blocked over k and n so a panel of B stays in cache. */
 #define INT_GEMM(NAME, T)                                                                         \
-    static void NAME##_block(int64_t M, int64_t N, int64_t k0, int64_t k1, int64_t n0, int64_t n1, \
-                             const T *a, int64_t lda, const T *b, int64_t ldb, T *c)             \
+    static void NAME##_block(int64_t M, int64_t k0, int64_t k1, int64_t n0, int64_t n1, const T *a, \
+                             int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc)            \
     {                                                                                             \
         for (int64_t m = 0; m < M; m++)                                                           \
             for (int64_t k = k0; k < k1; k++) {                                                   \
                 T x = a[m * lda + k];                                                             \
                 const T *brow = b + k * ldb;                                                      \
-                T *crow = c + m * N;                                                              \
+                T *crow = c + m * ldc;                                                            \
                 for (int64_t n = n0; n < n1; n++)                                                 \
                     crow[n] += x * brow[n];                                                       \
             }                                                                                     \
     }                                                                                             \
     static void NAME(int64_t M, int64_t N, int64_t K, const T *a, int64_t lda, const T *b,        \
-                     int64_t ldb, T *c)                                                           \
+                     int64_t ldb, T *c, int64_t ldc)                                              \
     {                                                                                             \
-        memset(c, 0, (size_t)(M * N) * sizeof(T));                                                \
+        for (int64_t m = 0; m < M; m++)                                                           \
+            memset(c + m * ldc, 0, (size_t)N * sizeof(T));                                        \
         for (int64_t k0 = 0; k0 < K; k0 += 128)                                                   \
             for (int64_t n0 = 0; n0 < N; n0 += 512)                                               \
-                NAME##_block(M, N, k0, k0 + 128 < K ? k0 + 128 : K, n0, n0 + 512 < N ? n0 + 512 : N, \
-                             a, lda, b, ldb, c);                                                  \
+                NAME##_block(M, k0, k0 + 128 < K ? k0 + 128 : K, n0, n0 + 512 < N ? n0 + 512 : N, a, \
+                             lda, b, ldb, c, ldc);                                                \
     }
 
 INT_GEMM(gemm_u32, uint32_t)
@@ -597,35 +599,45 @@ static void blas_init_once(void)
     }
 }
 
+/* C (M x N, rows ldc apart) = A (M x K) x B (K x N) in compute type cp,
+ * A and B row-major unless ta / tb (then stored K x M and N x K). */
+static void gemm_raw(Compute cp, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const void *a, int64_t lda,
+                     const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    int m = (int)M, n = (int)N, k = (int)K, la = (int)lda, lb = (int)ldb, lc = (int)ldc;
+    enum CBLAS_TRANSPOSE tra = ta ? CblasTrans : CblasNoTrans, trb = tb ? CblasTrans : CblasNoTrans;
+    static const double one[2] = { 1, 0 }, zero[2] = { 0, 0 };
+    static const float onef[2] = { 1, 0 }, zerof[2] = { 0, 0 };
+    switch (cp) {
+    case COMPUTE_F32:
+        cblas_sgemm(CblasRowMajor, tra, trb, m, n, k, 1.0f, a, la, b, lb, 0.0f, c, lc);
+        return;
+    case COMPUTE_F64:
+        cblas_dgemm(CblasRowMajor, tra, trb, m, n, k, 1.0, a, la, b, lb, 0.0, c, lc);
+        return;
+    case COMPUTE_C64:
+        cblas_cgemm(CblasRowMajor, tra, trb, m, n, k, onef, a, la, b, lb, zerof, c, lc);
+        return;
+    case COMPUTE_C128:
+        cblas_zgemm(CblasRowMajor, tra, trb, m, n, k, one, a, la, b, lb, zero, c, lc);
+        return;
+    case COMPUTE_U32:
+        assert(!ta && !tb);
+        gemm_u32(M, N, K, a, lda, b, ldb, c, ldc);
+        return;
+    case COMPUTE_U64:
+        assert(!ta && !tb);
+        gemm_u64(M, N, K, a, lda, b, ldb, c, ldc);
+        return;
+    }
+}
+
 /* One product C = A x B for the matrices at element offsets oa and ob. */
 static void gemm_one(const Dot *d, const MatView *a, const MatView *b, int64_t oa, int64_t ob, void *c)
 {
-    int M = (int)d->M, N = (int)d->N, K = (int)d->K, lda = (int)a->ld, ldb = (int)b->ld;
     int eb = compute_bytes[d->compute];
-    const void *pa = a->data + oa * eb, *pb = b->data + ob * eb;
-    enum CBLAS_TRANSPOSE ta = a->trans ? CblasTrans : CblasNoTrans, tb = b->trans ? CblasTrans : CblasNoTrans;
-    static const double one[2] = { 1, 0 }, zero[2] = { 0, 0 };
-    static const float onef[2] = { 1, 0 }, zerof[2] = { 0, 0 };
-    switch (d->compute) {
-    case COMPUTE_F32:
-        cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f, pa, lda, pb, ldb, 0.0f, c, N);
-        return;
-    case COMPUTE_F64:
-        cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, pa, lda, pb, ldb, 0.0, c, N);
-        return;
-    case COMPUTE_C64:
-        cblas_cgemm(CblasRowMajor, ta, tb, M, N, K, onef, pa, lda, pb, ldb, zerof, c, N);
-        return;
-    case COMPUTE_C128:
-        cblas_zgemm(CblasRowMajor, ta, tb, M, N, K, one, pa, lda, pb, ldb, zero, c, N);
-        return;
-    case COMPUTE_U32:
-        gemm_u32(d->M, d->N, d->K, pa, a->ld, pb, b->ld, c);
-        return;
-    case COMPUTE_U64:
-        gemm_u64(d->M, d->N, d->K, pa, a->ld, pb, b->ld, c);
-        return;
-    }
+    gemm_raw(d->compute, a->trans, b->trans, d->M, d->N, d->K, a->data + oa * eb, a->ld, b->data + ob * eb, b->ld,
+             c, d->N);
 }
 
 /* Every batch: odometer over the batch dims, C batches contiguous. */
@@ -644,11 +656,11 @@ static void gemm_batches(const Dot *d, const MatView *a, const MatView *b, char 
 /* ---- Result */
 
 /* The compute buffer has the result's exact bits. */
-static bool output_is_direct(const Dot *d)
+static bool output_is_direct(IrElemType result, Compute compute)
 {
-    int bits = ir_type_info[d->result].bits;
-    switch (d->compute) {
-    case COMPUTE_F32: return d->result == IR_TYPE_F32;
+    int bits = ir_type_info[result].bits;
+    switch (compute) {
+    case COMPUTE_F32: return result == IR_TYPE_F32;
     case COMPUTE_F64: case COMPUTE_C64: case COMPUTE_C128: return true;
     case COMPUTE_U32: return bits == 32;
     case COMPUTE_U64: return bits == 64;
@@ -656,22 +668,22 @@ static bool output_is_direct(const Dot *d)
     return false;
 }
 
-/* Rounds an f32 sum to a narrow float result, or wraps a u32 sum to a
- * narrower integer result (the only compute buffers that are not direct). */
-static void store_result(const Dot *d, char *out, const char *c, int64_t n)
+/* Rounds n f32 sums to a narrow float result, or wraps u32 sums to a
+ * narrower integer result (the only compute buffers that are not direct),
+ * writing every stride-th result element. */
+static void store_result(IrElemType r, Compute compute, char *out, int64_t stride, const char *c, int64_t n)
 {
-    IrElemType r = d->result;
-    int rb = ir_type_storage_bytes(r);
-    assert(d->compute == COMPUTE_F32 || d->compute == COMPUTE_U32);
+    int64_t step = (int64_t)ir_type_storage_bytes(r) * stride;
+    assert(compute == COMPUTE_F32 || compute == COMPUTE_U32);
     for (int64_t i = 0; i < n; i++) {
         float f;
         uint32_t w;
-        if (d->compute == COMPUTE_F32) {
+        if (compute == COMPUTE_F32) {
             memcpy(&f, c + 4 * i, 4);
-            ir_elem_set_f64(r, out + rb * i, f);       /* f32 is exact in f64: one rounding */
+            ir_elem_set_f64(r, out + step * i, f);     /* f32 is exact in f64: one rounding */
         } else {
             memcpy(&w, c + 4 * i, 4);
-            ir_elem_set_i64(r, out + rb * i, (int64_t)w);
+            ir_elem_set_i64(r, out + step * i, (int64_t)w);
         }
     }
 }
@@ -682,7 +694,7 @@ static bool run_dot(const Dot *d, char *out, Error *err)
     int eb = compute_bytes[d->compute];
     if (n_out == 0)
         return true;
-    bool direct = output_is_direct(d);
+    bool direct = output_is_direct(d->result, d->compute);
     char *c = direct ? out : alloc_elems(n_out, eb, d->instr, err);
     MatView a = { 0 }, b = { 0 };
     bool ok = c != NULL;
@@ -693,7 +705,7 @@ static bool run_dot(const Dot *d, char *out, Error *err)
     if (ok && d->K > 0)
         gemm_batches(d, &a, &b, c);
     if (ok && !direct)
-        store_result(d, out, c, n_out);
+        store_result(d->result, d->compute, out, 1, c, n_out);
     free(a.owned);
     free(b.owned);
     if (!direct)
@@ -728,4 +740,54 @@ bool eval_dot(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
     }
     *out = result;
     return true;
+}
+
+/* ---- Dot's arithmetic for other kernels (eval.h) */
+
+bool eval_matmul_init(EvalMatmul *mm, const IrInstr *instr, IrElemType lhs, IrElemType rhs, Error *err)
+{
+    Compute cp;
+    if (!pick_compute(lhs, rhs, instr->shape->type, instr, &cp, err))
+        return false;
+    mm->result = instr->shape->type;
+    mm->compute = (int)cp;
+    mm->elem_bytes = compute_bytes[cp];
+    mm->direct = output_is_direct(mm->result, cp);
+    if (cp != COMPUTE_U32 && cp != COMPUTE_U64)
+        blas_init_once();
+    return true;
+}
+
+void eval_matmul_load(const EvalMatmul *mm, IrElemType from, void *dst, const void *src, int64_t n, int64_t stride)
+{
+    Conv c = make_conv(from, mm->result, (Compute)mm->compute);
+    convert_run(&c, dst, src, n, stride);
+}
+
+void eval_matmul_gemm(const EvalMatmul *mm, int64_t M, int64_t N, int64_t K, const void *a, int64_t lda,
+                      const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    if (M == 0 || N == 0)
+        return;
+    if (K == 0) {
+        for (int64_t m = 0; m < M; m++)
+            memset((char *)c + m * ldc * mm->elem_bytes, 0, (size_t)(N * mm->elem_bytes));
+        return;
+    }
+    gemm_raw((Compute)mm->compute, false, false, M, N, K, a, lda, b, ldb, c, ldc);
+}
+
+void eval_matmul_store(const EvalMatmul *mm, void *dst, int64_t stride, const void *src, int64_t n)
+{
+    if (!mm->direct) {
+        store_result(mm->result, (Compute)mm->compute, dst, stride, src, n);
+        return;
+    }
+    size_t eb = (size_t)mm->elem_bytes;
+    if (stride == 1) {
+        memcpy(dst, src, (size_t)n * eb);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        memcpy((char *)dst + (size_t)(i * stride) * eb, (const char *)src + (size_t)i * eb, eb);
 }

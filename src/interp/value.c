@@ -51,6 +51,12 @@ Value *value_new_array(const IrShape *s, Error *err)
     Value *v = value_alloc(s, err);
     if (!v)
         return NULL;
+    int64_t n = value_elements(v), eb = ir_type_storage_bytes(s->type);
+    if (n < 0 || (eb > 0 && (uint64_t)n > SIZE_MAX / (uint64_t)eb)) {     /* value_bytes would wrap */
+        free(v);
+        error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "%s is too large to allocate", ir_shape_str(s));
+        return NULL;
+    }
     size_t bytes = value_bytes(v);
     v->data = xmalloc_try(bytes ? bytes : 1);
     if (!v->data) {

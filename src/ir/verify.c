@@ -1155,6 +1155,169 @@ static bool check_dot(const IrInstr *in, const IrShape *out, Error *err)
     return true;
 }
 
+/* ---- Convolution: XLA's InferConvolveShape */
+
+/* feature_group_count / batch_group_count: absent means 1, else positive. */
+static bool conv_group_count(const IrInstr *in, IrIntAttr which, int64_t *v, Error *err)
+{
+    IrOptInt a = in->ints[which];
+    *v = a.present ? a.v : 1;
+    if (*v >= 1)
+        return true;
+    return fail(in, err, "%s=%lld must be positive", ir_int_attr_name[which], (long long)a.v);
+}
+
+/* *out = a + b; false if that overflows. */
+static bool add_ok(int64_t a, int64_t b, int64_t *out)
+{
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
+        return false;
+    *out = a + b;
+    return true;
+}
+
+/* XLA's DilatedBound: n elements with dilation - 1 holes between them. */
+static bool dilated_ok(int64_t n, int64_t dilation, int64_t *out)
+{
+    if (n > 1 && n - 1 > (INT64_MAX - 1) / dilation)
+        return false;
+    *out = n == 0 ? 0 : (n - 1) * dilation + 1;
+    return true;
+}
+
+/* Output size of spatial dimension k over an input of n (XLA's
+ * StridedBound of the padded, dilated input and the dilated window). */
+static bool conv_window_dim(const IrInstr *in, int k, int64_t n, int64_t *out, Error *err)
+{
+    const IrWindowDim *w = &in->info->window[k];
+    if (w->size < 1 || w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1)
+        return fail(in, err, "window dimension %d: size, stride and dilations must be positive (size=%lld stride=%lld "
+                    "lhs_dilate=%lld rhs_dilate=%lld)", k, (long long)w->size, (long long)w->stride,
+                    (long long)w->lhs_dilate, (long long)w->rhs_dilate);
+    int64_t base, window, padded;
+    if (!dilated_ok(n, w->lhs_dilate, &base) || !dilated_ok(w->size, w->rhs_dilate, &window) ||
+        !add_ok(w->pad_lo, base, &padded) || !add_ok(padded, w->pad_hi, &padded))
+        return fail(in, err, "window dimension %d: the padded, dilated size overflows", k);
+    if (padded < 0)
+        return fail(in, err, "window dimension %d: padding %lld_%lld leaves a negative size of the input (%lld, "
+                    "lhs_dilate=%lld)", k, (long long)w->pad_lo, (long long)w->pad_hi, (long long)n,
+                    (long long)w->lhs_dilate);
+    *out = padded < window ? 0 : (padded - window) / w->stride + 1;
+    return true;
+}
+
+/* Operand and result ranks, and the window, fit the spatial count of dim_labels. */
+static bool check_conv_ranks(const IrInstr *in, const IrShape *l, const IrShape *r, const IrShape *out,
+                             const IrConvDims *d, Error *err)
+{
+    const IrShape *s[3] = { l, r, out };
+    static const char *const what[3] = { "lhs", "rhs", "result" };
+    for (int i = 0; i < 3; i++)
+        if (s[i]->rank != d->n_spatial + 2)
+            return fail(in, err, "%s %s must have rank %d: dim_labels name %d spatial dimensions", what[i], sh(s[i]),
+                        d->n_spatial + 2, d->n_spatial);
+    if (!in->info->has_window && d->n_spatial > 0)
+        return fail(in, err, "window= is missing: dim_labels name %d spatial dimensions", d->n_spatial);
+    if (in->info->n_window != d->n_spatial)
+        return fail(in, err, "window has %d dimension%s, dim_labels name %d spatial dimensions", in->info->n_window,
+                    in->info->n_window == 1 ? "" : "s", d->n_spatial);
+    return true;
+}
+
+/* Operand and result element types: real or complex throughout, and an
+ * integer convolution's result no narrower than its operands (XLA's
+ * MaybeUpcast of the preferred element type). */
+static bool check_conv_types(const IrInstr *in, const IrShape *l, const IrShape *r, const IrShape *out, Error *err)
+{
+    bool cl = ir_type_is_complex(l->type), cr = ir_type_is_complex(r->type), co = ir_type_is_complex(out->type);
+    if (cl != cr || cl != co)
+        return fail(in, err, "element types %s x %s -> %s mix complex and real", ir_type_name(l->type),
+                    ir_type_name(r->type), ir_type_name(out->type));
+    int bits = ir_type_info[l->type].bits > ir_type_info[r->type].bits ? ir_type_info[l->type].bits
+                                                                         : ir_type_info[r->type].bits;
+    if (!ir_type_is_float(l->type) && !ir_type_is_float(r->type) && !cl && ir_type_info[out->type].bits < bits)
+        return fail(in, err, "result type %s is narrower than the operands %s x %s", ir_type_name(out->type),
+                    ir_type_name(l->type), ir_type_name(r->type));
+    return true;
+}
+
+/* Features: input = kernel input x feature_group_count; the kernel's output
+ * features and the input batch split evenly into the groups. */
+static bool check_conv_groups(const IrInstr *in, const IrShape *l, const IrShape *r, const IrConvDims *d,
+                              int64_t fgc, int64_t bgc, Error *err)
+{
+    int64_t c = l->dims[d->input_feature], ki = r->dims[d->kernel_input_feature];
+    int64_t ko = r->dims[d->kernel_output_feature], nb = l->dims[d->input_batch];
+    if (c >= 0 && ki >= 0 && (c % fgc != 0 || c / fgc != ki))
+        return fail(in, err, "input feature dimension %lld of %s (%lld) must be feature_group_count=%lld x the "
+                    "kernel input feature dimension %lld of %s (%lld)", (long long)d->input_feature, sh(l),
+                    (long long)c, (long long)fgc, (long long)d->kernel_input_feature, sh(r), (long long)ki);
+    if (ko >= 0 && (ko % fgc != 0 || ko % bgc != 0))
+        return fail(in, err, "kernel output feature dimension %lld of %s (%lld) must be divisible by "
+                    "feature_group_count=%lld and batch_group_count=%lld", (long long)d->kernel_output_feature,
+                    sh(r), (long long)ko, (long long)fgc, (long long)bgc);
+    if (nb >= 0 && nb % bgc != 0)
+        return fail(in, err, "input batch dimension %lld of %s (%lld) must be divisible by batch_group_count=%lld",
+                    (long long)d->input_batch, sh(l), (long long)nb, (long long)bgc);
+    return true;
+}
+
+/* "[2,3,4]" into buf. */
+static const char *dims_text(const int64_t *dims, int n, char *buf, size_t size)
+{
+    size_t len = (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? "," : "", (long long)dims[i]);
+    if (len < size)
+        snprintf(buf + len, size - len, "]");
+    return buf;
+}
+
+/* The result dims: input batch / batch_group_count, the kernel's output
+ * features, and each spatial size through the window. */
+static bool check_conv_result(const IrInstr *in, const IrShape *l, const IrShape *r, const IrShape *out,
+                              const IrConvDims *d, int64_t bgc, Error *err)
+{
+    int64_t want[IR_MAX_RANK];
+    int64_t nb = l->dims[d->input_batch];
+    want[d->output_batch] = nb < 0 ? -1 : nb / bgc;
+    want[d->output_feature] = r->dims[d->kernel_output_feature];
+    for (int k = 0; k < d->n_spatial; k++) {
+        int64_t ks = r->dims[d->kernel_spatial[k]], n = l->dims[d->input_spatial[k]];
+        if (ks >= 0 && ks != in->info->window[k].size)
+            return fail(in, err, "window size %lld of spatial dimension %d differs from the kernel's (dimension %lld "
+                        "of %s)", (long long)in->info->window[k].size, k, (long long)d->kernel_spatial[k], sh(r));
+        want[d->output_spatial[k]] = -1;
+        if (n >= 0 && !conv_window_dim(in, k, n, &want[d->output_spatial[k]], err))
+            return false;
+    }
+    char buf[TEXT_BYTES];
+    for (int i = 0; i < out->rank; i++)
+        if (!dim_eq(out->dims[i], want[i]))
+            return fail(in, err, "result %s must have dimensions %s (input batch / batch_group_count, kernel output "
+                        "features, the window over the input)", sh(out), dims_text(want, out->rank, buf, sizeof buf));
+    return true;
+}
+
+static bool check_convolution(const IrInstr *in, const IrShape *out, Error *err)
+{
+    const IrShape *l = opshape(in, 0), *r = opshape(in, 1);
+    const IrConvDims *d = in->info->conv_dims;
+    int64_t fgc, bgc;
+    if (!need_array(in, l, "lhs", err) || !need_array(in, r, "rhs", err) || !need_array(in, out, "result", err))
+        return false;
+    if (!d)
+        return fail(in, err, "dim_labels= is missing");
+    if (!conv_group_count(in, IR_INT_FEATURE_GROUP_COUNT, &fgc, err) ||
+        !conv_group_count(in, IR_INT_BATCH_GROUP_COUNT, &bgc, err))
+        return false;
+    if (fgc > 1 && bgc > 1)
+        return fail(in, err, "feature_group_count=%lld and batch_group_count=%lld cannot both exceed 1",
+                    (long long)fgc, (long long)bgc);
+    return check_conv_ranks(in, l, r, out, d, err) && check_conv_types(in, l, r, out, err) &&
+           check_conv_groups(in, l, r, d, fgc, bgc, err) && check_conv_result(in, l, r, out, d, bgc, err);
+}
+
 static bool check_sort(const IrInstr *in, const IrShape *out, Error *err)
 {
     int64_t d = 0;
@@ -2316,7 +2479,7 @@ static CheckFn *checker_for(IrOpcode op)
     /* Operand counts only (so far).  One family a line, apart, so that
      * each can get its rule on its own. */
     case IR_OP_CONVOLUTION:
-        return check_nothing;
+        return check_convolution;
     /* batch norm */
     case IR_OP_BATCH_NORM_TRAINING: case IR_OP_BATCH_NORM_INFERENCE: case IR_OP_BATCH_NORM_GRAD:
         return check_batch_norm;
