@@ -1033,7 +1033,7 @@ static int64_t window_out_dim(int64_t in, const IrWindowDim *w)
 /* "t[d0,d1,...]" into buf (TEXT_BYTES). */
 static const char *dims_text(char *buf, IrElemType t, int rank, const int64_t *dims)
 {
-    size_t n = (size_t)snprintf(buf, TEXT_BYTES, "%s[", ir_type_name(t));
+    size_t n = (size_t)snprintf(buf, TEXT_BYTES, "%s[", t == IR_TYPE_INVALID ? "" : ir_type_name(t));
     for (int d = 0; d < rank && n < TEXT_BYTES; d++)
         n += (size_t)snprintf(buf + n, TEXT_BYTES - n, "%s%lld", d ? "," : "", (long long)dims[d]);
     if (n < TEXT_BYTES)
@@ -1262,17 +1262,6 @@ static bool check_conv_groups(const IrInstr *in, const IrShape *l, const IrShape
     return true;
 }
 
-/* "[2,3,4]" into buf. */
-static const char *dims_text(const int64_t *dims, int n, char *buf, size_t size)
-{
-    size_t len = (size_t)snprintf(buf, size, "[");
-    for (int i = 0; i < n && len < size; i++)
-        len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? "," : "", (long long)dims[i]);
-    if (len < size)
-        snprintf(buf + len, size - len, "]");
-    return buf;
-}
-
 /* The result dims: input batch / batch_group_count, the kernel's output
  * features, and each spatial size through the window. */
 static bool check_conv_result(const IrInstr *in, const IrShape *l, const IrShape *r, const IrShape *out,
@@ -1295,7 +1284,7 @@ static bool check_conv_result(const IrInstr *in, const IrShape *l, const IrShape
     for (int i = 0; i < out->rank; i++)
         if (!dim_eq(out->dims[i], want[i]))
             return fail(in, err, "result %s must have dimensions %s (input batch / batch_group_count, kernel output "
-                        "features, the window over the input)", sh(out), dims_text(want, out->rank, buf, sizeof buf));
+                        "features, the window over the input)", sh(out), dims_text(buf, IR_TYPE_INVALID, out->rank, want));
     return true;
 }
 
