@@ -15,6 +15,8 @@
 #  * opaque custom calls are functions of their operands (named in the
 #    header; off with --opaque-custom-calls=false), elided constants an
 #    error unless --fill-elided;
+#  * outputs too big to hold twice are compared by digest, with the same
+#    first difference; a pair over even that is refused before it runs;
 #  * --json and --junit parse; on the transformer step at 2, 4 and 8 ranks
 #    the bf16 accumulation's error is larger than f32's, with numbers.
 # One line per case, closing "hlo-check: N passed, N failed"; TALLY support.
@@ -390,6 +392,55 @@ if [ $rc -eq 0 ] && grep -q "EQUIVALENT" "$tmp/out" && [ "$(grep -c "note: el: 1
     ok "--fill-elided: equivalent, one note"
 else
     bad "--fill-elided" "exit $rc; $(head -c 300 "$tmp/err")"
+fi
+
+# Outputs that do not fit twice: before's kept as block digests; the first
+# difference found all the same (here in the third 2^20-element block).
+lean_module() {  # $1: extra instructions before the all-reduce, $2: its operand
+    cat <<EOF
+HloModule lean, replica_count=2
+
+%add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[3000000] parameter(0)
+  n = f32[3000000] negate(p)
+$1
+  ROOT r = f32[3000000] all-reduce($2), replica_groups={{0,1}}, to_apply=%add
+}
+EOF
+}
+lean_module "" n >"$tmp/lean_b.hlo"
+lean_module "  five = f32[1] constant({5})
+  at = s32[] constant(2500000)
+  u = f32[3000000] dynamic-update-slice(n, five, at)" u >"$tmp/lean_a.hlo"
+mpi 2 "$check" "$tmp/lean_b.hlo" "$tmp/lean_a.hlo" --trials=1
+grep '^difference' "$tmp/out" >"$tmp/lean_whole"
+mpi 2 "$check" "$tmp/lean_b.hlo" "$tmp/lean_a.hlo" --trials=1 --max-memory=80MB
+rc=$?
+if [ $rc -eq 1 ] && grep -q "kept as 64-bit digests" "$tmp/out" && grep -q 'element \[2500000\]' "$tmp/out" &&
+    [ "$(grep '^difference' "$tmp/out")" = "$(cat "$tmp/lean_whole")" ]; then
+    ok "--max-memory between the lean and the whole need: digests, the same first difference"
+else
+    bad "digest comparison" "exit $rc"
+fi
+mpi 2 "$check" "$tmp/lean_b.hlo" "$tmp/lean_b.hlo" --trials=2 --max-memory=80MB
+rc=$?
+if [ $rc -eq 0 ] && grep -q "kept as 64-bit digests" "$tmp/out" && grep -q EQUIVALENT "$tmp/out"; then
+    ok "digest comparison of equal outputs: equivalent"
+else
+    bad "digest comparison, equal" "exit $rc"
+fi
+mpi 2 "$check" "$tmp/lean_b.hlo" "$tmp/lean_a.hlo" --trials=1 --max-memory=50MB
+rc=$?
+if [ $rc -eq 2 ] && grep -q "error: checking the pair needs an estimated [0-9.]* MB per rank, more than --max-memory=50 MB" "$tmp/err"; then
+    ok "below even the lean need: refused before running, exit 2"
+else
+    bad "--max-memory refusal" "exit $rc; $(head -c 300 "$tmp/err")"
 fi
 
 # The transformer step: bf16 accumulation measurably worse than f32's.

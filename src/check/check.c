@@ -125,6 +125,7 @@ typedef struct Run {
     int n_out;              /* leaves of the original result */
     int n_probes;           /* measured sites */
     int rank;
+    bool lean;              /* before's outputs kept as a digest only, for memory (digest.c) */
 } Run;
 
 static bool resolve_mode(Run *r, const IrModule *before, const IrModule *after)
@@ -182,12 +183,29 @@ void check_pair_need(const IrModule *before, const IrModule *after, const IrModu
     *out = need;
 }
 
+void check_pair_lean_need(const IrModule *before, const IrModule *after, InterpMemory *out)
+{
+    InterpMemory b, a;
+    interp_estimate_memory(before, &b);
+    interp_estimate_memory(after, &a);
+    *out = a.peak > b.peak ? a : b;
+}
+
+/* When both modules' outputs do not fit beside each other, a bitwise
+ * comparison keeps before's as a digest (r->lean). */
 static bool fits_memory(Run *r, Error *err)
 {
     if (r->opt->max_memory <= 0)
         return true;
-    InterpMemory need;
+    InterpMemory need, lean;
     check_pair_need(r->before.m, r->after.m, r->have_oracle ? r->oracle.m : NULL, &need);
+    if (need.peak <= r->opt->max_memory)
+        return true;
+    check_pair_lean_need(r->before.m, r->after.m, &lean);
+    if (!r->have_oracle && !r->rep->by_accuracy && r->tol.mode == CHECK_EXACT && lean.peak <= r->opt->max_memory) {
+        r->lean = r->rep->by_digest = true;
+        return true;
+    }
     return check_memory_fits("checking the pair", &need, r->opt->max_memory, r->opt->max_memory_why, err);
 }
 
@@ -240,12 +258,6 @@ static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *
 
 /* ---- One trial */
 
-static void describe(const Value *v, int64_t index, char *out, size_t n)
-{
-    ir_elem_format(v->shape->type, (const char *)v->data + index * ir_type_storage_bytes(v->shape->type), true,
-                   out, n);
-}
-
 static void where_text(const IrShape *s, int64_t index, char *out, size_t n)
 {
     int64_t idx[IR_MAX_RANK];
@@ -260,16 +272,26 @@ static void where_text(const IrShape *s, int64_t index, char *out, size_t n)
         snprintf(out + len, n - len, "]");
 }
 
-static void note_difference(Run *r, int trial, uint64_t seed, int out, Value *b, Value *a, int64_t index)
+/* The first difference, element index of output out: the two elements at
+ * before_elem and after_elem (of the output's type). */
+static void note_difference_at(Run *r, int trial, uint64_t seed, int out, const IrShape *s, const void *before_elem,
+                               const void *after_elem, int64_t index)
 {
     CheckDifference *d = &r->rep->diff;
     if (d->found)
         return;
     *d = (CheckDifference){ .found = true, .trial = trial, .rank = r->rank, .output = out, .seed = seed,
                             .index = index };
-    where_text(b->shape, index, d->where, sizeof d->where);
-    describe(b, index, d->before, sizeof d->before);
-    describe(a, index, d->after, sizeof d->after);
+    where_text(s, index, d->where, sizeof d->where);
+    ir_elem_format(s->type, before_elem, true, d->before, sizeof d->before);
+    ir_elem_format(s->type, after_elem, true, d->after, sizeof d->after);
+}
+
+static void note_difference(Run *r, int trial, uint64_t seed, int out, Value *b, Value *a, int64_t index)
+{
+    size_t e = (size_t)ir_type_storage_bytes(b->shape->type);
+    note_difference_at(r, trial, seed, out, b->shape, (const char *)b->data + (size_t)index * e,
+                       (const char *)a->data + (size_t)index * e, index);
 }
 
 static void compare_outputs(Run *r, int trial, uint64_t seed, Value **lb, Value **la)
@@ -381,6 +403,55 @@ static bool trial_inputs(Run *r, uint64_t seed, Value **in, Error *err)
     return true;
 }
 
+/* A lean trial: before's outputs as a digest, freed before after runs; on
+ * a block whose hashes differ, that block of after's output is kept and
+ * before is run again to find the first element that differs in it. */
+static bool lean_trial(Run *r, int t, uint64_t seed, Value **in, int n, Error *err)
+{
+    int cap = r->n_out + 1;
+    Value *vb = NULL, *va = NULL, **lb = xcalloc((size_t)cap, sizeof *lb), **la = xcalloc((size_t)cap, sizeof *la);
+    CheckDigest *d = NULL;
+    bool ok = run_side(&r->before, seed, in, n, &vb, err);
+    if (ok) {
+        leaves_of(vb, lb, cap);
+        d = check_digest_new(lb, r->n_out);
+        value_release(vb);
+        vb = NULL;
+        ok = run_side(&r->after, seed, in, n, &va, err);
+    }
+    int leaf;
+    int64_t first, count;
+    if (ok && (leaves_of(va, la, cap), check_digest_first_mismatch(d, la, r->n_out, &leaf, &first, &count))) {
+        const IrShape *s = la[leaf]->shape;
+        size_t e = (size_t)ir_type_storage_bytes(s->type);
+        char *block = xmalloc((size_t)count * e + 1);
+        memcpy(block, (const char *)la[leaf]->data + (size_t)first * e, (size_t)count * e);
+        value_release(va);
+        va = NULL;
+        ok = run_side(&r->before, seed, in, n, &vb, err);
+        if (ok) {
+            leaves_of(vb, lb, cap);
+            const char *bb = (const char *)lb[leaf]->data + (size_t)first * e;
+            int64_t k = 0;
+            while (k < count && check_elements_agree(s->type, bb + (size_t)k * e, block + (size_t)k * e, &r->tol))
+                k++;
+            if (k < count)
+                note_difference_at(r, t, seed, leaf, s, bb + (size_t)k * e, block + (size_t)k * e, first + k);
+            else
+                ok = error_set(err, ERR_INTERNAL, r->before.m->entry->loc,
+                               "output %d: digests differ but no element does (elements %lld..%lld)", leaf,
+                               (long long)first, (long long)(first + count - 1));
+        }
+        free(block);
+    }
+    check_digest_free(d);
+    value_release(vb);
+    value_release(va);
+    free(lb);
+    free(la);
+    return ok;
+}
+
 static bool trial(Run *r, int t, Error *err)
 {
     const IrModule *m = r->before.m;
@@ -389,8 +460,19 @@ static bool trial(Run *r, int t, Error *err)
     Value **in = xcalloc((size_t)n + 1, sizeof *in), *vb = NULL, *va = NULL, *vo = NULL;
     Value **lb = xcalloc((size_t)cap, sizeof *lb), **la = xcalloc((size_t)cap, sizeof *la),
           **lo = xcalloc((size_t)cap, sizeof *lo);
-    bool ok = trial_inputs(r, seed, in, err) && run_side(&r->before, seed, in, n, &vb, err) &&
-              run_side(&r->after, seed, in, n, &va, err) && (!r->have_oracle || run_oracle(r, seed, in, n, &vo, err));
+    bool ok = trial_inputs(r, seed, in, err);
+    if (ok && r->lean) {
+        ok = lean_trial(r, t, seed, in, n, err);
+        for (int i = 0; i < n; i++)
+            value_release(in[i]);
+        free(in);
+        free(lb);
+        free(la);
+        free(lo);
+        return ok;
+    }
+    ok = ok && run_side(&r->before, seed, in, n, &vb, err) && run_side(&r->after, seed, in, n, &va, err) &&
+         (!r->have_oracle || run_oracle(r, seed, in, n, &vo, err));
     if (ok) {
         leaves_of(vb, lb, cap);
         leaves_of(va, la, cap);

@@ -52,6 +52,19 @@ bool check_opaque_custom_call(const IrInstr *instr, Value *const *args, int n_ar
 int check_fill_elided_constants(IrModule *m, uint64_t seed, char *note, size_t note_size, Error *err);
 
 /* ------------------------------------------------------------------ */
+/* digest.c: outputs compared by block hashes, when both do not fit      */
+
+typedef struct CheckDigest CheckDigest;
+/* The block hashes of n array leaves (NaNs canonical, as exact comparison
+ * takes any NaN for any NaN). */
+CheckDigest *check_digest_new(Value *const *leaves, int n);
+/* The first block of leaves (the other module's, same shapes) whose hash
+ * differs: its leaf, first element and element count; false when none. */
+bool check_digest_first_mismatch(const CheckDigest *d, Value *const *leaves, int n, int *leaf, int64_t *first,
+                                 int64_t *count);
+void check_digest_free(CheckDigest *d);
+
+/* ------------------------------------------------------------------ */
 /* compare.c: element comparisons and accuracy against an oracle        */
 
 typedef enum CheckCompare { CHECK_EXACT, CHECK_TOL, CHECK_ULP, CHECK_AUTO } CheckCompare;
@@ -178,6 +191,7 @@ typedef struct CheckReport {
     bool inputs_given;          /* opt->inputs: no seed drew them */
     bool precision_changing;    /* some reduction's accumulation type changed */
     bool by_accuracy;           /* judged against the oracle instead of bitwise */
+    bool by_digest;             /* before's outputs kept as block digests to fit --max-memory (digest.c) */
     bool oracle;
     CheckCompare mode;          /* as resolved */
     CheckDifference diff;       /* the first difference (lowest trial, then rank) */
@@ -205,6 +219,10 @@ void check_report_free(CheckReport *rep);
  * (and the f64 oracle when given): the inputs, before's outputs held
  * while after runs, both while the oracle runs on its widened inputs. */
 void check_pair_need(const IrModule *before, const IrModule *after, const IrModule *oracle, InterpMemory *out);
+/* The same when before's outputs are kept as a digest only (a bitwise
+ * comparison that does not fit otherwise does that, digest.c): the larger
+ * of the two modules' own needs. */
+void check_pair_lean_need(const IrModule *before, const IrModule *after, InterpMemory *out);
 /* The default --max-memory: this node's physical memory over the ranks
  * running on it, with the reason in why ("24.6 GB physical / 4 ranks"). */
 int64_t check_default_max_memory(Coll *c, char *why, size_t n);

@@ -67,6 +67,9 @@ void check_print_report(FILE *out, const CheckReport *rep, const char *before_na
     fprintf(out, "hlo-check: %s vs %s on %d ranks (%d replicas x %d partitions), %d trials\n", before_name,
             after_name, rep->world, rep->replicas, rep->partitions, rep->trials_run);
     fprintf(out, "comparison: %s\n", mode_text(rep));
+    if (rep->by_digest)
+        fputs("memory: both modules' outputs do not fit --max-memory together, so before's are kept as 64-bit "
+              "digests of 2^20-element blocks (a difference hides with a chance of 2^-64 per block)\n", out);
     if (rep->n_opaque) {
         fputs("opaque custom calls (each a deterministic function of its operands' bytes, target and "
               "backend_config; the verdict holds for any implementation that is one):", out);

@@ -75,7 +75,8 @@ static int64_t scratch_of(const IrInstr *in)
     int64_t out = bytes_of(in->shape), ops = operand_bytes(in);
     switch ((int)in->op) {
     case IR_OP_ALL_REDUCE: case IR_OP_ALL_REDUCE_START:
-        return 3 * ops;                 /* send, gathered and received copies */
+        /* send, gathered and received copies of one round (all_reduce.c) */
+        return 3 * (ops < ((int64_t)64 << 20) ? ops : ((int64_t)64 << 20));
     case IR_OP_ALL_GATHER: case IR_OP_ALL_GATHER_START: case IR_OP_REDUCE_SCATTER: case IR_OP_ALL_TO_ALL:
     case IR_OP_RAGGED_ALL_TO_ALL: case IR_OP_COLLECTIVE_BROADCAST:
         return ops + out;               /* packed send and receive buffers */

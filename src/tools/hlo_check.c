@@ -25,7 +25,7 @@ typedef struct Options {
     uint64_t seed;
     const char *dist, *compare, *oracle;
     double atol, rtol, ulp;
-    const char *save_dir, *json, *junit, *out_path, *inputs;
+    const char *save_dir, *json, *junit, *out_path, *inputs, *regions_dir;
     int64_t replicas, partitions;
     bool per_pass, shrink, opaque_custom_calls, fill_elided, local, help;
     int64_t max_memory;         /* 0: the default */
@@ -73,6 +73,9 @@ static const CliFlag flags[] = {
      "away and enters the region as parameters (index arithmetic on constants and device ids stays in); "
      "one line per region, and the pair is equivalent when every region is"},
     {"--region", CLI_INT, OPT(region), "=N", "all", "with --local: check region N only (as numbered by --local)"},
+    {"--regions-dir", CLI_STRING, OPT(regions_dir), "=DIR", "",
+     "with --local: also write each region's two sides as DIR/region<N>.before.hlo and .after.hlo, modules that "
+     "hlo-check and hlo-run take on their own"},
     {"--max-memory", CLI_BYTES, OPT(max_memory), "=SIZE", "physical memory / ranks on this node",
      "refuse (exit 2) before running when a rank's estimated need exceeds SIZE (2.5GB, 300MB, 8GiB)"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
@@ -135,8 +138,8 @@ static void parse_args(Tool *t, int argc, char **argv)
         usage_error(t, "--per-pass needs --passes; see --help");
     if (t->o.local && (t->o.per_pass || t->o.shrink || t->o.inputs))
         usage_error(t, "--local does not go with --per-pass, --shrink or --inputs; see --help");
-    if (t->o.region && !t->o.local)
-        usage_error(t, "--region needs --local; see --help");
+    if ((t->o.region || t->o.regions_dir) && !t->o.local)
+        usage_error(t, "--region and --regions-dir need --local; see --help");
     int want = t->o.passes ? 1 : 2;
     if (t->n_inputs != want) {
         snprintf(msg, sizeof msg, "%s; see --help",
@@ -527,6 +530,12 @@ static void check_region(Tool *t, const CheckOptions *co, const CheckRegion *r, 
 {
     InterpMemory need;
     check_pair_need(r->before, r->after, NULL, &need);
+    CheckSite *sites = NULL;
+    int n_sites = check_find_sites(r->before, r->after, &sites);
+    free(sites);
+    bool bitwise = co->tol.mode == CHECK_EXACT || (co->tol.mode == CHECK_AUTO && n_sites == 0);
+    if (co->max_memory > 0 && need.peak > co->max_memory && bitwise && co->oracle != 1)
+        check_pair_lean_need(r->before, r->after, &need);     /* before's outputs as a digest */
     int devices = (int)((r->before->replica_count.present ? r->before->replica_count.v : 1) *
                         (r->before->num_partitions.present ? r->before->num_partitions.v : 1));
     if (!r->before->replica_count.present && !r->before->num_partitions.present)
@@ -594,6 +603,16 @@ __attribute__((noreturn)) static void local_check(Tool *t, const IrModule *befor
     if (t->rank == 0)
         printf("hlo-check --local: %s vs %s: %d region%s where they differ\n", t->inputs[0], after_name, n,
                n == 1 ? "" : "s");
+    if (t->o.regions_dir && t->rank == 0) {
+        mkdir(t->o.regions_dir, 0777);
+        for (int i = 0; i < n; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "region%d.before.hlo", i + 1);
+            write_text(t, regions[i].before, t->o.regions_dir, name);
+            snprintf(name, sizeof name, "region%d.after.hlo", i + 1);
+            write_text(t, regions[i].after, t->o.regions_dir, name);
+        }
+    }
     CheckOptions co;
     check_options(t, &co);
     int equivalent = 0, differ = 0, not_run = 0;

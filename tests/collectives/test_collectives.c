@@ -225,6 +225,47 @@ static void test_variadic_equals_separate(void **state)
     done(&r);
 }
 
+/* Operands past the 64 MiB round: a variadic all-reduce whose big operand
+ * spans several rounds and whose small ones share rounds with its pieces;
+ * every element is still the left fold in group order, and the big one
+ * equals its own all-reduce bit for bit. */
+static void test_all_reduce_in_rounds(void **state)
+{
+    (void)state;
+    enum { BIG = 17000011 };        /* f32: 68 MB, a little over one round */
+    char text[1024];
+    snprintf(text, sizeof text,
+             "HloModule m, replica_count=%d\n%sENTRY e {\n  a = f32[3] parameter(0)\n  b = f32[%d] parameter(1)\n"
+             "  c = f32[5] parameter(2)\n  r = (f32[3], f32[%d], f32[5]) all-reduce(a, b, c), replica_groups={}, "
+             "to_apply=%%add\n  b2 = f32[%d] all-reduce(b), replica_groups={}, to_apply=%%add\n"
+             "  ROOT t = ((f32[3], f32[%d], f32[5]), f32[%d]) tuple(r, b2)\n}\n",
+             world, ADD, BIG, BIG, BIG, BIG, BIG);
+    float a[3], c[5];
+    for (int i = 0; i < 3; i++)
+        a[i] = fold_value(rank) + (float)i;
+    for (int i = 0; i < 5; i++)
+        c[i] = fold_value(rank) + (float)(i + 3);
+    float *b = malloc((size_t)BIG * sizeof *b);
+    for (int i = 0; i < BIG; i++)       /* small integers: every sum exact */
+        b[i] = (float)((i % 1009) * (rank + 1) - rank);
+    const void *params[] = { a, b, c };
+    Run r;
+    run(&r, text, params);
+    Value **v = r.out->elements[0]->elements;
+    const float *o0 = v[0]->data, *o1 = v[1]->data, *o2 = v[2]->data;
+    for (int i = 0; i < 3; i++)
+        assert_true(o0[i] == left_fold(world, i));
+    for (int i = 0; i < 5; i++)
+        assert_true(o2[i] == left_fold(world, i + 3));
+    int64_t tri = (int64_t)world * (world + 1) / 2, ranks = (int64_t)world * (world - 1) / 2;
+    for (int i = 0; i < BIG; i += 997)
+        assert_true(o1[i] == (float)((i % 1009) * tri - ranks));
+    assert_true(o1[BIG - 1] == (float)(((BIG - 1) % 1009) * tri - ranks));
+    assert_true(value_bits_equal(v[1], r.out->elements[1]));
+    free(b);
+    done(&r);
+}
+
 /* bf16 sums round to bf16 after every step of the fold. */
 static void test_bf16_all_reduce_rounds_each_step(void **state)
 {
@@ -360,6 +401,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_all_reduce_is_left_fold_in_group_order),
         cmocka_unit_test(test_reduce_scatter_gives_member_k_block_k),
         cmocka_unit_test(test_variadic_equals_separate),
+        cmocka_unit_test(test_all_reduce_in_rounds),
         cmocka_unit_test(test_bf16_all_reduce_rounds_each_step),
         cmocka_unit_test(test_nontrivial_reducers_match_plain_ones),
         cmocka_unit_test(test_group_modes_2x2),

@@ -62,7 +62,8 @@ static void test_aliases_keep_buffers_alive(void **state)
 static void test_collective_scratch_and_loops(void **state)
 {
     (void)state;
-    /* all-reduce: result plus three copies of its operand. */
+    /* all-reduce: result plus three copies of its operand (or of one
+     * 64 MiB round of it, when bigger: all_reduce.c). */
     IrModule *m = parse("HloModule m, replica_count=2\n%add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
                         " ROOT s = f32[] add(a, b) }\n"
                         "ENTRY e {\n  p = f32[1000000] parameter(0)\n"
@@ -70,6 +71,13 @@ static void test_collective_scratch_and_loops(void **state)
     InterpMemory mem;
     interp_estimate_memory(m, &mem);
     assert_int_equal(mem.peak, MB + MB + 3 * MB);
+    ir_module_free(m);
+    m = parse("HloModule m, replica_count=2\n%add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+              " ROOT s = f32[] add(a, b) }\n"
+              "ENTRY e {\n  p = f32[100000000] parameter(0)\n"
+              "  ROOT r = f32[100000000] all-reduce(p), replica_groups={{0,1}}, to_apply=%add\n}\n");
+    interp_estimate_memory(m, &mem);
+    assert_int_equal(mem.peak, 100 * MB + 100 * MB + 3 * ((int64_t)64 << 20));
     ir_module_free(m);
 
     /* A while loop: the body's own peak (x2 = 2 MB of new values over its
