@@ -250,6 +250,15 @@ typedef struct CheckRegion {
  * them into *out, to free with check_regions_free. */
 bool check_find_regions(const IrModule *before, const IrModule *after, CheckRegion **out, int *n_out, Error *err);
 void check_regions_free(CheckRegion *r, int n);
+/* Rewrites a region with group_size > 0 to one group of that many devices
+ * (replica_count=G, every collective on {0..G-1} across replicas): each
+ * group computes the same function of its members' inputs, so one group's
+ * check stands for all of them. */
+bool check_region_one_group(CheckRegion *r, Error *err);
+/* The devices m runs on: its header's count, else one more than the largest
+ * device id its replica groups name (real dumps leave the header out), else
+ * world. */
+int check_module_devices(const IrModule *m, int world);
 
 /* ------------------------------------------------------------------ */
 /* shrink.c: the smallest failing pair (--shrink)                      */

@@ -742,8 +742,33 @@ static void classify(CheckRegion *r)
                     same = false;       /* {}: every device */
             }
     }
-    if (first && same && !r->device_ids && first->n_groups > 0)
+    /* The groups must name devices themselves (flattened ids, or replicas
+     * of a module of one partition, or partitions of one replica) and
+     * cover every device: then each group is one independent copy. */
+    const IrModule *m = r->before;
+    int64_t R = m->replica_count.present ? m->replica_count.v : 1, P = m->num_partitions.present ? m->num_partitions.v : 1;
+    bool ids_are_devices = (first_mode & 1) || (first_mode == 0 && P == 1) || (first_mode == 2 && R == 1);
+    int devices = check_module_devices(m, 0);
+    if (first && same && !r->device_ids && first->n_groups > 0 && ids_are_devices &&
+        (int64_t)first->n_groups * first->group_sizes[0] == devices)
         r->group_size = first->group_sizes[0];
+}
+
+int check_module_devices(const IrModule *m, int world)
+{
+    if (m->replica_count.present || m->num_partitions.present)
+        return (int)((m->replica_count.present ? m->replica_count.v : 1) *
+                     (m->num_partitions.present ? m->num_partitions.v : 1));
+    int64_t max = -1;
+    for (int c = 0; c < m->n_computations; c++)
+        for (int i = 0; i < m->computations[c]->n_instrs; i++) {
+            const IrReplicaGroups *g = &m->computations[c]->instrs[i]->info->replica_groups;
+            for (int k = 0; k < g->n_groups; k++)
+                for (int j = 0; j < g->group_sizes[k]; j++)
+                    if (g->groups[k][j] > max)
+                        max = g->groups[k][j];
+        }
+    return max >= 0 ? (int)max + 1 : world;
 }
 
 typedef struct Finder {
@@ -766,12 +791,6 @@ static bool find_in_pair(Finder *f, const IrComputation *cb, const IrComputation
     for (int round = 0; round < 64 && propagate(&an); round++)
         ;
     index_keys(&an);
-    if (getenv("HLOCHECK_LOCAL_DEBUG")) {
-        fprintf(stderr, "pair %s / %s: %d outs, %d nested\n", cb->name, ca->name, an.n_outs, an.n_nested);
-        for (int i = 0; i < an.n_outs; i++)
-            fprintf(stderr, "  out %s (%s) / %s (%s)\n", an.outs[i].x[0]->name, ir_opcode_name(an.outs[i].x[0]->op),
-                    an.outs[i].x[1]->name, ir_opcode_name(an.outs[i].x[1]->op));
-    }
     Grouping g = { { xcalloc((size_t)f->nb.m[0]->next_instr_id + 1, sizeof(int)),
                      xcalloc((size_t)f->nb.m[1]->next_instr_id + 1, sizeof(int)) },
                    xcalloc((size_t)an.n_outs + 1, sizeof(int)) };
@@ -891,4 +910,43 @@ void check_regions_free(CheckRegion *r, int n)
         ir_module_free(r[i].after);
     }
     free(r);
+}
+
+bool check_region_one_group(CheckRegion *r, Error *err)
+{
+    int g = r->group_size;
+    if (g < 2)
+        return error_set(err, ERR_INTERNAL, (IrLoc){ 0 }, "--local: region %s has no group to stand for all", r->what);
+    for (int s = 0; s < 2; s++) {
+        IrModule *m = s ? r->after : r->before;
+        int64_t *ids = ARENA_ARRAY(m->arena, int64_t, (size_t)g);
+        int64_t **groups = ARENA_ARRAY(m->arena, int64_t *, 1);
+        int *sizes = ARENA_ARRAY(m->arena, int, 1);
+        if (!ids || !groups || !sizes)
+            return error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "out of memory");
+        for (int k = 0; k < g; k++)
+            ids[k] = k;
+        groups[0] = ids;
+        sizes[0] = g;
+        m->replica_count = (IrOptInt){ true, g };
+        m->num_partitions = (IrOptInt){ false, 0 };
+        for (int c = 0; c < m->n_computations; c++)
+            for (int i = 0; i < m->computations[c]->n_instrs; i++) {
+                IrInstr *x = m->computations[c]->instrs[i];
+                if (!(ir_op_info[x->op].flags & OPF_COLLECTIVE))
+                    continue;
+                /* One group of every device, as replicas: device k plays
+                 * the k-th member of each original group. */
+                x->info->replica_groups = (IrReplicaGroups){ .form = IR_GROUPS_EXPLICIT, .n_groups = 1,
+                                                              .group_sizes = sizes, .groups = groups };
+                ir_set_channel_id(m, x, -1);
+                x->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS] = false;
+            }
+        ir_module_drop_entry_layout(m);
+        Error verr = { 0 };
+        if (!ir_verify_module(m, &verr))
+            return error_set(err, ERR_INTERNAL, verr.loc, "--local: region %s on one group does not verify: %s",
+                             r->what, verr.msg);
+    }
+    return true;
 }

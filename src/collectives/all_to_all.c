@@ -138,11 +138,11 @@ bool coll_collective_permute(Coll *c, Interp *it, const IrInstr *instr, const Ir
         if (dst == d->rank && src == d->rank)
             memcpy((*out)->data, args[0]->data, value_bytes(args[0]));
         else if (dst == d->rank)
-            ok = coll_mpi_ok(MPI_Irecv((*out)->data, (int)value_bytes(*out), MPI_BYTE, src, 77, MPI_COMM_WORLD,
+            ok = coll_mpi_ok(MPI_Irecv((*out)->data, (int)value_bytes(*out), MPI_BYTE, src, 77, coll_mpi_comm(c),
                                        &req[n_req++]), instr, "MPI_Irecv", err);
         else if (src == d->rank)
             ok = coll_mpi_ok(MPI_Isend(args[0]->data, (int)value_bytes(args[0]), MPI_BYTE, dst, 77,
-                                       MPI_COMM_WORLD, &req[n_req++]), instr, "MPI_Isend", err);
+                                       coll_mpi_comm(c), &req[n_req++]), instr, "MPI_Isend", err);
     }
     ok = ok && coll_mpi_ok(MPI_Waitall(n_req, req, MPI_STATUSES_IGNORE), instr, "MPI_Waitall", err);
     free(req);

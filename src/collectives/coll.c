@@ -13,8 +13,18 @@ typedef struct CommEntry {
     CollComm comm;
 } CommEntry;
 
-struct Coll {
+/* What coll_narrow sets aside and coll_widen puts back. */
+typedef struct CollWorld {
+    MPI_Comm comm;
     int rank, world;
+    InterpDevice device;
+    CommEntry *comms;
+    int n_comms, cap_comms;
+} CollWorld;
+
+struct Coll {
+    MPI_Comm comm;          /* the ranks working now: MPI_COMM_WORLD, or the first n (coll_narrow) */
+    int rank, world;        /* in comm */
     bool we_initialised;    /* MPI_Init was ours to call (and Finalize) */
     InterpDevice device;
     InterpComm hook;
@@ -23,6 +33,8 @@ struct Coll {
     CollStat *stats;
     int n_stats, cap_stats;
     CollP2p p2p;
+    bool narrowed;
+    CollWorld saved;        /* the whole job, while narrowed */
 };
 
 Coll *coll_init(int *argc, char ***argv)
@@ -36,11 +48,62 @@ Coll *coll_init(int *argc, char ***argv)
     }
     /* Errors come back as codes (turned into ERR_MPI), not as aborts. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    c->comm = MPI_COMM_WORLD;
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->world);
     c->device = (InterpDevice){ c->rank, c->world, c->world, 1 };
     coll_p2p_init(&c->p2p);
     return c;
+}
+
+bool coll_narrow(Coll *c, int n)
+{
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_Comm_split(c->comm, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, &sub);
+    c->saved = (CollWorld){ c->comm, c->rank, c->world, c->device, c->comms, c->n_comms, c->cap_comms };
+    c->narrowed = true;
+    c->comms = NULL;
+    c->n_comms = c->cap_comms = 0;
+    c->comm = sub;
+    if (sub == MPI_COMM_NULL)
+        return false;
+    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(sub, &c->rank);
+    MPI_Comm_size(sub, &c->world);
+    c->device = (InterpDevice){ c->rank, c->world, c->world, 1 };
+    return true;
+}
+
+static void free_comms(CommEntry *comms, int n)
+{
+    for (int i = 0; i < n; i++) {
+        coll_groups_free(&comms[i].groups);
+        if (comms[i].comm.comm != MPI_COMM_NULL)
+            MPI_Comm_free(&comms[i].comm.comm);
+    }
+    free(comms);
+}
+
+void coll_widen(Coll *c)
+{
+    if (!c->narrowed)
+        return;
+    free_comms(c->comms, c->n_comms);
+    if (c->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&c->comm);
+    c->comm = c->saved.comm;
+    c->rank = c->saved.rank;
+    c->world = c->saved.world;
+    c->device = c->saved.device;
+    c->comms = c->saved.comms;
+    c->n_comms = c->saved.n_comms;
+    c->cap_comms = c->saved.cap_comms;
+    c->narrowed = false;
+}
+
+MPI_Comm coll_mpi_comm(const Coll *c)
+{
+    return c->comm;
 }
 
 CollP2p *coll_p2p(Coll *c)
@@ -124,7 +187,7 @@ static bool new_comm(Coll *c, const IrInstr *instr, const CollGroups *g, CollCom
     int position;
     int group = coll_find(g, c->rank, &position);
     MPI_Comm comm;
-    if (!coll_mpi_ok(MPI_Comm_split(MPI_COMM_WORLD, group >= 0 ? group : MPI_UNDEFINED, group >= 0 ? position : 0,
+    if (!coll_mpi_ok(MPI_Comm_split(c->comm, group >= 0 ? group : MPI_UNDEFINED, group >= 0 ? position : 0,
                                     &comm), instr, "MPI_Comm_split", err))
         return false;
     if (comm != MPI_COMM_NULL)
@@ -337,8 +400,7 @@ int coll_stats(const Coll *c, const CollStat **stats)
 bool coll_all_ok(Coll *c, bool ok)
 {
     int mine = ok, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    (void)c;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, c->comm);
     return all != 0;
 }
 
@@ -346,7 +408,7 @@ bool coll_agree(Coll *c, bool ok, double timeout_s, bool *agreed)
 {
     int mine = ok, all = 0, done = 0;
     MPI_Request req;
-    MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD, &req);
+    MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_LAND, c->comm, &req);
     double deadline = coll_now_seconds() + timeout_s;
     while (!done) {
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
@@ -359,17 +421,15 @@ bool coll_agree(Coll *c, bool ok, double timeout_s, bool *agreed)
             nanosleep(&pause, NULL);
         }
     }
-    (void)c;
     *agreed = true;
     return all != 0;
 }
 
 int coll_node_ranks(Coll *c)
 {
-    (void)c;
     MPI_Comm node;
     int n = 1;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_size(node, &n);
         MPI_Comm_free(&node);
     }
@@ -384,13 +444,19 @@ int64_t coll_node_memory(void)
 
 void coll_barrier(Coll *c)
 {
-    (void)c;
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(c->comm);
 }
 
 void coll_finish(Coll *c, int code)
 {
     coll_fold_cache_free();
+    if (c && c->narrowed) {
+        /* The ranks left out wait for the ones that stop here: they cannot
+         * be told, so the job ends the hard way. */
+        fflush(stdout);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, code);
+    }
     if (c)
         coll_p2p_free(&c->p2p);
     fflush(stdout);
@@ -421,18 +487,15 @@ static MPI_Op mpi_op(CollOp op)
 
 void coll_allreduce_f64(Coll *c, double *v, int n, CollOp op)
 {
-    (void)c;
-    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, mpi_op(op), MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, mpi_op(op), c->comm);
 }
 
 void coll_allreduce_i64(Coll *c, int64_t *v, int n, CollOp op)
 {
-    (void)c;
-    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, mpi_op(op), MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, mpi_op(op), c->comm);
 }
 
 void coll_bcast(Coll *c, void *buf, size_t n, int root)
 {
-    (void)c;
-    MPI_Bcast(buf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
+    MPI_Bcast(buf, (int)n, MPI_BYTE, root, c->comm);
 }

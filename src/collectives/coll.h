@@ -63,6 +63,14 @@ void coll_allreduce_f64(Coll *c, double *v, int n, CollOp op);
 void coll_allreduce_i64(Coll *c, int64_t *v, int n, CollOp op);
 void coll_bcast(Coll *c, void *buf, size_t n, int root);
 
+/* Narrows the job to its first n ranks (a collective on every rank): on
+ * them, coll_world() is n and every collective and agreement runs among
+ * them alone; the others get false and must do nothing with c until
+ * coll_widen(), which every rank calls to get the whole job back.  One
+ * level: hlo-check --local runs a region on the ranks it needs. */
+bool coll_narrow(Coll *c, int n);
+void coll_widen(Coll *c);
+
 /* How many ranks of the job run on this rank's node (an MPI shared-memory
  * communicator split), and this node's physical memory in bytes. */
 int coll_node_ranks(Coll *c);

@@ -123,4 +123,7 @@ bool coll_fold(Interp *it, const IrInstr *instr, IrElemType t, void *acc, const 
 /* Frees the reducers compiled for blocks (coll_finish calls it). */
 void coll_fold_cache_free(void);
 
+/* The communicator of the ranks working now (coll_narrow). */
+MPI_Comm coll_mpi_comm(const Coll *c);
+
 #endif /* COLL_INTERNAL_H */

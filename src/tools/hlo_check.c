@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct Options {
@@ -526,68 +527,110 @@ __attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
 
 /* One region checked with co, or its need reported; *verdict gets 1
  * equivalent, 0 differs (on free inputs), -1 not run here. */
-static void check_region(Tool *t, const CheckOptions *co, const CheckRegion *r, int index, int n, int *verdict)
+/* The estimated need of checking a region: both sides' outputs held, or
+ * before's as a digest when that is what fits (check.c does the same). */
+static void region_need(const CheckOptions *co, const CheckRegion *r, int64_t limit, InterpMemory *need)
 {
-    InterpMemory need;
-    check_pair_need(r->before, r->after, NULL, &need);
+    check_pair_need(r->before, r->after, NULL, need);
     CheckSite *sites = NULL;
     int n_sites = check_find_sites(r->before, r->after, &sites);
     free(sites);
     bool bitwise = co->tol.mode == CHECK_EXACT || (co->tol.mode == CHECK_AUTO && n_sites == 0);
-    if (co->max_memory > 0 && need.peak > co->max_memory && bitwise && co->oracle != 1)
-        check_pair_lean_need(r->before, r->after, &need);     /* before's outputs as a digest */
-    int devices = (int)((r->before->replica_count.present ? r->before->replica_count.v : 1) *
-                        (r->before->num_partitions.present ? r->before->num_partitions.v : 1));
-    if (!r->before->replica_count.present && !r->before->num_partitions.present)
-        devices = coll_world(t->c);
-    char bytes[32];
-    interp_format_bytes(need.peak, bytes, sizeof bytes);
+    if (limit > 0 && need->peak > limit && bitwise && co->oracle != 1)
+        check_pair_lean_need(r->before, r->after, need);
+}
+
+/* The region checked on the ranks it needs (the job narrowed to them when
+ * fewer; one group of its devices when one stands for all), or the reason
+ * it cannot run here.  *verdict: 1 equivalent, 0 differs (on free inputs),
+ * -1 not run; the same on every rank. */
+static void check_region(Tool *t, const CheckOptions *co, CheckRegion *r, int index, int n, int *verdict)
+{
+    Error err = { 0 };
+    int world = coll_world(t->c), devices = check_module_devices(r->before, world);
+    bool one = r->group_size > 1 && r->group_size < devices;
+    if (one && !check_region_one_group(r, &err))
+        fail_all(t, &err);
+    int ranks = one ? r->group_size : devices;
     if (t->rank == 0) {
-        printf("region %d/%d in %s: %s: %d -> %d instructions, %d inputs, %d outputs, %s per rank x %d ranks",
-               index + 1, n, r->where, r->what, r->instrs[0], r->instrs[1], r->n_inputs, r->n_outputs, bytes,
-               devices);
-        if (r->group_size > 1 && r->group_size < devices)
-            printf(" (one group of %d stands for all: every collective on the same groups, no device id)",
-                   r->group_size);
-        printf(": ");
+        printf("region %d/%d in %s: %s: %d -> %d instructions, %d inputs, %d outputs", index + 1, n, r->where,
+               r->what, r->instrs[0], r->instrs[1], r->n_inputs, r->n_outputs);
+        if (one)
+            printf(", one group of %d of its %d devices stands for all (every collective on the same groups, "
+                   "no device id)", r->group_size, devices);
         fflush(stdout);
     }
-    const char *why = NULL;
-    char need_text[512];
+    int64_t status[2] = { -1, 0 };      /* verdict; why not run: 0 ran, 1 p2p, 2 ranks, 3 memory */
+    InterpMemory need = { 0 };
+    int64_t limit = co->max_memory;
+    char why_limit[160] = "as given", bytes[32], lim[32];
     if (r->point_to_point)
-        why = "holds send/recv, which cannot be cut out of the module: check it whole";
-    else if (devices != coll_world(t->c)) {
-        snprintf(need_text, sizeof need_text, "needs %d ranks, this job has %d", devices, coll_world(t->c));
-        why = need_text;
-    } else if (co->max_memory > 0 && need.peak > co->max_memory) {
-        char lim[32];
-        interp_format_bytes(co->max_memory, lim, sizeof lim);
-        snprintf(need_text, sizeof need_text, "needs %d x %s, more than --max-memory=%s per rank (%s)", devices,
-                 bytes, lim, co->max_memory_why ? co->max_memory_why : "");
-        why = need_text;
+        status[1] = 1;
+    else if (ranks > world)
+        status[1] = 2;
+    bool active = status[1] == 0 && (ranks == world || coll_narrow(t->c, ranks));
+    if (active) {
+        if (!t->o.max_memory) {         /* the default over the ranks working now */
+            limit = check_default_max_memory(t->c, why_limit, sizeof why_limit);
+            coll_allreduce_i64(t->c, &limit, 1, COLL_MIN);
+        }
+        region_need(co, r, limit, &need);
+        if (limit > 0 && need.peak > limit)
+            status[1] = 3;
     }
-    if (why) {
-        if (t->rank == 0)
-            printf("NOT RUN: %s; on a machine that has it: mpirun -np %d hlo-check --local --region=%d %s%s%s\n", why,
-                   devices, index + 1, t->o.passes ? "--passes=" : "", t->o.passes ? t->o.passes : "",
-                   t->o.passes ? " ..." : "BEFORE AFTER");
-        *verdict = -1;
+    interp_format_bytes(need.peak, bytes, sizeof bytes);
+    interp_format_bytes(limit, lim, sizeof lim);
+    if (t->rank == 0 && (status[1] == 0 || status[1] == 3))
+        printf(", %s per rank x %d ranks", bytes, ranks);
+    if (active && status[1] == 0) {
+        CheckReport rep;
+        CheckOptions quiet = *co;
+        quiet.progress = false;
+        quiet.max_memory = limit;
+        quiet.max_memory_why = why_limit;
+        if (t->rank == 0) {
+            printf(": ");
+            fflush(stdout);
+        }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (!check_modules(t->c, r->before, r->after, &quiet, &rep, &err))
+            fail_run(t, &err);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        status[0] = rep.equivalent;
+        if (t->rank == 0) {
+            printf("%s (%d trials, %.1f s)\n",
+                   rep.equivalent ? (rep.by_accuracy ? "AT LEAST AS ACCURATE" : "EQUIVALENT")
+                                  : (rep.by_accuracy ? "LESS ACCURATE on free inputs" : "DIFFERS on free inputs"),
+                   rep.trials_run, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+            if (!rep.equivalent || rep.n_sites)
+                check_print_report(stdout, &rep, "the region before", "the region after");
+        }
+        check_report_free(&rep);
+    }
+    if (ranks < world && status[1] != 1 && status[1] != 2)
+        coll_widen(t->c);
+    coll_bcast(t->c, status, sizeof status, 0);
+    *verdict = (int)status[0];
+    if (t->rank != 0 || status[1] == 0)
         return;
+    if (status[1] == 1)
+        printf(": NOT RUN: it holds send/recv, which cannot be cut out of the module: check the module whole\n");
+    else if (status[1] == 2)
+        printf(": NOT RUN: needs %d ranks, this job has %d; on a machine that has them: mpirun -np %d hlo-check "
+               "--local --region=%d ...\n", ranks, world, ranks, index + 1);
+    else {
+        /* On nodes like this one, as many ranks a node as their need allows. */
+        int64_t per_node = need.peak > 0 ? coll_node_memory() / need.peak : 0;
+        if (per_node < 1)
+            printf(": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s), and more than this whole "
+                   "node has: on nodes with at least %s each, mpirun -np %d --map-by ppr:1:node hlo-check --local "
+                   "--region=%d ...\n", ranks, bytes, lim, why_limit, bytes, ranks, index + 1);
+        else
+            printf(": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s); on %lld nodes like this one: "
+                   "mpirun -np %d --map-by ppr:%lld:node hlo-check --local --region=%d ...\n", ranks, bytes, lim,
+                   why_limit, (long long)((ranks + per_node - 1) / per_node), ranks, (long long)per_node, index + 1);
     }
-    CheckReport rep;
-    Error err = { 0 };
-    CheckOptions quiet = *co;
-    quiet.progress = false;
-    if (!check_modules(t->c, r->before, r->after, &quiet, &rep, &err))
-        fail_run(t, &err);
-    *verdict = rep.equivalent;
-    if (t->rank == 0) {
-        printf("%s\n", rep.equivalent ? (rep.by_accuracy ? "AT LEAST AS ACCURATE" : "EQUIVALENT")
-                                      : (rep.by_accuracy ? "LESS ACCURATE on free inputs" : "DIFFERS on free inputs"));
-        if (!rep.equivalent || rep.n_sites)
-            check_print_report(stdout, &rep, "the region before", "the region after");
-    }
-    check_report_free(&rep);
 }
 
 __attribute__((noreturn)) static void local_check(Tool *t, const IrModule *before, const IrModule *after,

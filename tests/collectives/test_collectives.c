@@ -266,6 +266,45 @@ static void test_all_reduce_in_rounds(void **state)
     done(&r);
 }
 
+/* coll_narrow: the first two ranks run a 2-device module among themselves
+ * while the others wait; after coll_widen the whole job works again. */
+static void test_narrow_to_two_ranks(void **state)
+{
+    (void)state;
+    if (world < 3)
+        skip();
+    char text[1024];
+    float in[5];
+    for (int i = 0; i < 5; i++)
+        in[i] = fold_value(rank) + (float)i;
+    const void *params[] = { in };
+    if (coll_narrow(coll, 2)) {
+        assert_int_equal(coll_world(coll), 2);
+        snprintf(text, sizeof text, "HloModule m, replica_count=2\n%sENTRY e {\n  p = f32[5] parameter(0)\n"
+                 "  ROOT r = f32[5] all-reduce(p), replica_groups={}, to_apply=%%add\n}\n", ADD);
+        Run r;
+        run(&r, text, params);
+        const float *out = r.out->data;
+        for (int i = 0; i < 5; i++)
+            assert_true(out[i] == left_fold(2, i));
+        done(&r);
+        assert_true(coll_all_ok(coll, true));       /* an agreement among the two alone */
+    } else {
+        assert_true(rank >= 2);
+    }
+    coll_widen(coll);
+    assert_int_equal(coll_world(coll), world);
+    assert_int_equal(coll_rank(coll), rank);
+    snprintf(text, sizeof text, "HloModule m, replica_count=%d\n%sENTRY e {\n  p = f32[5] parameter(0)\n"
+             "  ROOT r = f32[5] all-reduce(p), replica_groups={}, to_apply=%%add\n}\n", world, ADD);
+    Run r;
+    run(&r, text, params);
+    const float *out = r.out->data;
+    for (int i = 0; i < 5; i++)
+        assert_true(out[i] == left_fold(world, i));
+    done(&r);
+}
+
 /* bf16 sums round to bf16 after every step of the fold. */
 static void test_bf16_all_reduce_rounds_each_step(void **state)
 {
@@ -402,6 +441,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_reduce_scatter_gives_member_k_block_k),
         cmocka_unit_test(test_variadic_equals_separate),
         cmocka_unit_test(test_all_reduce_in_rounds),
+        cmocka_unit_test(test_narrow_to_two_ranks),
         cmocka_unit_test(test_bf16_all_reduce_rounds_each_step),
         cmocka_unit_test(test_nontrivial_reducers_match_plain_ones),
         cmocka_unit_test(test_group_modes_2x2),

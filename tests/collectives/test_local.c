@@ -1,0 +1,285 @@
+/* test_local.c: the regions of hlo-check --local (src/check/local.c), under
+ * mpirun at 2, 3, 4 and 8 ranks (it runs regions over MPI).
+ * What each test pins: which instructions a region holds, what becomes its
+ * inputs, and that checking the regions catches a broken rewrite wherever
+ * it is (the soundness claim: a rewrite that changes any value the module
+ * returns leaves some region whose two sides differ). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "check.h"
+#include "coll.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static Coll *coll;
+
+static IrModule *parse(const char *text)
+{
+    Error err = { 0 };
+    IrModule *m = ir_parse_module(text, strlen(text), "t.hlo", &err);
+    if (!m || !ir_verify_module(m, &err)) {
+        error_print(&err, stderr);
+        fail_msg("parse: %s", err.msg);
+    }
+    return m;
+}
+
+static int regions_of(const char *before, const char *after, CheckRegion **r, IrModule **b, IrModule **a)
+{
+    Error err = { 0 };
+    *b = parse(before);
+    *a = parse(after);
+    int n = -1;
+    if (!check_find_regions(*b, *a, r, &n, &err)) {
+        error_print(&err, stderr);
+        fail_msg("regions: %s", err.msg);
+    }
+    return n;
+}
+
+/* Are the region's two sides equivalent on a world of one (2 trials)? */
+static bool region_equivalent(const CheckRegion *r)
+{
+    CheckOptions opt;
+    check_options_default(&opt);
+    opt.trials = 2;
+    CheckReport rep;
+    Error err = { 0 };
+    if (!check_modules(coll, r->before, r->after, &opt, &rep, &err)) {
+        error_print(&err, stderr);
+        fail_msg("check: %s", err.msg);
+    }
+    bool eq = rep.equivalent;
+    check_report_free(&rep);
+    return eq;
+}
+
+static bool has_instr(const IrModule *m, const char *name)
+{
+    return ir_computation_find(m->entry, name) != NULL;
+}
+
+#define ADD "%add { x = f32[] parameter(0)\n y = f32[] parameter(1)\n ROOT s = f32[] add(x, y) }\n"
+
+/* The two all-reduces a combiner merges, consumed downstream. */
+#define PAIR_BEFORE \
+    "HloModule m\n" ADD "ENTRY e {\n  p = f32[8] parameter(0)\n  q = f32[8] parameter(1)\n" \
+    "  n = f32[8] negate(p)\n  e = f32[8] exponential(q)\n" \
+    "  a0 = f32[8] all-reduce(n), replica_groups={}, to_apply=%add\n" \
+    "  a1 = f32[8] all-reduce(e), replica_groups={}, to_apply=%add\n" \
+    "  m = f32[8] multiply(a0, a1)\n  ROOT r = f32[8] add(m, p)\n}\n"
+#define PAIR_AFTER(i0, i1) \
+    "HloModule m\n" ADD "ENTRY e {\n  p = f32[8] parameter(0)\n  q = f32[8] parameter(1)\n" \
+    "  n = f32[8] negate(p)\n  e = f32[8] exponential(q)\n" \
+    "  c = (f32[8], f32[8]) all-reduce(n, e), replica_groups={}, to_apply=%add\n" \
+    "  a0 = f32[8] get-tuple-element(c), index=" i0 "\n  a1 = f32[8] get-tuple-element(c), index=" i1 "\n" \
+    "  m = f32[8] multiply(a0, a1)\n  ROOT r = f32[8] add(m, p)\n}\n"
+
+static void test_identical_modules_have_no_region(void **state)
+{
+    (void)state;
+    CheckRegion *r;
+    IrModule *b, *a;
+    assert_int_equal(regions_of(PAIR_BEFORE, PAIR_BEFORE, &r, &b, &a), 0);
+    check_regions_free(r, 0);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+static void test_combined_collectives_are_one_region(void **state)
+{
+    (void)state;
+    CheckRegion *r;
+    IrModule *b, *a;
+    int n = regions_of(PAIR_BEFORE, PAIR_AFTER("0", "1"), &r, &b, &a);
+    assert_int_equal(n, 1);
+    /* The collectives and their tuple pieces only: what feeds them (n, e)
+     * are its inputs, what reads them (m, r) is the same in both. */
+    assert_int_equal(r[0].instrs[0], 2);
+    assert_int_equal(r[0].instrs[1], 3);
+    assert_int_equal(r[0].n_inputs, 2);
+    assert_int_equal(r[0].n_outputs, 2);
+    assert_true(has_instr(r[0].before, "a0") && has_instr(r[0].before, "a1"));
+    assert_false(has_instr(r[0].before, "m") || has_instr(r[0].after, "m") || has_instr(r[0].after, "n"));
+    assert_true(has_instr(r[0].after, "c"));
+    assert_int_equal(r[0].before->entry->n_params, 2);
+    assert_true(region_equivalent(&r[0]));
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+/* A combiner that swaps its outputs: the region holds the mistake. */
+static void test_swapped_outputs_differ_in_the_region(void **state)
+{
+    (void)state;
+    CheckRegion *r;
+    IrModule *b, *a;
+    int n = regions_of(PAIR_BEFORE, PAIR_AFTER("1", "0"), &r, &b, &a);
+    assert_int_equal(n, 1);
+    assert_false(region_equivalent(&r[0]));
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+/* A rewrite that changes an ordinary op far from any collective is a
+ * region too, and differs there. */
+static void test_a_change_anywhere_is_a_region(void **state)
+{
+    (void)state;
+    static const char broken[] =
+        "HloModule m\n" ADD "ENTRY e {\n  p = f32[8] parameter(0)\n  q = f32[8] parameter(1)\n"
+        "  n = f32[8] negate(p)\n  e = f32[8] exponential(q)\n"
+        "  c = (f32[8], f32[8]) all-reduce(n, e), replica_groups={}, to_apply=%add\n"
+        "  a0 = f32[8] get-tuple-element(c), index=0\n  a1 = f32[8] get-tuple-element(c), index=1\n"
+        "  m = f32[8] multiply(a0, a1)\n  ROOT r = f32[8] subtract(m, p)\n}\n";
+    CheckRegion *r;
+    IrModule *b, *a;
+    int n = regions_of(PAIR_BEFORE, broken, &r, &b, &a);
+    /* The roots differ, and nothing below them was matched from above: one
+     * region from the root up to the inputs, which differs. */
+    assert_int_equal(n, 1);
+    assert_true(has_instr(r[0].after, "r") && has_instr(r[0].after, "c"));
+    assert_false(region_equivalent(&r[0]));
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+/* A loop whose body the rewrite changed: the region lies in the body, and
+ * the loop and what reads its result stay out of every region. */
+#define LOOP(body_collectives)                                                                                   \
+    "HloModule m\n" ADD                                                                                          \
+    "%cond (s: (s32[], f32[4], f32[4])) -> pred[] {\n  s = (s32[], f32[4], f32[4]) parameter(0)\n"               \
+    "  i = s32[] get-tuple-element(s), index=0\n  k = s32[] constant(3)\n"                                      \
+    "  ROOT lt = pred[] compare(i, k), direction=LT\n}\n"                                                        \
+    "%body (s: (s32[], f32[4], f32[4])) -> (s32[], f32[4], f32[4]) {\n  s = (s32[], f32[4], f32[4]) parameter(0)\n" \
+    "  i = s32[] get-tuple-element(s), index=0\n  x = f32[4] get-tuple-element(s), index=1\n"                    \
+    "  y = f32[4] get-tuple-element(s), index=2\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n"           \
+    body_collectives "  ROOT t = (s32[], f32[4], f32[4]) tuple(j, x2, y2)\n}\n"                                  \
+    "ENTRY e {\n  p = f32[4] parameter(0)\n  z = s32[] constant(0)\n  t = (s32[], f32[4], f32[4]) tuple(z, p, p)\n" \
+    "  w = (s32[], f32[4], f32[4]) while(t), condition=%cond, body=%body\n"                                      \
+    "  o = f32[4] get-tuple-element(w), index=1\n  ROOT d = f32[4] multiply(o, o)\n}\n"
+
+static void test_a_changed_loop_body_is_its_own_pair(void **state)
+{
+    (void)state;
+    static const char before[] = LOOP(
+        "  x2 = f32[4] all-reduce(x), replica_groups={}, to_apply=%add\n"
+        "  y2 = f32[4] all-reduce(y), replica_groups={}, to_apply=%add\n");
+    static const char after[] = LOOP(
+        "  c = (f32[4], f32[4]) all-reduce(x, y), replica_groups={}, to_apply=%add\n"
+        "  x2 = f32[4] get-tuple-element(c), index=0\n  y2 = f32[4] get-tuple-element(c), index=1\n");
+    CheckRegion *r;
+    IrModule *b, *a;
+    int n = regions_of(before, after, &r, &b, &a);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(r[0].where, "body"));
+    assert_int_equal(r[0].instrs[0], 2);
+    assert_int_equal(r[0].instrs[1], 3);
+    assert_true(region_equivalent(&r[0]));
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+/* Index arithmetic on partition-id stays in the region (its value and its
+ * range), the data it indexes comes in as an input. */
+static void test_parameter_free_inputs_stay_inside(void **state)
+{
+    (void)state;
+#define DS(op)                                                                                              \
+    "HloModule m\n" ADD "ENTRY e {\n  p = f32[8] parameter(0)\n  id = u32[] partition-id()\n" \
+    "  two = u32[] constant(2)\n  off = u32[] multiply(id, two)\n"                                            \
+    "  s = f32[2] dynamic-slice(p, off), dynamic_slice_sizes={2}\n" op "}\n"
+    static const char before[] = DS("  ROOT r = f32[2] all-reduce(s), replica_groups={}, to_apply=%add\n");
+    static const char after[] = DS("  n = f32[2] negate(s)\n  ROOT r = f32[2] negate(n)\n");
+    CheckRegion *r;
+    IrModule *b, *a;
+    int n = regions_of(before, after, &r, &b, &a);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].n_inputs, 1);          /* s; not off, two or id */
+    assert_false(has_instr(r[0].before, "off"));
+    assert_true(r[0].device_ids == false);       /* s is an input: nothing of the ids is read */
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+    static const char before2[] = DS("  ROOT r = f32[2] all-reduce(s), replica_groups={}, to_apply=%add\n");
+    static const char after2[] =
+        "HloModule m\n" ADD "ENTRY e {\n  p = f32[8] parameter(0)\n  id = u32[] partition-id()\n"
+        "  two = u32[] constant(2)\n  off = u32[] multiply(id, two)\n  one = u32[] constant(1)\n"
+        "  off1 = u32[] add(off, one)\n  s = f32[2] dynamic-slice(p, off1), dynamic_slice_sizes={2}\n"
+        "  ROOT r = f32[2] all-reduce(s), replica_groups={}, to_apply=%add\n}\n";
+    n = regions_of(before2, after2, &r, &b, &a);
+    /* The slices and the all-reduces match; the offsets are the output
+     * pair, and their region is all index arithmetic on the partition id:
+     * no free input at all. */
+    assert_int_equal(n, 1);
+    assert_true(has_instr(r[0].after, "off1") && has_instr(r[0].after, "off") && has_instr(r[0].after, "id"));
+    assert_false(has_instr(r[0].after, "s"));
+    assert_int_equal(r[0].n_inputs, 0);
+    assert_true(r[0].device_ids);
+    assert_false(region_equivalent(&r[0]));      /* an off-by-one slice: caught in the region */
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+/* One group stands for all only when every collective of the region is on
+ * the same groups covering every device, and no device id is read. */
+static void test_one_group_stands_for_all(void **state)
+{
+    (void)state;
+#define GROUPS(g1, g2)                                                                                  \
+    "HloModule m, replica_count=8\n" ADD "ENTRY e {\n  p = f32[8] parameter(0)\n  q = f32[8] parameter(1)\n" \
+    "  a0 = f32[8] all-reduce(p), replica_groups=" g1 ", to_apply=%add\n"                                \
+    "  a1 = f32[8] all-reduce(q), replica_groups=" g2 ", to_apply=%add\n"                                \
+    "  ROOT t = (f32[8], f32[8]) tuple(a0, a1)\n}\n"
+#define GROUPS_AFTER(g)                                                                                 \
+    "HloModule m, replica_count=8\n" ADD "ENTRY e {\n  p = f32[8] parameter(0)\n  q = f32[8] parameter(1)\n" \
+    "  c = (f32[8], f32[8]) all-reduce(p, q), replica_groups=" g ", to_apply=%add\n"                     \
+    "  a0 = f32[8] get-tuple-element(c), index=0\n  a1 = f32[8] get-tuple-element(c), index=1\n"         \
+    "  ROOT t = (f32[8], f32[8]) tuple(a0, a1)\n}\n"
+    CheckRegion *r;
+    IrModule *b, *a;
+    int n = regions_of(GROUPS("[4,2]<=[2,4]T(1,0)", "[4,2]<=[2,4]T(1,0)"), GROUPS_AFTER("[4,2]<=[2,4]T(1,0)"), &r, &b, &a);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].group_size, 2);
+    Error err = { 0 };
+    assert_true(check_region_one_group(&r[0], &err));
+    assert_int_equal(r[0].before->replica_count.v, 2);
+    assert_int_equal(check_module_devices(r[0].after, 1), 2);
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+    /* groups that differ between the collectives: no */
+    n = regions_of(GROUPS("{{0,1},{2,3},{4,5},{6,7}}", "{{0,2},{1,3},{4,6},{5,7}}"),
+                   GROUPS_AFTER("{{0,1},{2,3},{4,5},{6,7}}"), &r, &b, &a);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].group_size, 0);
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+int main(int argc, char **argv)
+{
+    coll = coll_init(&argc, &argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identical_modules_have_no_region),
+        cmocka_unit_test(test_combined_collectives_are_one_region),
+        cmocka_unit_test(test_swapped_outputs_differ_in_the_region),
+        cmocka_unit_test(test_a_change_anywhere_is_a_region),
+        cmocka_unit_test(test_a_changed_loop_body_is_its_own_pair),
+        cmocka_unit_test(test_parameter_free_inputs_stay_inside),
+        cmocka_unit_test(test_one_group_stands_for_all),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    coll_finish(coll, rc);
+}
