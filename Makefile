@@ -79,7 +79,7 @@ test:
 	TALLY=$$tally scripts/test_hlo_run.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/run_interp_corpus.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/run_peer_e2e.sh $(BUILD)/hlo-run || st=1; \
-	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD)/hlo-run || st=1; \
+	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/validate.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_check.sh $(BUILD) || st=1; \
 	awk '{ p += $$1; f += $$2 } END { printf "total: %d passed, %d failed\n", p, f }' $$tally; \
@@ -94,10 +94,13 @@ demo:
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 4 \
 	  $(BUILD)/hlo-check --passes=default $(DEMO_HLO)
 
-# The validation suite alone: hlo-check --passes=default over corpus/ at
-# 1, 2, 4 and 8 ranks against each module's expectation (also part of test).
+# The validation suite: hlo-check --passes=default over corpus/ at 1, 2, 4
+# and 8 ranks against each module's expectation (also part of test), then
+# every real dump run and checked, the MaxText steps with --local (tens of
+# minutes: not part of test).
 validate: all
 	scripts/validate.sh $(BUILD)
+	scripts/run_real_dumps.sh --local $(BUILD)
 
 # Open MPI keeps memory at exit that LeakSanitizer cannot attribute (its
 # plugins are unloaded by then), so the tools, which all start MPI, run with

@@ -94,6 +94,7 @@ typedef struct Tool {
     int rank;
     Options o;
     char max_memory_why[160];
+    bool max_memory_given;      /* --max-memory was on the command line */
     const char *inputs[2];
     int n_inputs;
     Value **given;          /* --inputs: this rank's values for before's parameters */
@@ -149,6 +150,7 @@ static void parse_args(Tool *t, int argc, char **argv)
     }
     if (t->o.trials < 1)
         usage_error(t, "--trials must be at least 1");
+    t->max_memory_given = t->o.max_memory != 0;
     if (t->o.max_memory)
         snprintf(t->max_memory_why, sizeof t->max_memory_why, "as given");
     else
@@ -570,7 +572,7 @@ static void check_region(Tool *t, const CheckOptions *co, CheckRegion *r, int in
         status[1] = 2;
     bool active = status[1] == 0 && (ranks == world || coll_narrow(t->c, ranks));
     if (active) {
-        if (!t->o.max_memory) {         /* the default over the ranks working now */
+        if (!t->max_memory_given) {     /* the default over the ranks working now */
             limit = check_default_max_memory(t->c, why_limit, sizeof why_limit);
             coll_allreduce_i64(t->c, &limit, 1, COLL_MIN);
         }
@@ -696,10 +698,12 @@ __attribute__((noreturn)) static void local_check(Tool *t, const IrModule *befor
             printf("hlo-check: NOT CHECKED: %d of %d region%s could not run here (%d equivalent)\n", not_run,
                    equivalent + not_run, equivalent + not_run == 1 ? "" : "s", equivalent);
         code = 2;
+    } else if (t->rank == 0 && t->o.region) {
+        printf("hlo-check: EQUIVALENT in region %d (--local --region: the other regions were not checked)\n",
+               (int)t->o.region);
     } else if (t->rank == 0) {
-        printf("hlo-check: EQUIVALENT (--local: %s%d region%s, each equivalent; what is outside them is computed alike "
-               "in both modules)\n", t->o.region ? "region " : "", t->o.region ? (int)t->o.region : equivalent,
-               t->o.region || equivalent == 1 ? "" : "s");
+        printf("hlo-check: EQUIVALENT (--local: %d region%s, each equivalent; what is outside them is computed alike "
+               "in both modules)\n", equivalent, equivalent == 1 ? "" : "s");
     }
     coll_finish(t->c, code);
 }
