@@ -15,6 +15,9 @@
 #  * opaque custom calls are functions of their operands (named in the
 #    header; off with --opaque-custom-calls=false), elided constants an
 #    error unless --fill-elided;
+#  * --local checks each region on its own (one group for all on fewer
+#    ranks), confirms a difference on free inputs on the whole pair when it
+#    fits, and writes the regions with --regions-dir;
 #  * outputs too big to hold twice are compared by digest, with the same
 #    first difference; a pair over even that is refused before it runs;
 #  * --json and --junit parse; on the transformer step at 2, 4 and 8 ranks
@@ -441,6 +444,85 @@ if [ $rc -eq 2 ] && grep -q "error: checking the pair needs an estimated [0-9.]*
     ok "below even the lean need: refused before running, exit 2"
 else
     bad "--max-memory refusal" "exit $rc; $(head -c 300 "$tmp/err")"
+fi
+
+# --local: each region where the modules differ, checked on its own.
+mpi 4 "$check" --passes=default --local --trials=2 "$root/corpus/demo/transformer_step_4dev.hlo"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -c '^region .*CHANGES PRECISION' "$tmp/out")" -eq 2 ] &&
+    grep -q '^hlo-check: AT LEAST AS ACCURATE' "$tmp/out"; then
+    ok "--local on the demo: the accumulation-type regions judged on the whole pair, at least as accurate"
+else
+    bad "--local on the demo" "exit $rc"
+fi
+mpi 4 "$check" --passes=default --local --trials=2 \
+    "$root/corpus/aws_neuron_flip_all_gather_dynamic_slice/unsound_partition_id_index.hlo"
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^region 1/1 .*DIFFERS on free inputs' "$tmp/out" && grep -q '^hlo-check: DIFFERENT' "$tmp/out" &&
+    ! grep -q EQUIVALENT "$tmp/out"; then
+    ok "--local on a known-unsound rewrite: the region differs, confirmed on the whole pair"
+else
+    bad "--local on the unsound case" "exit $rc"
+fi
+# Two combined all-reduces behind a big computation: the whole pair does
+# not fit --max-memory, its one region does; one group of 2 stands for all.
+local_module() {  # $1: the combined all-reduce's second output index
+    cat <<EOF
+HloModule loc, replica_count=4
+
+%add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY e {
+  p = f32[2000000] parameter(0)
+  q = f32[2000000] parameter(1)
+  x1 = f32[2000000] multiply(p, q)
+  x2 = f32[2000000] add(x1, p)
+  x3 = f32[2000000] subtract(x2, q)
+  s = f32[8] slice(x3), slice={[0:8]}
+  t = f32[8] slice(x2), slice={[8:16]}
+  c = (f32[8], f32[8]) all-reduce(s, t), replica_groups={{0,1},{2,3}}, to_apply=%add
+  r0 = f32[8] get-tuple-element(c), index=0
+  r1 = f32[8] get-tuple-element(c), index=$1
+  m = f32[8] multiply(r0, r1)
+  ROOT o = (f32[8], f32[2000000]) tuple(m, x3)
+}
+EOF
+}
+local_module 1 >"$tmp/loc_a.hlo"
+sed -e 's/  c = (f32\[8\], f32\[8\]) all-reduce(s, t).*/  r0 = f32[8] all-reduce(s), replica_groups={{0,1},{2,3}}, to_apply=%add\n  r1 = f32[8] all-reduce(t), replica_groups={{0,1},{2,3}}, to_apply=%add/' \
+    -e '/get-tuple-element(c)/d' "$tmp/loc_a.hlo" >"$tmp/loc_b.hlo"
+local_module 0 >"$tmp/loc_bad.hlo"
+mpi 4 "$check" "$tmp/loc_b.hlo" "$tmp/loc_a.hlo" --trials=2
+rc_whole=$?
+mpi 4 "$check" "$tmp/loc_b.hlo" "$tmp/loc_a.hlo" --trials=2 --max-memory=20MB
+rc_refused=$?
+mpi 4 "$check" "$tmp/loc_b.hlo" "$tmp/loc_a.hlo" --local --trials=2 --max-memory=20MB --regions-dir="$tmp/regions"
+rc=$?
+if [ $rc_whole -eq 0 ] && [ $rc_refused -eq 2 ] && [ $rc -eq 0 ] &&
+    grep -q '^region 1/1 .*one group of 2 of its 4 devices stands for all.* x 2 ranks: EQUIVALENT' "$tmp/out" &&
+    grep -q '^hlo-check: EQUIVALENT (--local: 1 region' "$tmp/out"; then
+    ok "--local: a pair over --max-memory, its region on one group of 2 ranks: equivalent"
+else
+    bad "--local under --max-memory" "exit $rc (whole $rc_whole, refused $rc_refused)"
+fi
+mpi 4 "$check" "$tmp/regions/region1.before.hlo" "$tmp/regions/region1.after.hlo" --trials=2
+rc=$?
+if [ $rc -eq 0 ] && grep -q EQUIVALENT "$tmp/out" && [ "$(grep -c parameter "$tmp/regions/region1.before.hlo")" -eq 2 ]; then
+    ok "--regions-dir: the region's modules (its two inputs as parameters) check on their own"
+else
+    bad "--regions-dir" "exit $rc"
+fi
+mpi 4 "$check" "$tmp/loc_b.hlo" "$tmp/loc_bad.hlo" --local --trials=2 --max-memory=20MB
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^region 1/1 .*DIFFERS on free inputs' "$tmp/out" &&
+    grep -q '^hlo-check: DIFFERENT on free inputs in 1 region (not confirmed' "$tmp/out"; then
+    ok "--local: swapped outputs of the combined all-reduce differ in the region (exit 1)"
+else
+    bad "--local on a broken combine" "exit $rc"
 fi
 
 # The transformer step: bf16 accumulation measurably worse than f32's.
