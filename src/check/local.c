@@ -109,20 +109,11 @@ static void number_instr(Numbering *nb, int side, const IrInstr *in, StrBuf *key
     nb->vn[side][in->id] = number_of(nb, key);
 }
 
-static int max_comp_id(const IrModule *m)
-{
-    int n = 0;
-    for (int i = 0; i < m->n_computations; i++)
-        if (m->computations[i]->id > n)
-            n = m->computations[i]->id;
-    return n;
-}
-
 static void number_module(Numbering *nb, int side, StrBuf *key)
 {
     const IrModule *m = nb->m[side];
     nb->vn[side] = xcalloc((size_t)m->next_instr_id + 1, sizeof(int));
-    nb->cvn[side] = xcalloc((size_t)max_comp_id(m) + 1, sizeof(int));
+    nb->cvn[side] = xcalloc((size_t)ir_module_max_computation_id(m) + 1, sizeof(int));
     for (int c = 0; c < m->n_computations; c++) {       /* callees come first */
         const IrComputation *comp = m->computations[c];
         for (int i = 0; i < comp->n_instrs; i++)
@@ -533,11 +524,8 @@ static void collect_side(Analysis *an, Grouping *g, int s, int root, Side *out)
 /* Computations reachable from c through the instructions left in it. */
 static void keep_reachable(IrModule *m, IrComputation *entry)
 {
-    int n = m->n_computations, max = 0;
-    for (int i = 0; i < n; i++)
-        if (m->computations[i]->id > max)
-            max = m->computations[i]->id;
-    char *reach = xcalloc((size_t)max + 1, 1);
+    int n = m->n_computations;
+    char *reach = xcalloc((size_t)ir_module_max_computation_id(m) + 1, 1);
     IrComputation **work = xcalloc((size_t)n + 1, sizeof *work);
     int n_work = 0;
     reach[entry->id] = 1;

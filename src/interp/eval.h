@@ -125,6 +125,16 @@ static inline void eval_strides(const IrShape *s, int64_t *strides)
     }
 }
 
+/* The next row-major index of an array of dims (rank of them), in place. */
+static inline void eval_next_index(int rank, const int64_t *dims, int64_t *idx)
+{
+    for (int d = rank - 1; d >= 0; d--) {
+        if (++idx[d] < dims[d])
+            return;
+        idx[d] = 0;
+    }
+}
+
 /* Calls a scalar computation element by element: the slow path for reducers
  * and comparators that are not trivial.  args[k] points at one element of
  * type arg_types[k]; the result element(s) are written to results[k]. */

@@ -299,21 +299,12 @@ static bool walk_window(const Plan *p, int64_t op_off, int64_t other_off, RunFn 
     return true;
 }
 
-static void next_index(int rank, const int64_t *dims, int64_t *idx)
-{
-    for (int d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return;
-        idx[d] = 0;
-    }
-}
-
 /* For every batch position: the window's start (clamped when clamp, else
  * windows reaching outside the operand are skipped), then its rows. */
 static bool for_each_window(const Plan *p, const Value *idx, bool clamp, RunFn fn, void *ctx, Error *err)
 {
     int64_t g[R] = { 0 }, start[R];
-    for (int64_t i = 0; i < p->ix.n_positions; i++, next_index(p->ix.n_batch, p->ix.batch_dims, g)) {
+    for (int64_t i = 0; i < p->ix.n_positions; i++, eval_next_index(p->ix.n_batch, p->ix.batch_dims, g)) {
         window_start(p, idx, g, start);
         bool inside = true;
         for (int d = 0; d < p->op_rank; d++) {

@@ -124,21 +124,12 @@ static bool scalar_callee(const IrInstr *instr, IrCompAttr which, IrElemType t, 
     return true;
 }
 
-static void next_index(int rank, const int64_t *dims, int64_t *idx)
-{
-    for (int d = rank - 1; d >= 0; d--) {
-        if (++idx[d] < dims[d])
-            return;
-        idx[d] = 0;
-    }
-}
-
 /* The operand offsets of the valid positions of the window of source
  * element s, in row-major window order; returns how many. */
 static int64_t window_offsets(const SasGeom *g, const int64_t *s, int64_t *offs)
 {
     int64_t wi[IR_MAX_RANK] = { 0 }, n = 0;
-    for (int64_t k = 0; k < g->n_win; k++, next_index(g->rank, g->win_dims, wi)) {
+    for (int64_t k = 0; k < g->n_win; k++, eval_next_index(g->rank, g->win_dims, wi)) {
         int64_t off = 0;
         int d = 0;
         for (; d < g->rank; d++) {
@@ -275,7 +266,7 @@ static bool select_all(Interp *it, const IrInstr *instr, const SasGeom *g, const
     FastSelect f = { x->shape->type, x->data, IR_CMP_NONE };
     bool fast = fast_select_plan(instr->info->comps[IR_COMP_SELECT], x->shape->type, &f);
     int64_t s[IR_MAX_RANK] = { 0 };
-    for (int64_t i = 0; i < g->n_src; i++, next_index(g->rank, g->src_dims, s)) {
+    for (int64_t i = 0; i < g->n_src; i++, eval_next_index(g->rank, g->src_dims, s)) {
         int64_t n = window_offsets(g, s, offs);
         sel[i] = -1;
         if (n == 0)

@@ -39,15 +39,6 @@ bool eval_unsupported(const IrInstr *instr, Error *err)
 
 /* ---- Plans */
 
-static int max_comp_id(const IrModule *m)
-{
-    int max = 0;
-    for (int i = 0; i < m->n_computations; i++)
-        if (m->computations[i]->id > max)
-            max = m->computations[i]->id;
-    return max;
-}
-
 static Plan *build_plan(Interp *it, const IrComputation *c)
 {
     Plan *plan = xcalloc(1, sizeof *plan);
@@ -83,7 +74,7 @@ Interp *interp_new(const IrModule *m, const InterpOptions *opt, Error *err)
     if (it->opt.device.world <= 0)
         it->opt.device = (InterpDevice){ 0, 1, 1, 1 };
     it->pos = xcalloc((size_t)(m->next_instr_id ? m->next_instr_id : 1), sizeof(int));
-    it->n_plans = max_comp_id(m) + 1;
+    it->n_plans = ir_module_max_computation_id(m) + 1;
     it->plans = xcalloc((size_t)it->n_plans, sizeof *it->plans);
     for (int i = 0; i < m->n_computations; i++)
         it->plans[m->computations[i]->id] = build_plan(it, m->computations[i]);

@@ -193,10 +193,7 @@ static Frame estimate(Estimator *e, const IrComputation *c)
 void interp_estimate_memory(const IrModule *m, InterpMemory *out)
 {
     memset(out, 0, sizeof *out);
-    int n_comps = 1;
-    for (int i = 0; i < m->n_computations; i++)
-        if (m->computations[i]->id + 1 > n_comps)
-            n_comps = m->computations[i]->id + 1;
+    int n_comps = ir_module_max_computation_id(m) + 1;
     Estimator e = { m, xcalloc((size_t)n_comps, sizeof(Frame)), xcalloc((size_t)n_comps, 1),
                     xcalloc((size_t)n_comps, 1), xcalloc((size_t)m->next_instr_id + 1, sizeof(int)) };
     for (int i = 0; i < m->entry->n_params; i++)

@@ -464,6 +464,8 @@ IrComputation *ir_computation_new(IrModule *m, const char *name);
 /* Inserts comp at position pos (0 = first) of m->computations. */
 void ir_module_insert_computation(IrModule *m, IrComputation *comp, int pos);
 IrComputation *ir_module_find_computation(const IrModule *m, const char *name);
+/* The largest computation id of m (0 when it has none): side tables by id. */
+int ir_module_max_computation_id(const IrModule *m);
 /* A fresh instruction of op with shape, not yet in any computation. */
 IrInstr *ir_instr_new(IrModule *m, IrOpcode op, const char *name, IrShape *shape,
                       int n_operands, IrInstr *const *operands);

@@ -249,6 +249,15 @@ void ir_module_insert_computation(IrModule *m, IrComputation *comp, int pos)
     m->n_computations++;
 }
 
+int ir_module_max_computation_id(const IrModule *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->n_computations; i++)
+        if (m->computations[i]->id > n)
+            n = m->computations[i]->id;
+    return n;
+}
+
 IrComputation *ir_module_find_computation(const IrModule *m, const char *name)
 {
     for (int i = 0; i < m->n_computations; i++)
