@@ -9,8 +9,10 @@
  *    control edges and metadata), the numbers of its operands in order and
  *    of the computations it calls.  A parameter is numbered by its position
  *    and shape (so the parameters of a computation pair correspond), a
- *    constant by its literal, a computation by its parameters and root.
- *    The numbering is exact (keys are compared as text, never hashed), and
+ *    constant by its literal (an elided one is like no other), a
+ *    computation by its parameters and root.
+ *    The numbering is exact (keys are compared as text; only constants
+ *    over 4 kB are keyed by a 128-bit hash of their bytes), and
  *    ops whose value is not a function of their operands (rng, infeed,
  *    recv) are never numbered alike.  In a pair of computations (the two
  *    entries, to start), an instruction whose number appears in both is
@@ -74,6 +76,26 @@ static bool is_unrepeatable(IrOpcode op)
            op == IR_OP_RECV_DONE;
 }
 
+/* A constant by its values: printed when small; a big one (the text of a
+ * 100 MB constant would be a GB) by its size and two independent 64-bit
+ * hashes of its bytes (a chance of about 2^-128 that two differ unseen).
+ * An elided one ({...}, values unknown) is never like another. */
+static void literal_key(const Numbering *nb, const IrInstr *in, StrBuf *key)
+{
+    const IrLiteral *lit = in->info->literal;
+    int64_t bytes = ir_shape_byte_size(in->shape);
+    if (!lit || lit->elided) {
+        strbuf_printf(key, "|elided %d", nb->next);
+    } else if (bytes <= 4096 || in->shape->type == IR_TYPE_TUPLE || !lit->data) {
+        strbuf_putc(key, '|');
+        ir_print_literal(key, lit);
+    } else {
+        strbuf_printf(key, "|%lld bytes %016llx %016llx", (long long)bytes,
+                      (unsigned long long)check_hash_bytes(0x6c69740000000001ULL, lit->data, (size_t)bytes),
+                      (unsigned long long)check_hash_bytes(0x9e3779b97f4a7c15ULL, lit->data, (size_t)bytes));
+    }
+}
+
 /* Everything that decides an instruction's value but its operands: opcode,
  * shape, the attributes that matter, the computations it calls. */
 static void op_key(const Numbering *nb, int side, const IrInstr *in, StrBuf *key)
@@ -87,8 +109,7 @@ static void op_key(const Numbering *nb, int side, const IrInstr *in, StrBuf *key
     if (in->op == IR_OP_PARAMETER) {
         strbuf_printf(key, "|param %lld", (long long)in->info->parameter_number);
     } else if (in->op == IR_OP_CONSTANT) {
-        strbuf_putc(key, '|');
-        ir_print_literal(key, in->info->literal);
+        literal_key(nb, in, key);
     } else if (is_unrepeatable(in->op)) {
         strbuf_printf(key, "|unrepeatable %d", nb->next);
     }

@@ -14,6 +14,7 @@
 #include "coll.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static Coll *coll;
@@ -268,6 +269,52 @@ static void test_one_group_stands_for_all(void **state)
     ir_module_free(a);
 }
 
+/* Constants over 4 kB are keyed by hashes of their bytes: one element
+ * changed is a region; the same values are shared; elided ones never are. */
+static char *big_constant_module(int changed, bool elided)
+{
+    size_t cap = 64 * 1024, n = 0;
+    char *t = malloc(cap);
+    n += (size_t)snprintf(t + n, cap - n, "HloModule m\nENTRY e {\n  p = f32[1100] parameter(0)\n  c = f32[1100] constant(");
+    if (elided) {
+        n += (size_t)snprintf(t + n, cap - n, "{...}");
+    } else {
+        n += (size_t)snprintf(t + n, cap - n, "{");
+        for (int i = 0; i < 1100; i++)
+            n += (size_t)snprintf(t + n, cap - n, "%s%d", i ? ", " : "", i == changed ? -1 : i);
+        n += (size_t)snprintf(t + n, cap - n, "}");
+    }
+    snprintf(t + n, cap - n, ")\n  ROOT r = f32[1100] add(p, c)\n}\n");
+    return t;
+}
+
+static void test_big_constants_by_their_bytes(void **state)
+{
+    (void)state;
+    char *same = big_constant_module(-1, false), *other = big_constant_module(1000, false);
+    char *elided = big_constant_module(-1, true);
+    CheckRegion *r;
+    IrModule *b, *a;
+    assert_int_equal(regions_of(same, same, &r, &b, &a), 0);
+    check_regions_free(r, 0);
+    ir_module_free(b);
+    ir_module_free(a);
+    int n = regions_of(same, other, &r, &b, &a);
+    assert_int_equal(n, 1);
+    assert_false(region_equivalent(&r[0]));
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+    n = regions_of(elided, elided, &r, &b, &a);
+    assert_int_equal(n, 1);         /* the same text, but nothing says the values are */
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+    free(same);
+    free(other);
+    free(elided);
+}
+
 int main(int argc, char **argv)
 {
     coll = coll_init(&argc, &argv);
@@ -279,6 +326,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_changed_loop_body_is_its_own_pair),
         cmocka_unit_test(test_parameter_free_inputs_stay_inside),
         cmocka_unit_test(test_one_group_stands_for_all),
+        cmocka_unit_test(test_big_constants_by_their_bytes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     coll_finish(coll, rc);
