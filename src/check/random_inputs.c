@@ -377,6 +377,41 @@ static bool shape_is_static(const IrShape *s)
     return true;
 }
 
+/* The uniform draws of the common float types in one loop each: the same
+ * values fill_elem gives (store_uniform's rounding and wrap), for the
+ * GB-sized inputs of real programs.  False for the other types. */
+static bool fill_uniform_fast(Rng *r, IrElemType t, void *data, int64_t n)
+{
+    switch ((int)t) {
+    case IR_TYPE_F32: {
+        float *p = data;
+        for (int64_t i = 0; i < n; i++) {
+            float f = (float)draw_uniform(r);
+            p[i] = f >= 1.0f ? -1.0f : f;
+        }
+        return true;
+    }
+    case IR_TYPE_F64: {
+        double *p = data;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = draw_uniform(r);         /* 2u - 1 < 1 exactly */
+        return true;
+    }
+    case IR_TYPE_BF16: case IR_TYPE_F16: {
+        uint16_t *p = data, minus_one = t == IR_TYPE_BF16 ? 0xBF80 : 0xBC00;
+        bool bf = t == IR_TYPE_BF16;
+        for (int64_t i = 0; i < n; i++) {
+            double d = draw_uniform(r);
+            uint16_t h = bf ? ir_f64_to_bf16(d) : ir_f64_to_f16(d);
+            p[i] = (bf ? ir_bf16_to_f32(h) : ir_f16_to_f32(h)) >= 1.0f ? minus_one : h;
+        }
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
 static Value *random_value(Rng *r, const IrShape *s, CheckDist dist, Error *err)
 {
     if (ir_shape_is_tuple(s)) {
@@ -395,11 +430,14 @@ static Value *random_value(Rng *r, const IrShape *s, CheckDist dist, Error *err)
         free(el);
         return v;
     }
-    Value *v = value_new_zeroed(s, err);
+    Value *v = value_new_array(s, err);
     if (!v || !ir_shape_is_array(s))
         return v;       /* tokens: no elements to draw */
     int64_t n = value_elements(v);
+    if (dist == CHECK_DIST_UNIFORM && fill_uniform_fast(r, s->type, v->data, n))
+        return v;
     size_t bytes = (size_t)ir_type_storage_bytes(s->type);
+    memset(v->data, 0, value_bytes(v));
     for (int64_t i = 0; i < n; i++)
         fill_elem(r, s->type, dist, (char *)v->data + (size_t)i * bytes);
     return v;

@@ -214,6 +214,43 @@ static void test_uniform_floats_lie_in_minus_one_to_one(void **state)
     }
 }
 
+/* The narrow types draw the same stream as f64 and round each value to
+ * nearest even, a +1 wrapping to -1 (the documented derivation): element i
+ * of each is element i of the f64 draw, rounded. */
+static void test_uniform_narrow_floats_round_the_f64_stream(void **state)
+{
+    (void)state;
+    enum { N = 1 << 16 };
+    char shape[32];
+    snprintf(shape, sizeof shape, "f64[%d]", N);
+    IrModule *m64 = module_with_param(shape);
+    Value *v64 = draw(m64, 0, 3, 21, CHECK_DIST_UNIFORM);
+    const double *d = v64->data;
+    static const char *const types[] = { "f32", "bf16", "f16" };
+    for (int t = 0; t < 3; t++) {
+        snprintf(shape, sizeof shape, "%s[%d]", types[t], N);
+        IrModule *m = module_with_param(shape);
+        Value *v = draw(m, 0, 3, 21, CHECK_DIST_UNIFORM);
+        for (int i = 0; i < N; i++) {
+            double want;
+            if (t == 0)
+                want = (float)d[i];
+            else if (t == 1)
+                want = ir_bf16_to_f32(ir_f64_to_bf16(d[i]));
+            else
+                want = ir_f16_to_f32(ir_f64_to_f16(d[i]));
+            if (want >= 1.0)
+                want = -1.0;
+            if (elem(v, i) != want)
+                fail_msg("%s element %d: got %.9g, want %.9g (from %.17g)", types[t], i, elem(v, i), want, d[i]);
+        }
+        value_release(v);
+        ir_module_free(m);
+    }
+    value_release(v64);
+    ir_module_free(m64);
+}
+
 static void test_normal_has_mean_zero_and_unit_variance(void **state)
 {
     (void)state;
@@ -452,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_check_random_inputs_fills_every_parameter),
         cmocka_unit_test(test_golden_first_f32_uniform_values),
         cmocka_unit_test(test_golden_f64_uniform_and_s32_values),
+        cmocka_unit_test(test_uniform_narrow_floats_round_the_f64_stream),
         cmocka_unit_test(test_tuple_leaves_share_one_stream),
         cmocka_unit_test(test_uniform_floats_lie_in_minus_one_to_one),
         cmocka_unit_test(test_normal_has_mean_zero_and_unit_variance),
