@@ -363,6 +363,26 @@ else
     bad "--opaque-custom-calls=false" "exit $rc; $(head -c 300 "$tmp/err")"
 fi
 
+# Accuracy needs the oracle, and the oracle cannot see through opaque calls:
+# either is refused rather than judged.
+mpi 2 "$check" --passes=default "$root/corpus/demo/transformer_step_2dev.hlo" --trials=1 --oracle=none
+rc=$?
+if [ $rc -eq 2 ] && grep -q "judged by accuracy against the f64 oracle: --oracle=none goes with" "$tmp/err" &&
+    ! grep -q "AT LEAST AS ACCURATE" "$tmp/out"; then
+    ok "a precision change with --oracle=none: refused (exit 2), not judged"
+else
+    bad "--oracle=none on a precision change" "exit $rc"
+fi
+sed 's/  ROOT %result = \(.*\)tuple(\(.*\), %loss)$/  %loss.k = f32[] custom-call(%loss), custom_call_target="opaque_loss"\n  ROOT %result = \1tuple(\2, %loss.k)/' \
+    "$root/corpus/demo/transformer_step_2dev.hlo" >"$tmp/demo_opaque.hlo"
+mpi 2 "$check" --passes=default "$tmp/demo_opaque.hlo" --trials=1
+rc=$?
+if [ $rc -eq 2 ] && grep -q "the f64 oracle cannot see through opaque custom calls (opaque_loss)" "$tmp/err"; then
+    ok "a precision change feeding an opaque custom call: no accuracy judgement (exit 2)"
+else
+    bad "oracle and opaque calls" "exit $rc"
+fi
+
 # Elided constants: an error, or with --fill-elided the same values in both modules.
 cat >"$tmp/el.hlo" <<'EOF'
 HloModule el, replica_count=2

@@ -225,6 +225,19 @@ static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *
     rep->partitions = dev.num_partitions;
     resolve_mode(r, before, after);
     set_group_sizes(rep, after);
+    /* The oracle runs the modules widened to f64: an opaque custom call
+     * there is fed other bytes and gives unrelated outputs, so whatever
+     * depends on one would be judged against noise. */
+    /* Judging by accuracy without the oracle would judge nothing. */
+    if (rep->by_accuracy && !rep->oracle)
+        return error_set(err, ERR_MISMATCH, after->entry->loc,
+                         "a reduction's accumulation type changed, so the pair is judged by accuracy against the f64 "
+                         "oracle: --oracle=none goes with --compare=exact, tol or ulp");
+    if (rep->oracle && rep->n_opaque)
+        return error_set(err, ERR_UNSUPPORTED, before->entry->loc,
+                         "the f64 oracle cannot see through opaque custom calls (%s%s): no accuracy judgement; "
+                         "compare with --compare=exact, tol or ulp, or --oracle=none", rep->opaque[0],
+                         rep->n_opaque > 1 ? ", ..." : "");
     const char **pb = xcalloc((size_t)rep->n_sites + 1, sizeof *pb), **pa = xcalloc((size_t)rep->n_sites + 1, sizeof *pa);
     int n_probes = 0;
     for (int i = 0; i < rep->n_sites; i++) {
