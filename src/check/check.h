@@ -29,6 +29,10 @@ Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed,
  * (the s[i] = sm(key + i*G) step on): opaque custom calls and elided
  * constants. */
 Value *check_random_value(uint64_t key, const IrShape *s, CheckDist dist, Error *err);
+/* The range [*lo, *hi) a scalar integer parameter is drawn from when it
+ * carries frontend_attributes={hlocheck_range="lo,hi"}; false without. */
+#define CHECK_RANGE_ATTR "hlocheck_range"
+bool check_param_range(const IrInstr *param, int64_t *lo, int64_t *hi);
 /* All entry parameters; out has m->entry->n_params slots. */
 bool check_random_inputs(const IrModule *m, int rank, uint64_t seed, CheckDist dist, Value **out,
                          Error *err);

@@ -30,7 +30,11 @@
  *    that overlap are merged.  Shared inputs that depend on no parameter
  *    (constants, iota, partition-id, replica-id and what is computed from
  *    them: index arithmetic) are kept inside the region, so that it keeps
- *    their values and constraints; the others become parameters.
+ *    their values and constraints; the others become parameters.  In a loop
+ *    body, a counter (a state element that starts at a constant, goes up by
+ *    one and is compared with a constant bound) counts as such a leaf too:
+ *    the index arithmetic on it stays inside, and the counter becomes a
+ *    parameter drawn from the values the loop gives it (hlocheck_range).
  * Soundness: if every region's two sides agree on every input, every
  * output pair is equal, so every matched pair is (same op on equal
  * operands), so the roots are: the modules are equivalent.  A region that
@@ -155,14 +159,92 @@ static void number_module(Numbering *nb, int side, StrBuf *key)
 
 typedef struct Pair { const IrInstr *x[2]; } Pair;
 
-typedef struct CompPair { const IrComputation *c[2]; } CompPair;
+/* A pair of computations to analyse; for loop bodies, the state elements
+ * that are counters and the values the loop gives them, [lo, hi). */
+enum { MAX_COUNTERS = 8 };
+typedef struct CompPair {
+    const IrComputation *c[2];
+    int n_counters;
+    int counter[MAX_COUNTERS];
+    int64_t lo[MAX_COUNTERS], hi[MAX_COUNTERS];
+} CompPair;
+
+static bool int_constant(const IrInstr *x, int64_t *v)
+{
+    if (x->op != IR_OP_CONSTANT || x->shape->rank != 0 || !ir_type_is_int(x->shape->type) || !x->info->literal ||
+        !x->info->literal->data)
+        return false;
+    *v = ir_elem_get_i64(x->shape->type, x->info->literal->data);
+    return true;
+}
+
+static bool gte_of_param(const IrInstr *x, const IrComputation *c, int64_t *index)
+{
+    if (x->op != IR_OP_GET_TUPLE_ELEMENT || x->operands[0]->op != IR_OP_PARAMETER || c->n_params != 1 ||
+        x->operands[0] != c->params[0])
+        return false;
+    *index = x->ints[IR_INT_INDEX].v;
+    return true;
+}
+
+/* The counters of a while loop: state element j starting at a constant,
+ * the body adding 1 to it, the condition comparing it LT (or LE) with a
+ * constant.  Fills the pair's counters with [start, bound). */
+static void loop_counters(const IrInstr *w, CompPair *pair)
+{
+    const IrComputation *body = w->info->comps[IR_COMP_BODY], *cond = w->info->comps[IR_COMP_CONDITION];
+    const IrInstr *init = w->operands[0], *next = body ? body->root : NULL, *test = cond ? cond->root : NULL;
+    if (!body || !cond || init->op != IR_OP_TUPLE || next->op != IR_OP_TUPLE || test->op != IR_OP_COMPARE)
+        return;
+    int64_t j, bound, start, one;
+    const IrInstr *l = test->operands[0], *r = test->operands[1];
+    IrCompareDir dir = test->info->direction;
+    if (int_constant(l, &bound) && (dir == IR_CMP_GT || dir == IR_CMP_GE)) {     /* n > i */
+        const IrInstr *t = l;
+        l = r;
+        r = t;
+        dir = dir == IR_CMP_GT ? IR_CMP_LT : IR_CMP_LE;
+    }
+    if (!gte_of_param(l, cond, &j) || !int_constant(r, &bound) || (dir != IR_CMP_LT && dir != IR_CMP_LE) ||
+        j < 0 || j >= init->n_operands || j >= next->n_operands || !int_constant(init->operands[j], &start))
+        return;
+    const IrInstr *inc = next->operands[j];
+    int64_t k;
+    bool step = inc->op == IR_OP_ADD &&
+                ((gte_of_param(inc->operands[0], body, &k) && int_constant(inc->operands[1], &one)) ||
+                 (gte_of_param(inc->operands[1], body, &k) && int_constant(inc->operands[0], &one)));
+    int64_t hi = dir == IR_CMP_LE ? bound + 1 : bound;
+    if (step && k == j && one == 1 && hi > start && pair->n_counters < MAX_COUNTERS) {
+        pair->counter[pair->n_counters] = (int)j;
+        pair->lo[pair->n_counters] = start;
+        pair->hi[pair->n_counters++] = hi;
+    }
+}
+
+/* The counters both loops have alike. */
+static void shared_counters(const IrInstr *wb, const IrInstr *wa, CompPair *pair)
+{
+    CompPair b = { .n_counters = 0 }, a = { .n_counters = 0 };
+    loop_counters(wb, &b);
+    loop_counters(wa, &a);
+    for (int i = 0; i < b.n_counters; i++)
+        for (int k = 0; k < a.n_counters; k++)
+            if (b.counter[i] == a.counter[k] && b.lo[i] == a.lo[k] && b.hi[i] == a.hi[k]) {
+                pair->counter[pair->n_counters] = b.counter[i];
+                pair->lo[pair->n_counters] = b.lo[i];
+                pair->hi[pair->n_counters++] = b.hi[i];
+            }
+}
 
 typedef struct Analysis {
     Numbering *nb;
     const IrComputation *c[2];
+    const CompPair *pair;       /* its loop counters, when a loop body */
     int n_vn;
     const IrInstr **by_vn[2];   /* [side][vn]: an instruction of c[side] with that number */
-    bool *param_free[2];        /* [side][instr id]: depends on no parameter of c[side] */
+    bool *param_free[2];        /* [side][instr id]: depends on no parameter of c[side], or only on
+                                   loop counters (which enter a region as ranged inputs) */
+    bool *counter[2];           /* [side][instr id]: a loop counter (get-tuple-element of the state) */
     int *key[2];                /* [side][instr id]: 1 + the number a region input is known by: its value
                                    number when shared, else one given to a matched pair; 0: none */
     int n_keys;                 /* value numbers, then the matched pairs' numbers */
@@ -258,8 +340,12 @@ static bool alike(Analysis *an, const IrInstr *b, const IrInstr *a, StrBuf *kb, 
             bool dup = false;
             for (int j = 0; j < an->n_nested && !dup; j++)
                 dup = an->nested[j].c[0] == cb[k] && an->nested[j].c[1] == ca[k];
-            if (!dup)
-                an->nested[an->n_nested++] = (CompPair){ { cb[k], ca[k] } };
+            if (!dup) {
+                CompPair pair = { { cb[k], ca[k] }, 0, { 0 }, { 0 }, { 0 } };
+                if (b->op == IR_OP_WHILE && cb[k] == b->info->comps[IR_COMP_BODY])
+                    shared_counters(b, a, &pair);
+                an->nested[an->n_nested++] = pair;
+            }
         }
     return true;
 }
@@ -373,10 +459,12 @@ static bool propagate(Analysis *an)
     return changed;
 }
 
-static void analysis_init(Analysis *an, Numbering *nb, const IrComputation *cb, const IrComputation *ca)
+static void analysis_init(Analysis *an, Numbering *nb, const CompPair *pair)
 {
+    const IrComputation *cb = pair->c[0], *ca = pair->c[1];
     memset(an, 0, sizeof *an);
     an->nb = nb;
+    an->pair = pair;
     an->c[0] = cb;
     an->c[1] = ca;
     an->n_vn = nb->next;
@@ -384,13 +472,19 @@ static void analysis_init(Analysis *an, Numbering *nb, const IrComputation *cb, 
         const IrComputation *c = an->c[s];
         an->by_vn[s] = xcalloc((size_t)an->n_vn + 1, sizeof *an->by_vn[s]);
         an->param_free[s] = xcalloc((size_t)nb->m[s]->next_instr_id + 1, sizeof(bool));
+        an->counter[s] = xcalloc((size_t)nb->m[s]->next_instr_id + 1, sizeof(bool));
         for (int i = 0; i < c->n_instrs; i++) {
             const IrInstr *x = c->instrs[i];
             int v = nb->vn[s][x->id];
             if (!an->by_vn[s][v])
                 an->by_vn[s][v] = x;
-            bool free_ = x->op != IR_OP_PARAMETER && !is_unrepeatable(x->op);
-            for (int k = 0; k < x->n_operands && free_; k++)
+            int64_t j;
+            bool counter = false;
+            for (int k = 0; an->pair && k < an->pair->n_counters && !counter; k++)
+                counter = gte_of_param(x, c, &j) && j == an->pair->counter[k];
+            an->counter[s][x->id] = counter;
+            bool free_ = counter || (x->op != IR_OP_PARAMETER && !is_unrepeatable(x->op));
+            for (int k = 0; k < x->n_operands && free_ && !counter; k++)
                 free_ = an->param_free[s][x->operands[k]->id];
             an->param_free[s][x->id] = free_;
         }
@@ -424,6 +518,7 @@ static void analysis_free(Analysis *an)
     for (int s = 0; s < 2; s++) {
         free(an->by_vn[s]);
         free(an->param_free[s]);
+        free(an->counter[s]);
         free(an->key[s]);
         free(an->by_key[s]);
     }
@@ -511,7 +606,7 @@ static void collect_side(Analysis *an, Grouping *g, int s, int root, Side *out)
             continue;
         for (int k = 0; k < x->n_operands; k++) {
             const IrInstr *y = x->operands[k];
-            if (shared(an, y, s) && an->param_free[s][y->id])
+            if (shared(an, y, s) && an->param_free[s][y->id] && !an->counter[s][y->id])
                 in_region[y->id] = 2;
         }
     }
@@ -609,6 +704,15 @@ static IrModule *region_module(const Analysis *an, int s, const Side *side, cons
                                  0, NULL);
         params[k]->info->parameter_number = k;
         params[k]->parent = c;
+        /* A loop counter takes the values its loop gives it. */
+        int64_t j;
+        for (int q = 0; an->pair && q < an->pair->n_counters; q++)
+            if (an->counter[s][like->id] && gte_of_param(like, orig, &j) && j == an->pair->counter[q]) {
+                char range[96];
+                snprintf(range, sizeof range, "{%s=\"%lld,%lld\"}", CHECK_RANGE_ATTR, (long long)an->pair->lo[q],
+                         (long long)an->pair->hi[q]);
+                ir_raw_attr_set(m, params[k], "frontend_attributes", range);
+            }
     }
     /* Members read inputs through the parameters. */
     IrInstr **outputs = xcalloc((size_t)n_outs + 1, sizeof *outputs);
@@ -788,10 +892,11 @@ typedef struct Finder {
     int n_regions, cap_regions;
 } Finder;
 
-static bool find_in_pair(Finder *f, const IrComputation *cb, const IrComputation *ca, Error *err)
+static bool find_in_pair(Finder *f, const CompPair *pair, Error *err)
 {
+    const IrComputation *cb = pair->c[0], *ca = pair->c[1];
     Analysis an;
-    analysis_init(&an, &f->nb, cb, ca);
+    analysis_init(&an, &f->nb, pair);
     /* One walk from the roots finds every output pair (a second walk would
      * skip the pairs the first one matched, and lose the output pairs
      * behind them); matches from the leaves down then only decide where
@@ -893,10 +998,10 @@ bool check_find_regions(const IrModule *before, const IrModule *after, CheckRegi
     strbuf_free(&key);
     f.queue = xcalloc(8, sizeof *f.queue);
     f.cap_queue = 8;
-    f.queue[f.n_queue++] = (CompPair){ { before->entry, after->entry } };
+    f.queue[f.n_queue++] = (CompPair){ { before->entry, after->entry }, 0, { 0 }, { 0 }, { 0 } };
     bool ok = true;
     for (int q = 0; q < f.n_queue && ok; q++)
-        ok = find_in_pair(&f, f.queue[q].c[0], f.queue[q].c[1], err);
+        ok = find_in_pair(&f, &f.queue[q], err);
     free(f.queue);
     for (int s = 0; s < 2; s++) {
         free(f.nb.vn[s]);

@@ -49,10 +49,16 @@
  *   in == 0:          int(0, dim - size)                       (in range)
  *   in == 1, side 0:  int(-4, -1)                              (below)
  *   in == 1, side 1:  int(dim - size + 1, dim - size + 4)      (above)
- * clamped to the index type (unsigned types have no "below": they go above). */
+ * clamped to the index type (unsigned types have no "below": they go above).
+ *
+ * A scalar integer entry parameter with the frontend attribute
+ * hlocheck_range="lo,hi" (hlo-check --local gives it to a loop counter
+ * that enters a region: the values the loop gives it) is drawn as
+ * int(lo, hi - 1) instead. */
 #include "check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -450,6 +456,19 @@ Value *check_random_value(uint64_t key, const IrShape *s, CheckDist dist, Error 
     return random_value(&r, s, dist, err);
 }
 
+bool check_param_range(const IrInstr *param, int64_t *lo, int64_t *hi)
+{
+    const char *fa = ir_raw_attr_get(param, "frontend_attributes");
+    const char *at = fa ? strstr(fa, CHECK_RANGE_ATTR "=\"") : NULL;
+    long long a, b;
+    if (!at || sscanf(at + strlen(CHECK_RANGE_ATTR) + 2, "%lld,%lld", &a, &b) != 2 || b <= a ||
+        (uint64_t)b - (uint64_t)a > ((uint64_t)1 << 32))
+        return false;
+    *lo = a;
+    *hi = b;
+    return true;
+}
+
 Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed, CheckDist dist,
                           Error *err)
 {
@@ -467,6 +486,14 @@ Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed,
     }
     Rng r;
     rng_seed(&r, seed, rank, param);
+    int64_t lo, hi;
+    if (ir_shape_is_array(p->shape) && p->shape->rank == 0 && ir_type_is_int(p->shape->type) &&
+        check_param_range(p, &lo, &hi)) {
+        Value *v = value_new_array(p->shape, err);
+        if (v)
+            ir_elem_set_i64(p->shape->type, v->data, rng_int(&r, lo, hi - 1));
+        return v;
+    }
     IndexUse use;
     if (!find_index_use(m, p, &use))
         return random_value(&r, p->shape, dist, err);

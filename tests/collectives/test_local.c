@@ -190,6 +190,57 @@ static void test_a_changed_loop_body_is_its_own_pair(void **state)
     ir_module_free(a);
 }
 
+/* A loop counter read by a region enters it as a parameter drawn from the
+ * values the loop gives it; the arithmetic on it stays inside. */
+#define COUNTED(use)                                                                                             \
+    "HloModule m\n"                                                                                              \
+    "%cond (s: (s32[], f32[6,4])) -> pred[] {\n  s = (s32[], f32[6,4]) parameter(0)\n"                           \
+    "  i = s32[] get-tuple-element(s), index=0\n  n = s32[] constant(5)\n"                                       \
+    "  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"                                                        \
+    "%body (s: (s32[], f32[6,4])) -> (s32[], f32[6,4]) {\n  s = (s32[], f32[6,4]) parameter(0)\n"                \
+    "  i = s32[] get-tuple-element(s), index=0\n  w = f32[6,4] get-tuple-element(s), index=1\n"                 \
+    "  one = s32[] constant(1)\n  z = s32[] constant(0)\n" use                                                  \
+    "  r = f32[1,4] dynamic-slice(w, k, z), dynamic_slice_sizes={1,4}\n"                                         \
+    "  u = f32[6,4] dynamic-update-slice(w, r, z, z)\n  j = s32[] add(i, one)\n"                                \
+    "  ROOT t = (s32[], f32[6,4]) tuple(j, u)\n}\n"                                                              \
+    "ENTRY e {\n  p = f32[6,4] parameter(0)\n  start = s32[] constant(2)\n"                                       \
+    "  t = (s32[], f32[6,4]) tuple(start, p)\n"                                                                  \
+    "  ROOT w = (s32[], f32[6,4]) while(t), condition=%cond, body=%body\n}\n"
+
+static void test_loop_counters_keep_their_range(void **state)
+{
+    (void)state;
+    static const char before[] = COUNTED("  k = s32[] add(i, one)\n");
+    static const char after[] = COUNTED("  mone = s32[] constant(-1)\n  k = s32[] subtract(i, mone)\n");
+    CheckRegion *r;
+    IrModule *b, *a;
+    int n = regions_of(before, after, &r, &b, &a);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(r[0].where, "body"));
+    /* The region is the offset, i + 1 against i - (-1): its one input is
+     * the counter i, in [2, 5); the constants stay inside. */
+    assert_int_equal(r[0].n_inputs, 1);
+    const IrInstr *p = r[0].after->entry->params[0];
+    int64_t lo, hi;
+    assert_true(check_param_range(p, &lo, &hi));
+    assert_int_equal(lo, 2);
+    assert_int_equal(hi, 5);
+    bool seen[3] = { false };
+    for (uint64_t seed = 0; seed < 64; seed++) {
+        Error err = { 0 };
+        Value *v = check_random_input(r[0].after, 0, 0, seed, CHECK_DIST_UNIFORM, &err);
+        int32_t x = *(const int32_t *)v->data;
+        assert_true(x >= 2 && x < 5);
+        seen[x - 2] = true;
+        value_release(v);
+    }
+    assert_true(seen[0] && seen[1] && seen[2]);
+    assert_true(region_equivalent(&r[0]));
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
 /* Index arithmetic on partition-id stays in the region (its value and its
  * range), the data it indexes comes in as an input. */
 static void test_parameter_free_inputs_stay_inside(void **state)
@@ -324,6 +375,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_swapped_outputs_differ_in_the_region),
         cmocka_unit_test(test_a_change_anywhere_is_a_region),
         cmocka_unit_test(test_a_changed_loop_body_is_its_own_pair),
+        cmocka_unit_test(test_loop_counters_keep_their_range),
         cmocka_unit_test(test_parameter_free_inputs_stay_inside),
         cmocka_unit_test(test_one_group_stands_for_all),
         cmocka_unit_test(test_big_constants_by_their_bytes),
