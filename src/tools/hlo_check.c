@@ -11,6 +11,7 @@
 #include "coll.h"
 #include "pass.h"
 #include "pass_flags.h"
+#include "run_flags.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +68,6 @@ static const CliFlag flags[] = {
     {"--opaque-custom-calls", CLI_BOOL, OPT(opaque_custom_calls), "=true|false", "true",
      "run a custom call whose target the interpreter does not implement as a deterministic function of its "
      "operands (outputs keyed by a hash of target, backend_config and operand bytes); false: unsupported"},
-    {"--fill-elided", CLI_SWITCH, OPT(fill_elided), "", "off (an error)",
-     "give each elided constant ({...}) seeded values keyed by its name and --seed, the same in both modules"},
     {"--local", CLI_SWITCH, OPT(local), "", "off",
      "check each region where the modules differ on its own, at its real shapes: what both compute alike is cut "
      "away and enters the region as parameters (index arithmetic on constants and device ids stays in); "
@@ -77,8 +76,7 @@ static const CliFlag flags[] = {
     {"--regions-dir", CLI_STRING, OPT(regions_dir), "=DIR", "",
      "with --local: also write each region's two sides as DIR/region<N>.before.hlo and .after.hlo, modules that "
      "hlo-check and hlo-run take on their own"},
-    {"--max-memory", CLI_BYTES, OPT(max_memory), "=SIZE", "physical memory / ranks on this node",
-     "refuse (exit 2) before running when a rank's estimated need exceeds SIZE (2.5GB, 300MB, 8GiB)"},
+    RUN_CLI_FLAGS(Options),
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))

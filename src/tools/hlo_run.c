@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "coll.h"
 #include "interp.h"
+#include "run_flags.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -71,10 +72,7 @@ static const CliFlag flags[] = {
     {"--opaque-custom-calls", CLI_SWITCH, OPT(opaque_custom_calls), "", "off (unsupported)",
      "run a custom call whose target the interpreter does not implement as a deterministic function of its "
      "operands: outputs drawn from a stream keyed by a hash of target, backend_config and operand bytes"},
-    {"--fill-elided", CLI_SWITCH, OPT(fill_elided), "", "off (an error)",
-     "give each elided constant ({...}) seeded values keyed by its name and --seed"},
-    {"--max-memory", CLI_BYTES, OPT(max_memory), "=SIZE", "physical memory / ranks on this node",
-     "refuse (exit 2) before running when a rank's estimated need exceeds SIZE (2.5GB, 300MB, 8GiB)"},
+    RUN_CLI_FLAGS(Options),
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))

@@ -1,0 +1,19 @@
+/* run_flags.h: the flags hlo-run and hlo-check share for running real
+ * programs.  A tool's options struct T holds `bool fill_elided` and
+ * `int64_t max_memory` (0: the default, physical memory / ranks on the
+ * node). */
+#ifndef RUN_FLAGS_H
+#define RUN_FLAGS_H
+
+#include <stddef.h>
+
+#include "cli.h"
+
+#define RUN_CLI_FLAGS(T)                                                                                    \
+    {"--fill-elided", CLI_SWITCH, offsetof(T, fill_elided), "", "off (an error)",                           \
+     "give each elided constant ({...}) seeded values keyed by its name and --seed (the same in both modules " \
+     "of a check)"},                                                                                          \
+    {"--max-memory", CLI_BYTES, offsetof(T, max_memory), "=SIZE", "physical memory / ranks on this node",      \
+     "refuse (exit 2) before running when a rank's estimated need exceeds SIZE (2.5GB, 300MB, 8GiB)"}
+
+#endif /* RUN_FLAGS_H */
