@@ -12,7 +12,7 @@
 
 CC       = mpicc
 BUILD   ?= build
-MODULES  = ir interp collectives passes check cli
+MODULES  = ir interp collectives passes check cli fuzz
 
 CPPFLAGS = -D_POSIX_C_SOURCE=200809L $(addprefix -Isrc/,$(MODULES))
 CFLAGS   = -std=c11 -g -O2 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \

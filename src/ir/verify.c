@@ -2156,14 +2156,40 @@ static bool check_all_gather_start(const IrInstr *in, const IrShape *out, Error 
     return check_gather_like(in, t->elements[1], false, err);
 }
 
+/* A collective's reduction computation folds elements of each operand's
+ * type: both parameters and the root are scalars of that type.  (A pass
+ * that retypes a collective but not its reducer leaves a module that
+ * would otherwise run, converting silently, and be blamed on the input.) */
+static bool check_reducer_types(const IrInstr *in, Error *err)
+{
+    const IrComputation *c = in->info->comps[IR_COMP_TO_APPLY];
+    if (!c || !c->root)
+        return true;
+    for (int k = 0; k < in->n_operands; k++) {
+        const IrShape *s = opshape(in, k);
+        if (!ir_shape_is_array(s))
+            continue;
+        for (int p = 0; p < c->n_params && c->params; p++)
+            if (c->params[p] && c->params[p]->shape->type != s->type)
+                return fail(in, err, "to_apply=%s parameter %d is %s, but operand %d is %s: the reduction must take "
+                            "the operand's element type", c->name, p, sh(c->params[p]->shape), k, sh(s));
+        if (!is_scalar(c->root->shape) || c->root->shape->type != s->type)
+            return fail(in, err, "to_apply=%s returns %s, but operand %d is %s: the reduction must return a scalar "
+                        "of the operand's element type", c->name, sh(c->root->shape), k, sh(s));
+    }
+    return true;
+}
+
 static bool check_reduce_scatter(const IrInstr *in, const IrShape *out, Error *err)
 {
-    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_gather_like(in, out, true, err);
+    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_reducer_types(in, err) &&
+           check_gather_like(in, out, true, err);
 }
 
 static bool check_all_reduce(const IrInstr *in, const IrShape *out, Error *err)
 {
-    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_same_as_operands(in, out, err);
+    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_reducer_types(in, err) &&
+           check_same_as_operands(in, out, err);
 }
 
 /* all-to-all: same shapes; a split dimension must divide by the group size. */

@@ -238,6 +238,22 @@ static double now_seconds(void)
 
 /* *dead_free: the module has no dead code (a whole-module removal ran and
  * only passes that leave none ran since). */
+/* A module a pass left invalid is that pass's bug, never the input's: the
+ * error is internal (exit 3), names the pass, and gives the verifier's
+ * location only as the instruction the broken one came from. */
+static bool verify_after(IrModule *m, const Pass *p, Error *err)
+{
+    Error verr = { 0 };
+    if (ir_verify_module(m, &verr))
+        return true;
+    char where[300] = "";
+    if (verr.file[0] && verr.loc.line > 0)
+        snprintf(where, sizeof where, " (near %s:%d:%d)", verr.file, verr.loc.line, verr.loc.col);
+    return error_set(err, ERR_INTERNAL, (IrLoc){ 0 },
+                     "pass %s (#%d) left an invalid module, a bug in the pass, not in the input%s: %s", p->name,
+                     p->number, where, verr.msg);
+}
+
 static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOptions *opt,
                      PipelineStats *stats, bool *changed, bool *dead_free, Error *err)
 {
@@ -255,6 +271,8 @@ static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOp
             else
                 pass_remove_dead_code(m);
             *dead_free = true;
+            if (!verify_after(m, passes[i], err))
+                return false;
         }
         if (st)
             st->seconds += now_seconds() - t0;

@@ -1,0 +1,262 @@
+/* fuzz.h: hlo-fuzz, generated modules that hunt for bugs in the passes.
+ *
+ * A module is built from a recipe of sites.  A site is one instance of a
+ * pass's pattern, or a near miss of it, written with drawn shapes, types,
+ * groups and flags; its generator says, from the rules of spec/passes.md
+ * and without asking src/passes/, what the pass must make of it in each
+ * mode: leave it, rewrite it exactly, rewrite it with another accumulation
+ * type, or rewrite it into a known unsoundness.  fuzz_run_one() then runs
+ * the pass, reads what became of every site, checks the rewritten module
+ * against the original with the checker, and reports every disagreement
+ * as a finding.
+ *
+ * build.c   the module under construction (computations, instructions,
+ *           while bodies and conditional branches around a site) and its text
+ * groups.c  replica groups in every form and group mode
+ * gen_*.c   the sites of each pass, with their expectations
+ * model.c   the combiners' grouping, from the spec's engine
+ * run.c     one module: pass, per-site reading, check, findings
+ */
+#ifndef FUZZ_H
+#define FUZZ_H
+
+#include "check.h"
+#include "pass.h"
+
+/* ------------------------------------------------------------------ */
+/* Random draws (splitmix64: the same stream on every rank and machine)  */
+
+typedef struct FuzzRng { uint64_t s; } FuzzRng;
+uint64_t fuzz_u64(FuzzRng *r);
+int fuzz_below(FuzzRng *r, int n);                 /* uniform in [0, n), n >= 1 */
+bool fuzz_chance(FuzzRng *r, int percent);
+/* A random permutation of 0..n-1 into out. */
+void fuzz_shuffle(FuzzRng *r, int *out, int n);
+
+/* ------------------------------------------------------------------ */
+/* Shapes                                                              */
+
+#define FUZZ_MAX_RANK 6
+typedef struct FuzzShape {
+    IrElemType type;
+    int rank;
+    int64_t dims[FUZZ_MAX_RANK];
+} FuzzShape;
+
+FuzzShape fuzz_shape(IrElemType t, int rank, const int64_t *dims);
+int64_t fuzz_shape_elems(const FuzzShape *s);
+int64_t fuzz_shape_bytes(const FuzzShape *s);
+/* "f32[4,8]" into buf. */
+const char *fuzz_shape_text(const FuzzShape *s, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* Replica groups                                                       */
+
+typedef enum FuzzGroupMode {
+    FUZZ_CROSS_REPLICA,             /* no channel_id: replica ids */
+    FUZZ_CROSS_REPLICA_PARTITION,   /* channel_id, use_global_device_ids=false: replica ids, x P */
+    FUZZ_FLATTENED,                 /* channel_id, use_global_device_ids=true: flattened ids */
+    FUZZ_GROUP_MODES
+} FuzzGroupMode;
+
+#define FUZZ_MAX_DEVICES 64
+typedef struct FuzzGroups {
+    FuzzGroupMode mode;
+    int n_groups, size;             /* size: ids per group as listed */
+    int ids[FUZZ_MAX_DEVICES];      /* group g is ids[g*size .. (g+1)*size) */
+    bool empty;                     /* printed as {} (one group of every id) */
+    char text[600];                 /* as printed after replica_groups= */
+    char canon[600];                /* the expanded list (or "{}"): equal iff the groups are equal */
+    char form[16];                  /* explicit, empty, iota, mesh */
+} FuzzGroups;
+
+/* Groups of mode over the module's devices, with `size` ids per group
+ * (size must divide the id count: R for the replica modes, R*P for
+ * flattened), in a random order and a random printed form. */
+void fuzz_draw_groups(FuzzRng *r, FuzzGroupMode mode, int replicas, int partitions, int size, FuzzGroups *g);
+/* A random divisor of n. */
+int fuzz_divisor(FuzzRng *r, int n);
+/* The participants of a collective on device d = r*P + p, in rank order
+ * (hlo-reference.md 6.3), as flattened ids into out; returns the count. */
+int fuzz_participants(const FuzzGroups *g, int replicas, int partitions, int device, int *out);
+/* Devices per participant list: size, or size * P for cross-replica-and-partition. */
+int fuzz_group_size(const FuzzGroups *g, int partitions);
+/* The attribute text of the mode: channel_id (when the mode needs one)
+ * and use_global_device_ids, e.g. ", channel_id=3, use_global_device_ids=true". */
+void fuzz_mode_attrs(FuzzGroupMode mode, int channel, char *buf, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* The module under construction (build.c)                             */
+
+typedef enum FuzzPlace { FUZZ_IN_ENTRY, FUZZ_IN_WHILE, FUZZ_IN_CONDITIONAL, FUZZ_PLACES } FuzzPlace;
+const char *fuzz_place_name(FuzzPlace p);
+
+typedef enum FuzzExpect {
+    FUZZ_KEEP,          /* the pass must leave the site as it is */
+    FUZZ_EXACT,         /* rewritten, bitwise the same function */
+    FUZZ_WIDER,         /* rewritten, reduces in a wider float type: at least as accurate */
+    FUZZ_NARROWER,      /* rewritten, reduces in another type: any accuracy */
+    FUZZ_UNSOUND,       /* rewritten into a known unsoundness of the seed's rule */
+    FUZZ_EXPECTS
+} FuzzExpect;
+const char *fuzz_expect_name(FuzzExpect e);
+
+/* What the site's collective is, for the combiners' model. */
+typedef struct FuzzColl {
+    IrOpcode op;
+    IrElemType type;
+    int dim;                        /* gather / scatter dim; -1 for all-reduce */
+    bool channel, global, constrain;
+    const char *reducer;            /* trivial binary op name, or NULL (non-trivial / none) */
+    char groups[600];               /* FuzzGroups.canon */
+    int64_t bytes;
+    int rank;
+} FuzzColl;
+
+#define FUZZ_MAX_SITES 24
+typedef struct FuzzSite {
+    int pass;                       /* the number of the pass it aims at */
+    char what[320];                 /* the recipe line */
+    FuzzExpect expect[2];           /* by PassMode */
+    bool must_differ[2];            /* FUZZ_UNSOUND: differs at this world, so it must be refuted */
+    FuzzPlace place;
+    int comp;                       /* the computation holding its result */
+    int out;                        /* the result's operand index in that computation's root tuple */
+    int instr;                      /* the result instruction */
+    bool is_coll;                   /* combiner member: coll describes it */
+    FuzzColl coll;
+    int group[2];                   /* combiners, by mode: sites with the same group are combined together;
+                                       -1: left alone */
+} FuzzSite;
+
+typedef struct FuzzBuild FuzzBuild;
+
+/* A module of replicas x partitions devices. */
+FuzzBuild *fuzz_build_new(int replicas, int partitions, const char *name);
+void fuzz_build_free(FuzzBuild *b);
+int fuzz_build_replicas(const FuzzBuild *b);
+int fuzz_build_partitions(const FuzzBuild *b);
+/* The next channel id (1, 2, ...). */
+int fuzz_channel(FuzzBuild *b);
+
+/* Starts a site placed in the entry computation, a while body (run `trips`
+ * times) or the true branch of a conditional (taken).  Instructions made
+ * until fuzz_site_end() go there. */
+void fuzz_site_begin(FuzzBuild *b, FuzzPlace place, int trips);
+FuzzPlace fuzz_site_place(const FuzzBuild *b);
+/* An input of the site: an entry parameter, or, in a loop body or branch,
+ * an element of its parameter tuple (a get-tuple-element of a parameter). */
+int fuzz_input(FuzzBuild *b, FuzzShape s);
+/* An input that is a get-tuple-element of a parameter wherever the site
+ * is (in the entry, of a one-element tuple parameter). */
+int fuzz_input_gte(FuzzBuild *b, FuzzShape s);
+/* An entry parameter scalar s32 with hlocheck_range=[lo,hi) (site in the entry only). */
+int fuzz_input_index(FuzzBuild *b, int lo, int hi);
+/* An instruction: %vN = shape op(operands), attrs.  attrs may be "" or
+ * start with ", ". Returns its id. */
+int fuzz_op(FuzzBuild *b, FuzzShape s, const char *op, int n, const int *operands, const char *attrs);
+int fuzz_op1(FuzzBuild *b, FuzzShape s, const char *op, int x, const char *attrs);
+int fuzz_op2(FuzzBuild *b, FuzzShape s, const char *op, int x, int y, const char *attrs);
+/* A scalar constant of type t (literal text, e.g. "3"). */
+int fuzz_constant(FuzzBuild *b, IrElemType t, const char *literal);
+/* v also made to wait for `pred` (control-predecessors={pred}). */
+void fuzz_control(FuzzBuild *b, int v, int pred);
+/* A reduction computation of type t: op over its two parameters when
+ * trivial, else the same op behind a copy (non-trivial to the combiners).
+ * Returns its name. */
+const char *fuzz_reducer(FuzzBuild *b, IrElemType t, const char *op, bool trivial);
+FuzzShape fuzz_value_shape(const FuzzBuild *b, int v);
+/* Ends the site: outputs become results of its computation's root tuple
+ * (and of the entry root, through the loop or conditional).  out_pos[k]
+ * gets output k's position in that root; *comp its computation. */
+void fuzz_site_end(FuzzBuild *b, int n, const int *outputs, int *comp, int *out_pos);
+/* The module text; NULL after a builder error (message in err). */
+char *fuzz_build_text(FuzzBuild *b);
+/* Name of computation comp (as printed, without %). */
+const char *fuzz_comp_name(const FuzzBuild *b, int comp);
+
+/* ------------------------------------------------------------------ */
+/* The generators (gen_*.c)                                             */
+
+typedef struct FuzzGen {
+    FuzzRng *rng;
+    FuzzBuild *b;
+    PassOptions *opt;               /* the combiner flags: a generator may draw them */
+    int world;
+    FuzzSite *sites;                /* append here, at most FUZZ_MAX_SITES */
+    int n_sites;
+    bool odd_site_taken;            /* a site not exact in some mode is in the module already */
+} FuzzGen;
+
+/* Whether pass `number` has a site generator. */
+bool fuzz_has_generator(int number);
+/* Adds one site of pass `number` (one of the nine) to g, or a near miss of
+ * it.  Every generator fills the site's expectations itself. */
+void fuzz_gen_site(FuzzGen *g, int number);
+/* Per pass (gen_flips.c, gen_reduce.c, gen_combiners.c): */
+void fuzz_gen_ag_convert(FuzzGen *g);
+void fuzz_gen_ag_reshape(FuzzGen *g);
+void fuzz_gen_ag_binary(FuzzGen *g);
+void fuzz_gen_ag_dynamic_slice(FuzzGen *g);
+void fuzz_gen_reduce_convert_add(FuzzGen *g);
+void fuzz_gen_rs_transpose(FuzzGen *g);
+void fuzz_gen_combiner(FuzzGen *g, int number);
+/* Shared by the generators: a new site record of pass `number`, its
+ * expectations KEEP. */
+FuzzSite *fuzz_new_site(FuzzGen *g, int number);
+/* A random placement for a site (entry most often). */
+FuzzPlace fuzz_draw_place(FuzzGen *g);
+IrElemType fuzz_draw_type(FuzzRng *r, bool floats_only);
+
+/* model.c: fills expect[] and group[] of every combiner site of pass
+ * `number` in g from the spec's engine, both modes. */
+void fuzz_model_combiner(FuzzGen *g, int number, const PassOptions *opt);
+
+/* ------------------------------------------------------------------ */
+/* One module (run.c)                                                   */
+
+typedef struct FuzzConfig {
+    const Pass *passes[16];         /* the passes aimed at */
+    int n_passes;
+    bool modes[2];                  /* by PassMode */
+    uint64_t seed;
+    const char *out_dir;            /* findings go to out_dir/<pass>-<n>/ (NULL: not saved) */
+    int trials;                     /* checker trials per module */
+    double pass_timeout;            /* seconds a pass may take before it counts as hung */
+} FuzzConfig;
+
+typedef struct FuzzPassTally {
+    long modules, sites, rewrites, findings;
+} FuzzPassTally;
+
+typedef struct FuzzNote {
+    int pass;                       /* number */
+    PassMode mode;
+    long index;                     /* the module */
+    char kind[48], msg[400], dir[300];
+} FuzzNote;
+
+#define FUZZ_MAX_NOTES 256
+typedef struct FuzzTally {
+    FuzzPassTally pass[16][2];      /* by config pass, by mode */
+    long modules, findings;
+    int saved;                      /* finding directories written */
+    FuzzNote notes[FUZZ_MAX_NOTES]; /* the first findings, for the summary and JSON */
+    int n_notes;
+} FuzzTally;
+
+void fuzz_tally_note(FuzzTally *t, const Pass *pass, PassMode mode, long index, const char *kind, const char *msg,
+                     const char *dir);
+
+/* Generates module number `index` (deterministic in seed and index) aimed
+ * at config pass `which`, runs that pass in each configured mode, and
+ * checks every site and the module's function; adds to t.  Collective:
+ * every rank calls it with the same arguments.  False on an error of the
+ * fuzzer itself (err). */
+bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTally *t, Error *err);
+
+/* Writes module `index` of config pass `which`, with its recipe as //
+ * comments, as it would be generated on `world` devices. */
+bool fuzz_print_module(const FuzzConfig *cfg, int world, long index, int which, FILE *out, Error *err);
+
+#endif /* FUZZ_H */

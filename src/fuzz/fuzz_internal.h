@@ -1,0 +1,70 @@
+/* fuzz_internal.h: what the files of src/fuzz/ share beyond fuzz.h: the
+ * builder's records, and the graph queries the combiners' model makes. */
+#ifndef FUZZ_INTERNAL_H
+#define FUZZ_INTERNAL_H
+
+#include "fuzz.h"
+
+#define FUZZ_MAX_OPERANDS 64
+#define FUZZ_MAX_INPUTS 24
+
+typedef enum BCompKind {            /* also the order computations are printed in */
+    BCOMP_TEXT,                     /* a reducer, written as text */
+    BCOMP_BODY, BCOMP_COND, BCOMP_BRANCH,
+    BCOMP_ENTRY,
+    BCOMP_KINDS
+} BCompKind;
+
+typedef struct BInstr {
+    int comp;
+    FuzzShape shape;                /* type IR_TYPE_TUPLE for tuples (shape_text says which) */
+    char *shape_text;
+    char op[96];                    /* opcode, or "constant(...)" */
+    int n_ops;
+    int ops[FUZZ_MAX_OPERANDS];
+    char *attrs;
+    int ctrl;                       /* control predecessor, -1 */
+    bool is_param;
+    int param;                      /* entry parameter number */
+} BInstr;
+
+typedef struct BComp {
+    BCompKind kind;
+    char name[64];
+    char *text;                     /* BCOMP_TEXT */
+    int root;
+} BComp;
+
+struct FuzzBuild {
+    int replicas, partitions;
+    char name[64];
+    BInstr *instrs;
+    int n_instrs, cap_instrs;
+    BComp *comps;
+    int n_comps, cap_comps;
+    int entry;
+    int n_entry_params;
+    int *entry_outputs;
+    int n_entry_outputs, cap_entry_outputs;
+    int channels;
+    bool failed;                    /* a limit was passed: no text */
+    /* the site being built */
+    FuzzPlace place;
+    int trips, n_site;
+    int site_comp, state, counter;
+    int n_in;
+    int in_entry[FUZZ_MAX_INPUTS], in_site[FUZZ_MAX_INPUTS];
+};
+
+/* The root of comp (the entry's root tuple is made on first request). */
+int fuzz_comp_root(FuzzBuild *b, int comp);
+/* comp's instructions in the spec's post order (hlo-reference.md 7.3:
+ * every instruction without users in order, a DFS through the control
+ * predecessor, then the operands in order); out holds n_instrs ids. */
+int fuzz_comp_post_order(FuzzBuild *b, int comp, int *out);
+/* Does `from` depend on `to` (through operands or control edges)? */
+bool fuzz_reaches(const FuzzBuild *b, int from, int to);
+int fuzz_instr_comp(const FuzzBuild *b, int v);
+bool fuzz_comp_is_while_part(const FuzzBuild *b, int comp);
+
+#endif /* FUZZ_INTERNAL_H */

@@ -1,0 +1,108 @@
+/* gen_common.c: what every site generator draws the same way: types,
+ * placements, the groups and mode attributes of a collective, and the
+ * all-gather built from them. */
+#include "gen.h"
+
+#include <stdio.h>
+#include <string.h>
+
+FuzzSite *fuzz_new_site(FuzzGen *g, int number)
+{
+    if (g->n_sites >= FUZZ_MAX_SITES)
+        return NULL;
+    FuzzSite *s = &g->sites[g->n_sites++];
+    memset(s, 0, sizeof *s);
+    s->pass = number;
+    s->expect[0] = s->expect[1] = FUZZ_KEEP;
+    s->group[0] = s->group[1] = -1;
+    s->comp = -1;
+    return s;
+}
+
+FuzzPlace fuzz_draw_place(FuzzGen *g)
+{
+    int k = fuzz_below(g->rng, 10);
+    return k < 6 ? FUZZ_IN_ENTRY : k < 8 ? FUZZ_IN_WHILE : FUZZ_IN_CONDITIONAL;
+}
+
+IrElemType fuzz_draw_type(FuzzRng *r, bool floats_only)
+{
+    static const IrElemType floats[] = { IR_TYPE_F32, IR_TYPE_BF16, IR_TYPE_F16, IR_TYPE_F64 };
+    static const IrElemType any[] = { IR_TYPE_F32, IR_TYPE_BF16, IR_TYPE_F16, IR_TYPE_F64, IR_TYPE_S32,
+                                      IR_TYPE_S8, IR_TYPE_U8, IR_TYPE_U32, IR_TYPE_S64, IR_TYPE_PRED };
+    if (floats_only || fuzz_chance(r, 50))
+        return floats[fuzz_below(r, 4)];
+    return any[fuzz_below(r, (int)(sizeof any / sizeof any[0]))];
+}
+
+bool fuzz_has_generator(int number)
+{
+    static const int written[] = { 96, 98 };
+    for (size_t i = 0; i < sizeof written / sizeof written[0]; i++)
+        if (written[i] == number)
+            return true;
+    return false;
+}
+
+void fuzz_gen_site(FuzzGen *g, int number)
+{
+    switch (number) {
+    case 92: fuzz_gen_ag_dynamic_slice(g); break;
+    case 96: fuzz_gen_ag_convert(g); break;
+    case 97: fuzz_gen_ag_reshape(g); break;
+    case 98: fuzz_gen_ag_binary(g); break;
+    case 102: fuzz_gen_reduce_convert_add(g); break;
+    case 104: fuzz_gen_rs_transpose(g); break;
+    default: fuzz_gen_combiner(g, number); break;
+    }
+}
+
+void gen_draw_coll(FuzzGen *g, GenColl *c)
+{
+    memset(c, 0, sizeof *c);
+    int R = fuzz_build_replicas(g->b), P = fuzz_build_partitions(g->b);
+    FuzzGroupMode mode = (FuzzGroupMode)fuzz_below(g->rng, FUZZ_GROUP_MODES);
+    int n = mode == FUZZ_FLATTENED ? R * P : R;
+    fuzz_draw_groups(g->rng, mode, R, P, fuzz_divisor(g->rng, n), &c->groups);
+    c->size = fuzz_group_size(&c->groups, P);
+    c->channel = mode == FUZZ_CROSS_REPLICA ? 0 : fuzz_channel(g->b);
+    char m[96];
+    fuzz_mode_attrs(mode, c->channel, m, sizeof m);
+    snprintf(c->attrs, sizeof c->attrs, ", replica_groups=%s%s", c->groups.text, m);
+}
+
+void gen_coll_text(const GenColl *c, char *buf, size_t n)
+{
+    static const char *const modes[] = { "cross-replica", "cross-replica-and-partition", "flattened-id" };
+    snprintf(buf, n, "%s groups %s (%d x %d)", modes[c->groups.mode], c->groups.form, c->groups.n_groups,
+             c->size);
+}
+
+int gen_all_gather(FuzzGen *g, int x, int dim, const GenColl *c)
+{
+    FuzzShape s = fuzz_value_shape(g->b, x);
+    s.dims[dim] *= c->size;
+    char a[900];
+    snprintf(a, sizeof a, "%s, dimensions={%d}", c->attrs, dim);
+    return fuzz_op1(g->b, s, "all-gather", x, a);
+}
+
+FuzzShape gen_draw_shape(FuzzRng *r, IrElemType t, int min_rank, int max_rank, int lo, int hi)
+{
+    FuzzShape s = { .type = t, .rank = min_rank + fuzz_below(r, max_rank - min_rank + 1) };
+    for (int i = 0; i < s.rank; i++)
+        s.dims[i] = lo + fuzz_below(r, hi - lo + 1);
+    return s;
+}
+
+void gen_finish(FuzzGen *g, FuzzSite *s, int result, int n_extra, const int *extra)
+{
+    int outs[8] = { result };
+    int n = 1;
+    for (int i = 0; i < n_extra && n < 8; i++)
+        outs[n++] = extra[i];
+    int pos[8];
+    fuzz_site_end(g->b, n, outs, &s->comp, pos);
+    s->out = pos[0];
+    s->instr = result;
+}

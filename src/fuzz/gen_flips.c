@@ -1,0 +1,243 @@
+/* gen_flips.c: sites of the two all-gather flips whose rules have no
+ * guard beyond their pattern (spec/passes.md 3): #96 convert over
+ * all-gather and #98 binary over two identical all-gathers, with the near
+ * misses each matcher must turn down. */
+#include "gen.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- #96 */
+
+/* Pairs of types of one width, for bitcast-convert (not a convert). */
+static void bitcast_pair(FuzzRng *r, IrElemType *from, IrElemType *to)
+{
+    static const IrElemType pairs[][2] = {
+        { IR_TYPE_F32, IR_TYPE_S32 }, { IR_TYPE_F32, IR_TYPE_U32 }, { IR_TYPE_BF16, IR_TYPE_S16 },
+        { IR_TYPE_F16, IR_TYPE_U16 }, { IR_TYPE_F64, IR_TYPE_S64 }, { IR_TYPE_BF16, IR_TYPE_F16 },
+    };
+    int k = fuzz_below(r, (int)(sizeof pairs / sizeof pairs[0]));
+    bool swap = fuzz_chance(r, 50);
+    *from = pairs[k][swap];
+    *to = pairs[k][!swap];
+}
+
+void fuzz_gen_ag_convert(FuzzGen *g)
+{
+    FuzzSite *s = fuzz_new_site(g, 96);
+    if (!s)
+        return;
+    FuzzRng *r = g->rng;
+    FuzzPlace place = fuzz_draw_place(g);
+    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    int kind = fuzz_below(r, 12);
+    IrElemType from = fuzz_draw_type(r, false), to = fuzz_draw_type(r, false);
+    if (kind == 8)
+        bitcast_pair(r, &from, &to);
+    if (kind == 9)
+        from = to = fuzz_chance(r, 50) ? IR_TYPE_F32 : IR_TYPE_BF16;
+    FuzzShape xs = gen_draw_shape(r, from, 1, 4, 1, 4);
+    int dim = fuzz_below(r, xs.rank);
+    GenColl c;
+    gen_draw_coll(g, &c);
+    int x = fuzz_input(g->b, xs);
+    char ct[160], st[64];
+    gen_coll_text(&c, ct, sizeof ct);
+    int ag = -1, result, extra[2], n_extra = 0;
+    const char *what;
+    bool rewrites = true;
+    if (kind == 10) {                   /* convert(all-reduce(x)): not an all-gather */
+        char a[900];
+        snprintf(a, sizeof a, "%s, to_apply=%%%s", c.attrs,
+                 fuzz_reducer(g->b, from, from == IR_TYPE_PRED ? "or" : "maximum", true));
+        int ar = fuzz_op1(g->b, xs, "all-reduce", x, a);
+        FuzzShape os = xs;
+        os.type = to;
+        result = fuzz_op1(g->b, os, "convert", ar, "");
+        what = "near miss: convert of an all-reduce";
+        rewrites = false;
+    } else {
+        ag = gen_all_gather(g, x, dim, &c);
+        FuzzShape gs = fuzz_value_shape(g->b, ag), os = gs;
+        os.type = to;
+        switch (kind) {
+        case 8:
+            result = fuzz_op1(g->b, os, "bitcast-convert", ag, "");
+            what = "near miss: bitcast-convert of an all-gather";
+            rewrites = false;
+            break;
+        case 9:
+            result = fuzz_op1(g->b, gs, "reduce-precision", ag, ", exponent_bits=5, mantissa_bits=7");
+            what = "near miss: reduce-precision of an all-gather";
+            rewrites = false;
+            break;
+        case 11: {
+            int cp = fuzz_op1(g->b, gs, "copy", ag, "");
+            result = fuzz_op1(g->b, os, "convert", cp, "");
+            what = "near miss: convert of a copy of an all-gather";
+            rewrites = false;
+            break;
+        }
+        case 6: {                       /* convert(convert(ag)): both flip in the one sweep */
+            FuzzShape mid = gs;
+            mid.type = fuzz_draw_type(r, false);
+            int c1 = fuzz_op1(g->b, mid, "convert", ag, "");
+            result = fuzz_op1(g->b, os, "convert", c1, "");
+            what = "convert chain over an all-gather";
+            break;
+        }
+        case 7:                         /* the all-gather has another user */
+            result = fuzz_op1(g->b, os, "convert", ag, "");
+            extra[n_extra++] = ag;
+            what = "convert of an all-gather that has another user";
+            break;
+        default:
+            result = fuzz_op1(g->b, os, "convert", ag, "");
+            what = "convert of an all-gather";
+            break;
+        }
+    }
+    fuzz_shape_text(&xs, st, sizeof st);
+    snprintf(s->what, sizeof s->what, "#96 %s: %s -> %s, x %s, gather dim %d, %s, in %s", what,
+             ir_type_name(from), ir_type_name(to), st, dim, ct, fuzz_place_name(place));
+    s->place = place;
+    s->expect[PASS_MODE_FAITHFUL] = s->expect[PASS_MODE_SOUND] = rewrites ? FUZZ_EXACT : FUZZ_KEEP;
+    gen_finish(g, s, result, n_extra, extra);
+}
+
+/* ---- #98 */
+
+static const char *const flip_binaries[] = { "add", "and", "divide", "maximum", "minimum",
+                                             "multiply", "or", "remainder", "subtract" };
+
+static bool op_takes(const char *op, IrElemType t)
+{
+    bool is_float = ir_type_is_float(t), is_pred = t == IR_TYPE_PRED;
+    if (!strcmp(op, "and") || !strcmp(op, "or") || !strcmp(op, "xor"))
+        return !is_float;
+    if (!strcmp(op, "shift-left"))
+        return ir_type_is_int(t);
+    if (!strcmp(op, "power") || !strcmp(op, "atan2"))
+        return is_float;
+    return !is_pred;                    /* arithmetic: not on pred */
+}
+
+void fuzz_gen_ag_binary(FuzzGen *g)
+{
+    FuzzSite *s = fuzz_new_site(g, 98);
+    if (!s)
+        return;
+    FuzzRng *r = g->rng;
+    FuzzPlace place = fuzz_draw_place(g);
+    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    int P = fuzz_build_partitions(g->b);
+    IrElemType t = fuzz_draw_type(r, false);
+    int kind = fuzz_below(r, 12);
+    const char *op;
+    if (kind == 11) {                   /* an elementwise binary outside the nine */
+        static const char *const others[] = { "power", "atan2", "xor", "shift-left" };
+        do {
+            op = others[fuzz_below(r, 4)];
+            t = fuzz_draw_type(r, false);
+        } while (!op_takes(op, t));
+    } else {
+        do {
+            op = flip_binaries[fuzz_below(r, 9)];
+            if (!op_takes(op, t))
+                t = fuzz_draw_type(r, false);
+        } while (!op_takes(op, t));
+    }
+    FuzzShape xs = gen_draw_shape(r, t, 1, 4, 1, 4);
+    int dim = fuzz_below(r, xs.rank);
+    GenColl c, c2;
+    gen_draw_coll(g, &c);
+    c2 = c;
+    bool same_instr = false, not_gather = false, rewrites = true;
+    int dim2 = dim;
+    const char *what = "binary over two identical all-gathers";
+    switch (kind) {
+    case 6:                             /* each has its own channel_id: not identical (the seed compares it) */
+        if (c.channel) {
+            c2.channel = fuzz_channel(g->b);
+            char m[96];
+            fuzz_mode_attrs(c.groups.mode, c2.channel, m, sizeof m);
+            snprintf(c2.attrs, sizeof c2.attrs, ", replica_groups=%s%s", c.groups.text, m);
+            what = "near miss: the two all-gathers differ in channel_id";
+            rewrites = false;
+        }
+        break;
+    case 7:                             /* other groups of the same size */
+        for (int tries = 0; tries < 8 && !strcmp(c2.groups.canon, c.groups.canon); tries++) {
+            GenColl d;
+            gen_draw_coll(g, &d);
+            if (d.size == c.size && d.groups.mode == c.groups.mode) {
+                c2 = d;
+                if (c.channel) {    /* same channel id, so only the groups differ */
+                    char m[96];
+                    c2.channel = c.channel;
+                    fuzz_mode_attrs(d.groups.mode, c.channel, m, sizeof m);
+                    snprintf(c2.attrs, sizeof c2.attrs, ", replica_groups=%s%s", d.groups.text, m);
+                }
+            }
+        }
+        if (strcmp(c2.groups.canon, c.groups.canon)) {
+            what = "near miss: the two all-gathers have different groups";
+            rewrites = false;
+        }
+        break;
+    case 8:                             /* gathered along different dims (square result) */
+        if (xs.rank >= 2 && c.size > 1) {
+            dim2 = (dim + 1) % xs.rank;
+            xs.dims[dim2] = c.size;     /* b: [dim] as gathered, [dim2] one row each */
+            what = "near miss: the all-gathers gather different dims";
+            rewrites = false;
+        }
+        break;
+    case 9:
+        same_instr = true;
+        what = "binary of one all-gather with itself";
+        break;
+    case 10:
+        not_gather = true;
+        what = "near miss: one operand is not an all-gather";
+        rewrites = false;
+        break;
+    case 11:
+        what = "near miss: a binary op outside the nine";
+        rewrites = false;
+        break;
+    default:
+        break;
+    }
+    int a = fuzz_input(g->b, xs);
+    int ga = gen_all_gather(g, a, dim, &c), gb;
+    FuzzShape gs = fuzz_value_shape(g->b, ga);
+    if (same_instr) {
+        gb = ga;
+    } else if (not_gather) {
+        gb = fuzz_input(g->b, gs);
+    } else {
+        FuzzShape bs = xs;
+        if (dim2 != dim) {              /* b's shard gathered along dim2 gives ga's shape */
+            bs.dims[dim] = gs.dims[dim];
+            bs.dims[dim2] = gs.dims[dim2] / c.size;
+        }
+        int b = fuzz_input(g->b, bs);
+        gb = gen_all_gather(g, b, dim2, &c2);
+    }
+    /* No channel_id and more than one partition: the fresh channel_id the
+     * rewrite takes would widen the group, so the pass declines. */
+    if (rewrites && !c.channel && P > 1) {
+        rewrites = false;
+        what = "binary over identical all-gathers without channel_id, num_partitions > 1 (declined)";
+    }
+    int result = fuzz_op2(g->b, gs, op, ga, gb, "");
+    char ct[160], st[64];
+    gen_coll_text(&c, ct, sizeof ct);
+    fuzz_shape_text(&xs, st, sizeof st);
+    snprintf(s->what, sizeof s->what, "#98 %s: %s, x %s, gather dim %d, %s, in %s", what, op, st, dim, ct,
+             fuzz_place_name(place));
+    s->place = place;
+    s->expect[PASS_MODE_FAITHFUL] = s->expect[PASS_MODE_SOUND] = rewrites ? FUZZ_EXACT : FUZZ_KEEP;
+    gen_finish(g, s, result, 0, NULL);
+}

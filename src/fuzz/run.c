@@ -1,0 +1,682 @@
+/* run.c: one generated module, end to end.
+ *
+ * 1. The module is drawn from (seed, index): its device split, its sites
+ *    (each from a stream of its own, so one site can be rebuilt alone),
+ *    the combiner flags.  It must parse and verify: if not, the generator
+ *    is wrong, an error of hlo-fuzz itself.
+ * 2. The pass runs on rank 0 in a child process, so that a crash or a hang
+ *    in the pass is a finding and not the end of the run; the rewritten
+ *    text comes back through a pipe and is broadcast.  A pass that leaves
+ *    an invalid module fails in the pipeline's own verification (exit 3
+ *    naming the pass), which is a finding too.
+ * 3. Every site is read off the rewritten module: its result is an operand
+ *    of a known root tuple, so its new form says whether it was rewritten
+ *    (combiners: which combined collective took it), against what the
+ *    site's generator expected.
+ * 4. The checker runs both modules on every rank: bitwise when every site
+ *    is exact; by accuracy when some site reduces in another type; a known
+ *    unsoundness that the spec says shows at this world must be refuted.
+ * Each finding is saved under out_dir with the modules, the recipe, the
+ * inputs of the failing trial, the shrunk pair when the checker can shrink
+ * it, and the commands that reproduce it. */
+#include "fuzz_internal.h"
+#include "coll.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+    FuzzRng r = { a ^ (b * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) };
+    return fuzz_u64(&r);
+}
+
+typedef struct Module {
+    uint64_t seed;
+    long index;
+    int number;                     /* the pass aimed at */
+    int replicas, partitions;
+    PassOptions opt;
+    FuzzBuild *b;
+    FuzzSite sites[FUZZ_MAX_SITES];
+    int n_sites;
+    char *text;
+    IrModule *m;
+} Module;
+
+static void module_free(Module *mod)
+{
+    fuzz_build_free(mod->b);
+    free(mod->text);
+    if (mod->m)
+        ir_module_free(mod->m);
+    memset(mod, 0, sizeof *mod);
+}
+
+static bool is_combiner(int number)
+{
+    return number == 77 || number == 78 || number == 79;
+}
+
+/* Draws module `index`; with only >= 0 keeps that site alone (the others
+ * are drawn and dropped, so the kept one is the same). */
+static bool generate(const FuzzConfig *cfg, int world, long index, int number, int only, Module *mod, Error *err)
+{
+    memset(mod, 0, sizeof *mod);
+    mod->seed = mix(cfg->seed, (uint64_t)index);
+    mod->index = index;
+    mod->number = number;
+    FuzzRng r = { mod->seed };
+    mod->replicas = fuzz_divisor(&r, world);
+    mod->partitions = world / mod->replicas;
+    pass_options_default(&mod->opt);
+    char name[64];
+    snprintf(name, sizeof name, "fuzz_%d_%ld", number, index);
+    mod->b = fuzz_build_new(mod->replicas, mod->partitions, name);
+    FuzzGen g = { .rng = &r, .b = mod->b, .opt = &mod->opt, .world = world, .sites = mod->sites };
+    int n = 1 + fuzz_below(&r, is_combiner(number) ? 8 : 5);
+    for (int k = 0; k < n; k++) {
+        FuzzRng sr = { mix(mod->seed, 1000 + (uint64_t)k) };
+        if (only >= 0 && k != only)
+            continue;
+        g.rng = &sr;
+        fuzz_gen_site(&g, number);
+    }
+    g.rng = &r;
+    if (is_combiner(number))
+        fuzz_model_combiner(&g, number, &mod->opt);
+    mod->n_sites = g.n_sites;
+    mod->text = fuzz_build_text(mod->b);
+    if (!mod->text)
+        return error_set(err, ERR_INTERNAL, (IrLoc){ 0 }, "hlo-fuzz: module %ld outgrew the builder's limits", index);
+    mod->m = ir_parse_module(mod->text, strlen(mod->text), name, err);
+    if (!mod->m || !ir_verify_module(mod->m, err)) {
+        fprintf(stderr, "hlo-fuzz: the generator wrote an invalid module (a bug in hlo-fuzz):\n%s\n", mod->text);
+        return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* The pass, in a child                                                 */
+
+typedef enum PassStatus { RUN_CHANGED, RUN_UNCHANGED, RUN_FAILED, RUN_CRASHED, RUN_HUNG } PassStatus;
+
+typedef struct PassRun {
+    PassStatus status;
+    char *text;                     /* RUN_CHANGED: the module; RUN_FAILED: the message */
+    size_t len;
+    long fired;
+} PassRun;
+
+static void write_all(int fd, const void *p, size_t n)
+{
+    const char *s = p;
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            _exit(4);
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+__attribute__((noreturn)) static void child(int fd, const IrModule *m, const Pass *pass, const PassOptions *opt)
+{
+    Error err = { 0 };
+    IrModule *c = ir_module_copy(m, &err);
+    PipelineStats stats;
+    bool changed = false;
+    char status = 'F';
+    StrBuf sb;
+    strbuf_init(&sb);
+    if (c && pass_run_pipeline(c, &pass, 1, opt, &stats, &changed, &err)) {
+        status = changed ? 'C' : 'U';
+        ir_print_module(&sb, c);
+    } else {
+        strbuf_puts(&sb, err.msg);
+    }
+    long fired = stats.stats[0].fired;
+    write_all(fd, &status, 1);
+    write_all(fd, &fired, sizeof fired);
+    write_all(fd, sb.s ? sb.s : "", sb.len);
+    close(fd);
+    _exit(0);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void run_pass_rank0(const IrModule *m, const Pass *pass, const PassOptions *opt, double timeout, PassRun *out)
+{
+    memset(out, 0, sizeof *out);
+    int fds[2];
+    if (pipe(fds) != 0) {
+        out->status = RUN_FAILED;
+        out->text = xstrdup("hlo-fuzz: pipe failed");
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child(fds[1], m, pass, opt);
+    }
+    close(fds[1]);
+    StrBuf sb;
+    strbuf_init(&sb);
+    double deadline = now() + timeout;
+    bool hung = false;
+    for (;;) {
+        int left = (int)((deadline - now()) * 1000);
+        if (left <= 0) {
+            hung = true;
+            break;
+        }
+        struct pollfd p = { .fd = fds[0], .events = POLLIN };
+        int k = poll(&p, 1, left);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            hung = k == 0;
+            break;
+        }
+        char buf[65536];
+        ssize_t n = read(fds[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        strbuf_putn(&sb, buf, (size_t)n);
+    }
+    close(fds[0]);
+    if (hung)
+        kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (hung) {
+        out->status = RUN_HUNG;
+    } else if (WIFSIGNALED(st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || sb.len < 1 + sizeof(long)) {
+        out->status = RUN_CRASHED;
+        char msg[128];
+        snprintf(msg, sizeof msg, "the pass crashed (%s %d)", WIFSIGNALED(st) ? "signal" : "exit status",
+                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        out->text = xstrdup(msg);
+    } else {
+        char s = sb.s[0];
+        memcpy(&out->fired, sb.s + 1, sizeof(long));
+        out->status = s == 'C' ? RUN_CHANGED : s == 'U' ? RUN_UNCHANGED : RUN_FAILED;
+        size_t off = 1 + sizeof(long);
+        out->len = sb.len - off;
+        out->text = xmalloc(out->len + 1);
+        memcpy(out->text, sb.s + off, out->len);
+        out->text[out->len] = 0;
+    }
+    strbuf_free(&sb);
+}
+
+/* Rank 0 runs the pass; every rank gets the outcome. */
+static void run_pass(Coll *c, const IrModule *m, const Pass *pass, const PassOptions *opt, double timeout,
+                     PassRun *out)
+{
+    memset(out, 0, sizeof *out);
+    if (coll_rank(c) == 0)
+        run_pass_rank0(m, pass, opt, timeout, out);
+    int64_t head[3] = { out->status, (int64_t)out->len, out->fired };
+    if (out->text && out->len == 0)
+        head[1] = (int64_t)strlen(out->text);
+    coll_bcast(c, head, sizeof head, 0);
+    out->status = (PassStatus)head[0];
+    out->len = (size_t)head[1];
+    out->fired = head[2];
+    if (coll_rank(c) != 0) {
+        out->text = xmalloc(out->len + 1);
+        out->text[out->len] = 0;
+    }
+    if (out->len)
+        coll_bcast(c, out->text, out->len, 0);
+    if (!out->text)
+        out->text = xstrdup("");
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading the sites                                                    */
+
+typedef struct Finding {
+    char kind[48];
+    char msg[1200];
+} Finding;
+
+typedef struct Outcome {
+    Finding f[8];
+    int n;
+    long rewrites;
+} Outcome;
+
+static void add_finding(Outcome *o, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add_finding(Outcome *o, const char *kind, const char *fmt, ...)
+{
+    if (o->n == 8)
+        return;
+    Finding *f = &o->f[o->n++];
+    snprintf(f->kind, sizeof f->kind, "%s", kind);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->msg, sizeof f->msg, fmt, ap);
+    va_end(ap);
+}
+
+static bool is_op(const IrInstr *x, IrOpcode op)
+{
+    return x && x->op == op;
+}
+
+/* What became of a flip site whose result is now x: 1 rewritten, 0 kept as
+ * it was (its opcode is kept_op), -1 neither. */
+static int flip_state(int number, const IrInstr *x, IrOpcode kept_op)
+{
+    const IrInstr *o = x->n_operands > 0 ? x->operands[0] : NULL;
+    switch (number) {
+    case 92: if (is_op(x, IR_OP_ALL_GATHER) && is_op(o, IR_OP_DYNAMIC_SLICE)) return 1; break;
+    case 96: if (is_op(x, IR_OP_ALL_GATHER) && is_op(o, IR_OP_CONVERT)) return 1; break;
+    case 97: if (is_op(x, IR_OP_ALL_GATHER) && is_op(o, IR_OP_RESHAPE)) return 1; break;
+    case 98: if (is_op(x, IR_OP_ALL_GATHER) && o && (ir_op_info[o->op].flags & OPF_ELEMENTWISE)) return 1; break;
+    case 104: if (is_op(x, IR_OP_REDUCE_SCATTER) && is_op(o, IR_OP_TRANSPOSE)) return 1; break;
+    case 102:
+        if (is_op(x, IR_OP_ADD))
+            for (int k = 0; k < x->n_operands; k++)
+                if (is_op(x->operands[k], IR_OP_ALL_REDUCE) || is_op(x->operands[k], IR_OP_REDUCE_SCATTER))
+                    return 1;
+        break;
+    default: break;
+    }
+    return x->op == kept_op ? 0 : -1;
+}
+
+/* The combined collective a member's result now comes from, or NULL. */
+static const IrInstr *combined_into(const IrInstr *x, IrOpcode op)
+{
+    if (is_op(x, IR_OP_TRANSPOSE))
+        x = x->operands[0];
+    if (is_op(x, IR_OP_GET_TUPLE_ELEMENT) && is_op(x->operands[0], op) && x->operands[0]->shape->type == IR_TYPE_TUPLE)
+        return x->operands[0];
+    return NULL;
+}
+
+static IrOpcode combiner_op(int number)
+{
+    return number == 77 ? IR_OP_ALL_GATHER : number == 78 ? IR_OP_REDUCE_SCATTER : IR_OP_ALL_REDUCE;
+}
+
+static const IrInstr *site_result(const Module *mod, const IrModule *m, const FuzzSite *s)
+{
+    const IrComputation *comp = ir_module_find_computation(m, fuzz_comp_name(mod->b, s->comp));
+    if (!comp || !comp->root || !is_op(comp->root, IR_OP_TUPLE) || s->out >= comp->root->n_operands)
+        return NULL;
+    return comp->root->operands[s->out];
+}
+
+static void read_sites(const Module *mod, const IrModule *after, PassMode mode, Outcome *o)
+{
+    const IrInstr *into[FUZZ_MAX_SITES] = { 0 };
+    for (int k = 0; k < mod->n_sites; k++) {
+        const FuzzSite *s = &mod->sites[k];
+        const IrInstr *before = site_result(mod, mod->m, s), *x = site_result(mod, after, s);
+        if (!before || !x) {
+            add_finding(o, "site-lost", "site %d (%s): its result is no longer where it was", k, s->what);
+            continue;
+        }
+        bool want = s->expect[mode] != FUZZ_KEEP;
+        if (s->is_coll) {
+            into[k] = combined_into(x, combiner_op(mod->number));
+            o->rewrites += into[k] != NULL;
+            if ((into[k] != NULL) != (s->group[mode] >= 0))
+                add_finding(o, want ? "not-combined" : "combined", "site %d (%s): %s, but the spec's engine %s", k,
+                            s->what, into[k] ? "combined" : "left alone",
+                            s->group[mode] >= 0 ? "combines it" : "leaves it alone");
+            continue;
+        }
+        int st = flip_state(s->pass, x, before->op);
+        o->rewrites += st == 1;
+        if (st < 0)
+            add_finding(o, "site-mangled", "site %d (%s): became %s, neither kept nor the expected rewrite", k,
+                        s->what, ir_opcode_name(x->op));
+        else if ((st == 1) != want)
+            add_finding(o, want ? "not-rewritten" : "rewritten", "site %d (%s): %s, but the spec says %s", k,
+                        s->what, st == 1 ? "rewritten" : "left alone",
+                        want ? "it must be rewritten" : "it must be left alone");
+    }
+    /* Members the model groups together must share one combined op, and no two groups one op. */
+    for (int i = 0; i < mod->n_sites; i++)
+        for (int j = i + 1; j < mod->n_sites; j++) {
+            const FuzzSite *a = &mod->sites[i], *b = &mod->sites[j];
+            if (!a->is_coll || !b->is_coll || !into[i] || !into[j] || a->group[mode] < 0 || b->group[mode] < 0)
+                continue;
+            bool same = into[i] == into[j], want = a->group[mode] == b->group[mode];
+            if (same != want)
+                add_finding(o, "wrong-group", "sites %d and %d (%s / %s): %s, but the spec's engine %s", i, j,
+                            a->what, b->what, same ? "combined together" : "combined apart",
+                            want ? "puts them in one group" : "puts them in different groups");
+        }
+}
+
+/* ------------------------------------------------------------------ */
+/* Saving                                                               */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[8400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void recipe_text(const Module *mod, const FuzzConfig *cfg, PassMode mode, StrBuf *sb)
+{
+    const PassOptions *o = &mod->opt;
+    strbuf_printf(sb, "# hlo-fuzz recipe: module %ld of seed %llu, pass #%d, mode %s\n", mod->index,
+                  (unsigned long long)cfg->seed, mod->number, mode == PASS_MODE_SOUND ? "sound" : "faithful");
+    strbuf_printf(sb, "devices: %d replicas x %d partitions\n", mod->replicas, mod->partitions);
+    strbuf_printf(sb, "flags: --collective-combine-threshold-in-bytes=%lld --collective-combine-threshold-count=%lld "
+                  "--collective-combine-by-dim=%s --neuron-fsdp=%s\n", (long long)o->combine_threshold_bytes,
+                  (long long)o->combine_threshold_count, o->combine_by_dim ? "true" : "false",
+                  o->neuron_fsdp ? "true" : "false");
+    for (int k = 0; k < mod->n_sites; k++) {
+        const FuzzSite *s = &mod->sites[k];
+        strbuf_printf(sb, "site %d: %s\n  expect: faithful %s%s, sound %s%s", k, s->what,
+                      fuzz_expect_name(s->expect[0]), s->must_differ[0] ? " (must differ)" : "",
+                      fuzz_expect_name(s->expect[1]), s->must_differ[1] ? " (must differ)" : "");
+        if (s->is_coll)
+            strbuf_printf(sb, "; group faithful %d, sound %d", s->group[0], s->group[1]);
+        strbuf_printf(sb, "; result: operand %d of %%%s's root\n", s->out, fuzz_comp_name(mod->b, s->comp));
+    }
+}
+
+static void flag_text(const Module *mod, PassMode mode, const Pass *pass, char *buf, size_t n)
+{
+    const PassOptions *o = &mod->opt;
+    snprintf(buf, n, "--passes=%s --pass-mode=%s --collective-combine-threshold-in-bytes=%lld "
+             "--collective-combine-threshold-count=%lld --collective-combine-by-dim=%s --neuron-fsdp=%s",
+             pass->name, mode == PASS_MODE_SOUND ? "sound" : "faithful", (long long)o->combine_threshold_bytes,
+             (long long)o->combine_threshold_count, o->combine_by_dim ? "true" : "false",
+             o->neuron_fsdp ? "true" : "false");
+}
+
+/* out_dir/<alias>-<n>: made by rank 0; its name is broadcast. */
+static bool finding_dir(Coll *c, const FuzzConfig *cfg, const Pass *pass, FuzzTally *t, char *dir, size_t n)
+{
+    int64_t ok = 0;
+    if (coll_rank(c) == 0 && cfg->out_dir) {
+        mkdir(cfg->out_dir, 0777);
+        for (int k = t->saved + 1; k < 100000 && !ok; k++) {
+            snprintf(dir, n, "%s/%s-%d", cfg->out_dir, pass->alias, k);
+            if (mkdir(dir, 0777) == 0) {
+                ok = 1;
+                t->saved = k;
+            } else if (errno != EEXIST) {
+                break;
+            }
+        }
+    }
+    coll_bcast(c, &ok, sizeof ok, 0);
+    coll_bcast(c, dir, n, 0);
+    return ok != 0;
+}
+
+/* The checker's shrink of a pair that differs, written beside the finding. */
+static void save_shrunk(Coll *c, const Module *mod, const IrModule *after, const CheckOptions *co,
+                        const CheckReport *rep, const char *dir)
+{
+    CheckShrink s;
+    Error err = { 0 };
+    CheckOptions q = *co;
+    q.save_dir = NULL;
+    if (!coll_all_ok(c, check_shrink(c, mod->m, after, &q, rep, &s, &err)))
+        return;
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/shrunk", dir);
+    if (coll_rank(c) == 0)
+        mkdir(sub, 0777);
+    coll_all_ok(c, true);
+    bool ok = true;
+    for (int p = 0; p < s.n_inputs && ok; p++)
+        ok = npy_write_param(sub, p, coll_rank(c), s.inputs[p], &err);
+    if (coll_rank(c) == 0) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/before.hlo", sub);
+        ir_write_module_file(s.before, path, &err);
+        snprintf(path, sizeof path, "%s/after.hlo", sub);
+        ir_write_module_file(s.after, path, &err);
+        StrBuf sb;
+        strbuf_init(&sb);
+        strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-check %s/before.hlo %s/after.hlo --inputs %s "
+                      "--compare=exact\n", coll_world(c), sub, sub, sub);
+        write_file(sub, "command.txt", sb.s);
+        strbuf_free(&sb);
+    }
+    check_shrink_free(&s);
+}
+
+static void save_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, const Pass *pass, PassMode mode,
+                         const PassRun *run, const IrModule *after, const Outcome *o, const CheckOptions *co,
+                         const CheckReport *rep, FuzzTally *t, char *dir, size_t dir_n)
+{
+    if (!finding_dir(c, cfg, pass, t, dir, dir_n))
+        return;
+    if (coll_rank(c) == 0) {
+        write_file(dir, "before.hlo", mod->text);
+        if (run->status == RUN_CHANGED)
+            write_file(dir, "after.hlo", run->text);
+        StrBuf sb;
+        strbuf_init(&sb);
+        recipe_text(mod, cfg, mode, &sb);
+        strbuf_puts(&sb, "findings:\n");
+        for (int k = 0; k < o->n; k++)
+            strbuf_printf(&sb, "  %s: %s\n", o->f[k].kind, o->f[k].msg);
+        write_file(dir, "recipe.txt", sb.s);
+        strbuf_free(&sb);
+        char flags[600];
+        flag_text(mod, mode, pass, flags, sizeof flags);
+        strbuf_init(&sb);
+        strbuf_printf(&sb, "hlo-opt %s --stats %s/before.hlo -o after.hlo\n", flags, dir);
+        strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-check %s --seed=%llu --trials=%d %s/before.hlo\n",
+                      coll_world(c), flags, (unsigned long long)co->seed, co->trials, dir);
+        strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-fuzz --passes=%s --pass-mode=%s --seed=%llu --index=%ld\n",
+                      coll_world(c), pass->alias, mode == PASS_MODE_SOUND ? "sound" : "faithful",
+                      (unsigned long long)cfg->seed, mod->index);
+        write_file(dir, "command.txt", sb.s);
+        strbuf_free(&sb);
+    }
+    if (after && rep && rep->diff.found) {
+        /* the failing trial's inputs, as hlo-check --save-counterexample writes them */
+        int trial = rep->diff.trial;
+        for (int p = 0; p < mod->m->entry->n_params; p++) {
+            Error err = { 0 };
+            Value *v = co->inputs ? NULL
+                                  : check_random_input(mod->m, p, coll_rank(c), check_trial_seed(co->seed, trial),
+                                                       co->dist, &err);
+            if (v) {
+                npy_write_param(dir, p, coll_rank(c), v, &err);
+                value_release(v);
+            }
+        }
+        save_shrunk(c, mod, after, co, rep, dir);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+
+static int pass_index(const FuzzConfig *cfg, const Pass *p)
+{
+    for (int i = 0; i < cfg->n_passes; i++)
+        if (cfg->passes[i] == p)
+            return i;
+    return 0;
+}
+
+/* The checker on before/after, judged against what the sites expect. */
+static void check_function(Coll *c, const Module *mod, const IrModule *after, PassMode mode, const FuzzConfig *cfg,
+                           Outcome *o, CheckOptions *co, CheckReport *rep, bool *have_rep)
+{
+    bool wider = false, narrower = false, unsound = false, must_differ = false;
+    for (int k = 0; k < mod->n_sites; k++) {
+        FuzzExpect e = mod->sites[k].expect[mode];
+        wider |= e == FUZZ_WIDER;
+        narrower |= e == FUZZ_NARROWER;
+        unsound |= e == FUZZ_UNSOUND;
+        must_differ |= e == FUZZ_UNSOUND && mod->sites[k].must_differ[mode];
+    }
+    check_options_default(co);
+    co->trials = cfg->trials;
+    co->seed = mod->seed;
+    co->tol.mode = wider || narrower ? CHECK_AUTO : CHECK_EXACT;
+    co->opaque_custom_calls = false;
+    Error err = { 0 };
+    *have_rep = check_modules(c, mod->m, after, co, rep, &err);
+    if (!*have_rep) {
+        add_finding(o, "check-error", "the checker could not run the pair: %s", err.msg);
+        return;
+    }
+    if (co->tol.mode == CHECK_EXACT) {
+        if (rep->diff.found && !unsound)
+            add_finding(o, "differs", "an exact rewrite changed the result: output %d element %s on rank %d "
+                        "(trial %d): before %s, after %s", rep->diff.output, rep->diff.where, rep->diff.rank,
+                        rep->diff.trial, rep->diff.before, rep->diff.after);
+        if (!rep->diff.found && must_differ)
+            add_finding(o, "not-refuted", "a known-unsound rewrite was not refuted in %d trials at %d devices",
+                        rep->trials_run, coll_world(c));
+    } else if (!rep->equivalent && wider && !narrower && !unsound) {
+        add_finding(o, "less-accurate", "a widening rewrite came out less accurate than the original");
+    }
+}
+
+bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTally *t, Error *err)
+{
+    const Pass *pass = cfg->passes[which];
+    Module mod;
+    if (!coll_all_ok(c, generate(cfg, coll_world(c), index, pass->number, -1, &mod, err))) {
+        if (!err->msg[0])
+            error_set(err, ERR_INTERNAL, (IrLoc){ 0 }, "hlo-fuzz: module %ld: another rank failed to build it", index);
+        module_free(&mod);
+        return false;
+    }
+    t->modules++;
+    for (int mode = 0; mode < 2; mode++) {
+        if (!cfg->modes[mode])
+            continue;
+        FuzzPassTally *pt = &t->pass[which][mode];
+        pt->modules++;
+        pt->sites += mod.n_sites;
+        PassOptions po = mod.opt;
+        po.mode = (PassMode)mode;
+        PassRun run;
+        run_pass(c, mod.m, pass, &po, cfg->pass_timeout, &run);
+        Outcome o = { 0 };
+        IrModule *after = NULL;
+        switch (run.status) {
+        case RUN_HUNG:
+            add_finding(&o, "hang", "the pass did not finish in %.0f s", cfg->pass_timeout);
+            break;
+        case RUN_CRASHED:
+            add_finding(&o, "crash", "%s", run.text);
+            break;
+        case RUN_FAILED:
+            add_finding(&o, "pass-error", "%s", run.text);
+            break;
+        case RUN_UNCHANGED:
+            after = mod.m;
+            break;
+        case RUN_CHANGED: {
+            Error perr = { 0 };
+            after = ir_parse_module(run.text, run.len, "<rewritten>", &perr);
+            if (after && !ir_verify_module(after, &perr)) {
+                ir_module_free(after);
+                after = NULL;
+            }
+            if (!after)
+                add_finding(&o, "reparse", "the rewritten module, printed, does not parse back: %s", perr.msg);
+            break;
+        }
+        }
+        CheckOptions co;
+        CheckReport rep;
+        bool have_rep = false;
+        if (after) {
+            read_sites(&mod, after, (PassMode)mode, &o);
+            if (run.status == RUN_CHANGED)
+                check_function(c, &mod, after, (PassMode)mode, cfg, &o, &co, &rep, &have_rep);
+        }
+        pt->rewrites += o.rewrites;
+        if (o.n > 0) {
+            pt->findings++;
+            t->findings++;
+            char dir[4096] = "";
+            save_finding(c, cfg, &mod, pass, (PassMode)mode, &run, after, &o, &co, have_rep ? &rep : NULL, t, dir,
+                         sizeof dir);
+            if (coll_rank(c) == 0) {
+                fprintf(stderr, "hlo-fuzz: finding in #%d (%s mode), module %ld%s%s:\n", pass->number,
+                        mode == PASS_MODE_SOUND ? "sound" : "faithful", index, dir[0] ? ", saved in " : "", dir);
+                for (int k = 0; k < o.n; k++)
+                    fprintf(stderr, "  %s: %s\n", o.f[k].kind, o.f[k].msg);
+            }
+            fuzz_tally_note(t, pass, (PassMode)mode, index, o.f[0].kind, o.f[0].msg, dir);
+        }
+        if (have_rep)
+            check_report_free(&rep);
+        if (after && after != mod.m)
+            ir_module_free(after);
+        free(run.text);
+    }
+    (void)pass_index;
+    module_free(&mod);
+    return true;
+}
+
+void fuzz_tally_note(FuzzTally *t, const Pass *pass, PassMode mode, long index, const char *kind, const char *msg,
+                     const char *dir)
+{
+    if (t->n_notes == FUZZ_MAX_NOTES)
+        return;
+    FuzzNote *n = &t->notes[t->n_notes++];
+    n->pass = pass->number;
+    n->mode = mode;
+    n->index = index;
+    snprintf(n->kind, sizeof n->kind, "%s", kind);
+    snprintf(n->msg, sizeof n->msg, "%s", msg);
+    snprintf(n->dir, sizeof n->dir, "%s", dir);
+}
+
+bool fuzz_print_module(const FuzzConfig *cfg, int world, long index, int which, FILE *out, Error *err)
+{
+    Module mod;
+    bool ok = generate(cfg, world, index, cfg->passes[which]->number, -1, &mod, err);
+    if (ok) {
+        StrBuf sb;
+        strbuf_init(&sb);
+        recipe_text(&mod, cfg, PASS_MODE_FAITHFUL, &sb);
+        for (char *line = strtok(sb.s, "\n"); line; line = strtok(NULL, "\n"))
+            fprintf(out, "// %s\n", line);
+        strbuf_free(&sb);
+        fputs(mod.text, out);
+    }
+    module_free(&mod);
+    return ok;
+}
