@@ -263,6 +263,12 @@ int fuzz_op(FuzzBuild *b, FuzzShape s, const char *op, int n, const int *operand
     return array_instr(b, b->site_comp, s, op, n, operands, attrs);
 }
 
+int fuzz_tuple_op(FuzzBuild *b, const char *shape_text, const char *op, int n, const int *operands,
+                  const char *attrs)
+{
+    return new_instr(b, b->site_comp, shape_text, (FuzzShape){ .type = IR_TYPE_TUPLE }, op, n, operands, attrs);
+}
+
 int fuzz_op1(FuzzBuild *b, FuzzShape s, const char *op, int x, const char *attrs)
 {
     return fuzz_op(b, s, op, 1, &x, attrs);

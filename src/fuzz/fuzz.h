@@ -116,7 +116,7 @@ typedef struct FuzzColl {
 #define FUZZ_MAX_SITES 24
 typedef struct FuzzSite {
     int pass;                       /* the number of the pass it aims at */
-    char what[320];                 /* the recipe line */
+    char what[640];                 /* the recipe line */
     FuzzExpect expect[2];           /* by PassMode */
     bool must_differ[2];            /* FUZZ_UNSOUND: differs at this world, so it must be refuted */
     FuzzPlace place;
@@ -155,6 +155,9 @@ int fuzz_input_index(FuzzBuild *b, int lo, int hi);
 /* An instruction: %vN = shape op(operands), attrs.  attrs may be "" or
  * start with ", ". Returns its id. */
 int fuzz_op(FuzzBuild *b, FuzzShape s, const char *op, int n, const int *operands, const char *attrs);
+/* The same with a tuple result, its shape given as text ("(f32[2], f32[2])"). */
+int fuzz_tuple_op(FuzzBuild *b, const char *shape_text, const char *op, int n, const int *operands,
+                  const char *attrs);
 int fuzz_op1(FuzzBuild *b, FuzzShape s, const char *op, int x, const char *attrs);
 int fuzz_op2(FuzzBuild *b, FuzzShape s, const char *op, int x, int y, const char *attrs);
 /* A scalar constant of type t (literal text, e.g. "3"). */

@@ -1,5 +1,289 @@
-/* gen_reduce.c: sites of #102 and #104 (not written yet). */
+/* gen_reduce.c: sites of the two reduce flips (spec/passes.md 3-4):
+ * #102 add(convert(R(g)), gte(parameter)) with R an all-reduce or
+ * reduce-scatter, and #104 transpose([convert](reduce-scatter(X))) with X
+ * one of the seed's two producer idioms.  Both change the type the
+ * reduction runs in when the convert changes it: more precise when a
+ * float convert widens (both modes), anything else otherwise (faithful
+ * only).  #102 takes a fresh channel_id: with none before and more than
+ * one partition that widens the group (cross-replica becomes
+ * cross-replica-and-partition), which the project declines for a
+ * reduce-scatter (the shape would change) and, for an all-reduce, does in
+ * faithful mode only, as the seed does: a known unsoundness. */
 #include "gen.h"
 
-void fuzz_gen_reduce_convert_add(FuzzGen *g) { (void)g; }
-void fuzz_gen_rs_transpose(FuzzGen *g) { (void)g; }
+#include <stdio.h>
+#include <string.h>
+
+/* The seed's sound-mode guard, written from the spec: a float convert to
+ * a type with at least the range and precision, and inf / sign where the
+ * source has them. */
+static bool widens(IrElemType from, IrElemType to)
+{
+    if (from == to || !ir_type_is_float(from) || !ir_type_is_float(to))
+        return false;
+    const IrTypeInfo *a = &ir_type_info[from], *b = &ir_type_info[to];
+    return b->exponent_bits >= a->exponent_bits && b->mantissa_bits >= a->mantissa_bits &&
+           (b->has_inf || !a->has_inf) && (b->has_sign || !a->has_sign);
+}
+
+/* A (narrow, wide) pair: widening floats most often, then narrowing, an
+ * integer to float, and no change of type. */
+static void draw_types(FuzzRng *r, IrElemType *narrow, IrElemType *wide)
+{
+    static const IrElemType pairs[][2] = {
+        { IR_TYPE_BF16, IR_TYPE_F32 }, { IR_TYPE_F16, IR_TYPE_F32 }, { IR_TYPE_BF16, IR_TYPE_F64 },
+        { IR_TYPE_F32, IR_TYPE_F64 },  { IR_TYPE_F16, IR_TYPE_F64 }, { IR_TYPE_F32, IR_TYPE_BF16 },
+        { IR_TYPE_F32, IR_TYPE_F16 },  { IR_TYPE_F64, IR_TYPE_F32 }, { IR_TYPE_F16, IR_TYPE_BF16 },
+        { IR_TYPE_S32, IR_TYPE_F32 },  { IR_TYPE_F32, IR_TYPE_F32 }, { IR_TYPE_BF16, IR_TYPE_BF16 },
+    };
+    int k = fuzz_chance(r, 50) ? fuzz_below(r, 5) : fuzz_below(r, (int)(sizeof pairs / sizeof pairs[0]));
+    *narrow = pairs[k][0];
+    *wide = pairs[k][1];
+}
+
+/* What a rewrite that moves the convert below the reduction is, by mode. */
+static void convert_expect(FuzzSite *s, IrElemType from, IrElemType to)
+{
+    if (from == to) {
+        s->expect[PASS_MODE_FAITHFUL] = FUZZ_EXACT;
+        s->expect[PASS_MODE_SOUND] = FUZZ_KEEP;
+    } else if (widens(from, to)) {
+        s->expect[PASS_MODE_FAITHFUL] = s->expect[PASS_MODE_SOUND] = FUZZ_WIDER;
+    } else {
+        s->expect[PASS_MODE_FAITHFUL] = FUZZ_NARROWER;
+        s->expect[PASS_MODE_SOUND] = FUZZ_KEEP;
+    }
+}
+
+static const char *draw_reducer(FuzzRng *r, IrElemType t)
+{
+    if (!ir_type_is_float(t) || fuzz_chance(r, 70))
+        return "add";
+    return fuzz_chance(r, 50) ? "maximum" : "minimum";
+}
+
+/* reduce-scatter(x) along dim, or all-reduce(x) when dim < 0. */
+static int reduction(FuzzGen *g, int x, int dim, const GenColl *c, const char *reducer)
+{
+    FuzzShape s = fuzz_value_shape(g->b, x);
+    char a[1000];
+    const char *red = fuzz_reducer(g->b, s.type, reducer, true);
+    if (dim < 0) {
+        snprintf(a, sizeof a, "%s, to_apply=%%%s", c->attrs, red);
+        return fuzz_op1(g->b, s, "all-reduce", x, a);
+    }
+    s.dims[dim] /= c->size;
+    snprintf(a, sizeof a, "%s, dimensions={%d}, to_apply=%%%s", c->attrs, dim, red);
+    return fuzz_op1(g->b, s, "reduce-scatter", x, a);
+}
+
+/* A shape of rank 1-3 whose dim `dim` (or dim 0) divides by n. */
+static FuzzShape reducible_shape(FuzzRng *r, IrElemType t, int n, int *dim, bool scatter)
+{
+    FuzzShape s = gen_draw_shape(r, t, 1, 3, 1, 4);
+    *dim = scatter ? fuzz_below(r, s.rank) : -1;
+    if (scatter)
+        s.dims[*dim] = n * (1 + fuzz_below(r, 2));
+    return s;
+}
+
+void fuzz_gen_reduce_convert_add(FuzzGen *g)
+{
+    FuzzSite *s = fuzz_new_site(g, 102);
+    if (!s)
+        return;
+    FuzzRng *r = g->rng;
+    FuzzPlace place = fuzz_draw_place(g);
+    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    int P = fuzz_build_partitions(g->b);
+    IrElemType narrow, wide;
+    draw_types(r, &narrow, &wide);
+    bool scatter = fuzz_chance(r, 50);
+    int kind = fuzz_below(r, 16);
+    if (kind == 12)                     /* no convert: the reduction is already in the add's type */
+        narrow = wide;
+    GenColl c;
+    gen_draw_coll(g, &c);
+    int dim;
+    FuzzShape gs = reducible_shape(r, narrow, c.size, &dim, scatter);
+    int grad = fuzz_input(g->b, gs);
+    const char *red = draw_reducer(r, narrow);
+    int rv;
+    const char *what = "add of a converted reduction and a parameter's element";
+    bool matches = true;
+    if (kind == 13) {                   /* convert of an all-gather */
+        rv = gen_all_gather(g, grad, fuzz_below(r, gs.rank), &c);
+        what = "near miss: the converted collective is an all-gather";
+        matches = false;
+    } else if (kind == 14) {            /* a two-operand reduction: the convert reads a get-tuple-element */
+        int two = fuzz_input(g->b, gs);
+        char a[1000], ot[200], tt[420];
+        FuzzShape os = gs;
+        if (dim >= 0)
+            os.dims[dim] /= c.size;
+        fuzz_shape_text(&os, ot, sizeof ot);
+        snprintf(tt, sizeof tt, "(%s, %s)", ot, ot);
+        const char *f = fuzz_reducer(g->b, narrow, red, true);
+        if (dim >= 0)
+            snprintf(a, sizeof a, "%s, dimensions={%d}, to_apply=%%%s", c.attrs, dim, f);
+        else
+            snprintf(a, sizeof a, "%s, to_apply=%%%s", c.attrs, f);
+        int v = fuzz_tuple_op(g->b, tt, dim >= 0 ? "reduce-scatter" : "all-reduce", 2, (int[]){ grad, two }, a);
+        rv = fuzz_op1(g->b, os, "get-tuple-element", v, ", index=0");
+        what = "near miss: the reduction has two operands";
+        matches = false;
+    } else {
+        rv = reduction(g, grad, dim, &c, red);
+    }
+    FuzzShape ws = fuzz_value_shape(g->b, rv);
+    ws.type = wide;
+    int acc;
+    if (kind == 11) {                   /* the accumulator is not a get-tuple-element of a parameter */
+        int p = fuzz_input_gte(g->b, ws);
+        acc = fuzz_op1(g->b, ws, "copy", p, "");
+        what = "near miss: the accumulator is a copy of a parameter's element";
+        matches = false;
+    } else if (kind == 15) {            /* a get-tuple-element, but of a tuple instruction */
+        int p = fuzz_input(g->b, ws);
+        char st[200], tt[210];
+        fuzz_shape_text(&ws, st, sizeof st);
+        snprintf(tt, sizeof tt, "(%s)", st);
+        int t = fuzz_tuple_op(g->b, tt, "tuple", 1, &p, "");
+        acc = fuzz_op1(g->b, ws, "get-tuple-element", t, ", index=0");
+        what = "near miss: the accumulator is an element of a tuple instruction, not of a parameter";
+        matches = false;
+    } else {
+        acc = fuzz_input_gte(g->b, ws);
+    }
+    int conv = kind == 12 ? rv : fuzz_op1(g->b, ws, "convert", rv, "");
+    if (kind == 12) {
+        what = "near miss: no convert between the reduction and the add";
+        matches = false;
+    }
+    const char *op = kind == 10 ? "multiply" : "add";
+    if (kind == 10) {
+        what = "near miss: multiply, not add";
+        matches = false;
+    }
+    int result = fuzz_chance(r, 50) ? fuzz_op2(g->b, ws, op, conv, acc, "") : fuzz_op2(g->b, ws, op, acc, conv, "");
+    if (matches) {
+        convert_expect(s, narrow, wide);
+        if (!c.channel && P > 1) {      /* a fresh channel_id widens the group */
+            if (scatter) {
+                s->expect[PASS_MODE_FAITHFUL] = s->expect[PASS_MODE_SOUND] = FUZZ_KEEP;
+                what = "reduce-scatter without channel_id, num_partitions > 1 (declined)";
+            } else {
+                s->expect[PASS_MODE_FAITHFUL] = FUZZ_UNSOUND;
+                s->must_differ[PASS_MODE_FAITHFUL] = true;
+                s->expect[PASS_MODE_SOUND] = FUZZ_KEEP;
+                what = "all-reduce without channel_id, num_partitions > 1: the fresh channel_id widens the group";
+            }
+        }
+    }
+    char ct[160], st[64];
+    gen_coll_text(&c, ct, sizeof ct);
+    fuzz_shape_text(&gs, st, sizeof st);
+    snprintf(s->what, sizeof s->what, "#102 %s: %s %s(%s) -> %s, g %s, scatter dim %d, %s, in %s", what,
+             scatter ? "reduce-scatter" : "all-reduce", red, ir_type_name(narrow), ir_type_name(wide), st, dim, ct,
+             fuzz_place_name(place));
+    s->place = place;
+    gen_finish(g, s, result, 0, NULL);
+}
+
+/* ---- #104 */
+
+void fuzz_gen_rs_transpose(FuzzGen *g)
+{
+    FuzzSite *s = fuzz_new_site(g, 104);
+    if (!s)
+        return;
+    FuzzRng *r = g->rng;
+    FuzzPlace place = fuzz_draw_place(g);
+    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    IrElemType narrow, wide;
+    draw_types(r, &narrow, &wide);
+    bool convert = fuzz_chance(r, 50);
+    if (!convert)
+        wide = narrow;
+    int kind = fuzz_below(r, 12);
+    GenColl c;
+    gen_draw_coll(g, &c);
+    FuzzShape xs = gen_draw_shape(r, narrow, 2, 4, 1, 3);
+    int dim = fuzz_below(r, xs.rank);
+    xs.dims[dim] = c.size * (1 + fuzz_below(r, 2));
+    const char *what;
+    bool matches = true;
+    int x;
+    if (kind < 5) {                     /* add(gte(parameter), y), either order */
+        int acc = fuzz_input_gte(g->b, xs), y = fuzz_input(g->b, xs);
+        x = fuzz_chance(r, 50) ? fuzz_op2(g->b, xs, "add", acc, y, "") : fuzz_op2(g->b, xs, "add", y, acc, "");
+        what = "transpose over a reduce-scatter of add(parameter's element, y)";
+    } else if (kind < 9) {              /* reshape(dynamic-update-slice(base, update, 0...)) of the flat operand */
+        int64_t n = fuzz_shape_elems(&xs), u = 1 + fuzz_below(r, (int)n);
+        FuzzShape flat = fuzz_shape(narrow, 1, &n), us = fuzz_shape(narrow, 1, &u);
+        int base = fuzz_input(g->b, flat), upd = fuzz_input(g->b, us);
+        char lit[32];
+        snprintf(lit, sizeof lit, "%d", fuzz_below(r, (int)(n - u + 1)));
+        int at = fuzz_constant(g->b, IR_TYPE_S32, lit);
+        int dus = fuzz_op(g->b, flat, "dynamic-update-slice", 3, (int[]){ base, upd, at }, "");
+        if (kind == 8) {                /* the seed wants the dynamic-update-slice right under the reshape */
+            int cp = fuzz_op1(g->b, flat, "copy", dus, "");
+            x = fuzz_op1(g->b, xs, "reshape", cp, "");
+            what = "near miss: reshape of a copy of a dynamic-update-slice";
+            matches = false;
+        } else {
+            x = fuzz_op1(g->b, xs, "reshape", dus, "");
+            what = "transpose over a reduce-scatter of reshape(dynamic-update-slice)";
+        }
+    } else if (kind == 9) {             /* multiply, not add */
+        int acc = fuzz_input_gte(g->b, xs), y = fuzz_input(g->b, xs);
+        x = fuzz_op2(g->b, xs, "multiply", acc, y, "");
+        what = "near miss: the producer is multiply(parameter's element, y)";
+        matches = false;
+    } else {                            /* add without a parameter's element */
+        int a = fuzz_input(g->b, xs), b2 = fuzz_input(g->b, xs);
+        int ca = fuzz_op1(g->b, xs, "copy", a, ""), cb = fuzz_op1(g->b, xs, "copy", b2, "");
+        x = fuzz_op2(g->b, xs, "add", ca, cb, "");
+        what = "near miss: the add has no get-tuple-element of a parameter";
+        matches = false;
+    }
+    const char *red = draw_reducer(r, narrow);
+    int rsv = reduction(g, x, dim, &c, red);
+    FuzzShape rs = fuzz_value_shape(g->b, rsv);
+    int v = rsv;
+    if (convert) {
+        FuzzShape cs = rs;
+        cs.type = wide;
+        v = fuzz_op1(g->b, cs, "convert", rsv, "");
+    }
+    int perm[FUZZ_MAX_RANK];
+    fuzz_shuffle(r, perm, rs.rank);
+    FuzzShape ts = fuzz_value_shape(g->b, v);
+    char a[120];
+    size_t k = (size_t)snprintf(a, sizeof a, ", dimensions={");
+    for (int i = 0; i < rs.rank; i++) {
+        ts.dims[i] = fuzz_value_shape(g->b, v).dims[perm[i]];
+        k += (size_t)snprintf(a + k, sizeof a - k, "%s%d", i ? "," : "", perm[i]);
+    }
+    snprintf(a + k, sizeof a - k, "}");
+    int result = fuzz_op1(g->b, ts, "transpose", v, a);
+    if (matches && convert)
+        convert_expect(s, narrow, wide);
+    else if (matches)
+        s->expect[PASS_MODE_FAITHFUL] = s->expect[PASS_MODE_SOUND] = FUZZ_EXACT;
+    char ct[160], st[64], pt[40];
+    gen_coll_text(&c, ct, sizeof ct);
+    fuzz_shape_text(&xs, st, sizeof st);
+    k = 0;
+    for (int i = 0; i < rs.rank; i++)
+        k += (size_t)snprintf(pt + k, sizeof pt - k, "%s%d", i ? "," : "", perm[i]);
+    char types[64];
+    if (convert)
+        snprintf(types, sizeof types, "convert %s -> %s", ir_type_name(narrow), ir_type_name(wide));
+    else
+        snprintf(types, sizeof types, "no convert, %s", ir_type_name(narrow));
+    snprintf(s->what, sizeof s->what, "#104 %s: %s, reducer %s, X %s, scatter dim %d, perm {%s}, %s, in %s", what,
+             types, red, st, dim, pt, ct, fuzz_place_name(place));
+    s->place = place;
+    gen_finish(g, s, result, 0, NULL);
+}

@@ -113,8 +113,9 @@ typedef enum PassStatus { RUN_CHANGED, RUN_UNCHANGED, RUN_FAILED, RUN_CRASHED, R
 
 typedef struct PassRun {
     PassStatus status;
-    char *text;                     /* RUN_CHANGED: the module; RUN_FAILED: the message */
+    char *text;                     /* the module the pass left (also when invalid) */
     size_t len;
+    char *msg;                      /* RUN_FAILED, RUN_CRASHED: what went wrong */
     long fired;
 } PassRun;
 
@@ -141,15 +142,17 @@ __attribute__((noreturn)) static void child(int fd, const IrModule *m, const Pas
     char status = 'F';
     StrBuf sb;
     strbuf_init(&sb);
-    if (c && pass_run_pipeline(c, &pass, 1, opt, &stats, &changed, &err)) {
+    memset(&stats, 0, sizeof stats);
+    if (c && pass_run_pipeline(c, &pass, 1, opt, &stats, &changed, &err))
         status = changed ? 'C' : 'U';
+    if (c)                              /* also when the pass failed: the invalid module is evidence */
         ir_print_module(&sb, c);
-    } else {
-        strbuf_puts(&sb, err.msg);
-    }
     long fired = stats.stats[0].fired;
+    int64_t msg_len = status == 'F' ? (int64_t)strlen(err.msg) : 0;
     write_all(fd, &status, 1);
     write_all(fd, &fired, sizeof fired);
+    write_all(fd, &msg_len, sizeof msg_len);
+    write_all(fd, err.msg, (size_t)msg_len);
     write_all(fd, sb.s ? sb.s : "", sb.len);
     close(fd);
     _exit(0);
@@ -168,7 +171,7 @@ static void run_pass_rank0(const IrModule *m, const Pass *pass, const PassOption
     int fds[2];
     if (pipe(fds) != 0) {
         out->status = RUN_FAILED;
-        out->text = xstrdup("hlo-fuzz: pipe failed");
+        out->msg = xstrdup("hlo-fuzz: pipe failed");
         return;
     }
     fflush(NULL);
@@ -211,17 +214,26 @@ static void run_pass_rank0(const IrModule *m, const Pass *pass, const PassOption
     waitpid(pid, &st, 0);
     if (hung) {
         out->status = RUN_HUNG;
-    } else if (WIFSIGNALED(st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || sb.len < 1 + sizeof(long)) {
+    } else if (WIFSIGNALED(st) || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+               sb.len < 1 + sizeof(long) + sizeof(int64_t)) {
         out->status = RUN_CRASHED;
         char msg[128];
         snprintf(msg, sizeof msg, "the pass crashed (%s %d)", WIFSIGNALED(st) ? "signal" : "exit status",
                  WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-        out->text = xstrdup(msg);
+        out->msg = xstrdup(msg);
     } else {
         char s = sb.s[0];
+        int64_t msg_len;
         memcpy(&out->fired, sb.s + 1, sizeof(long));
+        memcpy(&msg_len, sb.s + 1 + sizeof(long), sizeof msg_len);
         out->status = s == 'C' ? RUN_CHANGED : s == 'U' ? RUN_UNCHANGED : RUN_FAILED;
-        size_t off = 1 + sizeof(long);
+        size_t off = 1 + sizeof(long) + sizeof msg_len;
+        if (msg_len < 0 || (size_t)msg_len > sb.len - off)
+            msg_len = 0;
+        out->msg = xmalloc((size_t)msg_len + 1);
+        memcpy(out->msg, sb.s + off, (size_t)msg_len);
+        out->msg[msg_len] = 0;
+        off += (size_t)msg_len;
         out->len = sb.len - off;
         out->text = xmalloc(out->len + 1);
         memcpy(out->text, sb.s + off, out->len);
@@ -237,21 +249,23 @@ static void run_pass(Coll *c, const IrModule *m, const Pass *pass, const PassOpt
     memset(out, 0, sizeof *out);
     if (coll_rank(c) == 0)
         run_pass_rank0(m, pass, opt, timeout, out);
-    int64_t head[3] = { out->status, (int64_t)out->len, out->fired };
-    if (out->text && out->len == 0)
-        head[1] = (int64_t)strlen(out->text);
+    int64_t head[4] = { out->status, (int64_t)out->len, out->fired, out->msg ? (int64_t)strlen(out->msg) : 0 };
     coll_bcast(c, head, sizeof head, 0);
     out->status = (PassStatus)head[0];
     out->len = (size_t)head[1];
     out->fired = head[2];
-    if (coll_rank(c) != 0) {
-        out->text = xmalloc(out->len + 1);
-        out->text[out->len] = 0;
+    if (coll_rank(c) != 0 || !out->text) {
+        free(out->text);
+        out->text = xcalloc(out->len + 1, 1);
+    }
+    if (coll_rank(c) != 0 || !out->msg) {
+        free(out->msg);
+        out->msg = xcalloc((size_t)head[3] + 1, 1);
     }
     if (out->len)
         coll_bcast(c, out->text, out->len, 0);
-    if (!out->text)
-        out->text = xstrdup("");
+    if (head[3])
+        coll_bcast(c, out->msg, (size_t)head[3], 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -260,12 +274,14 @@ static void run_pass(Coll *c, const IrModule *m, const Pass *pass, const PassOpt
 typedef struct Finding {
     char kind[48];
     char msg[1200];
+    int site;                       /* the site it is about, -1: the module */
 } Finding;
 
 typedef struct Outcome {
     Finding f[8];
     int n;
     long rewrites;
+    int site;                       /* the site findings added now are about, -1: none */
 } Outcome;
 
 static void add_finding(Outcome *o, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -274,6 +290,7 @@ static void add_finding(Outcome *o, const char *kind, const char *fmt, ...)
     if (o->n == 8)
         return;
     Finding *f = &o->f[o->n++];
+    f->site = o->site;
     snprintf(f->kind, sizeof f->kind, "%s", kind);
     va_list ap;
     va_start(ap, fmt);
@@ -297,10 +314,11 @@ static int flip_state(int number, const IrInstr *x, IrOpcode kept_op)
     case 97: if (is_op(x, IR_OP_ALL_GATHER) && is_op(o, IR_OP_RESHAPE)) return 1; break;
     case 98: if (is_op(x, IR_OP_ALL_GATHER) && o && (ir_op_info[o->op].flags & OPF_ELEMENTWISE)) return 1; break;
     case 104: if (is_op(x, IR_OP_REDUCE_SCATTER) && is_op(o, IR_OP_TRANSPOSE)) return 1; break;
-    case 102:
+    case 102:                       /* add(R'(convert(g)), acc) */
         if (is_op(x, IR_OP_ADD))
             for (int k = 0; k < x->n_operands; k++)
-                if (is_op(x->operands[k], IR_OP_ALL_REDUCE) || is_op(x->operands[k], IR_OP_REDUCE_SCATTER))
+                if ((is_op(x->operands[k], IR_OP_ALL_REDUCE) || is_op(x->operands[k], IR_OP_REDUCE_SCATTER)) &&
+                    is_op(x->operands[k]->operands[0], IR_OP_CONVERT))
                     return 1;
         break;
     default: break;
@@ -337,6 +355,7 @@ static void read_sites(const Module *mod, const IrModule *after, PassMode mode, 
     for (int k = 0; k < mod->n_sites; k++) {
         const FuzzSite *s = &mod->sites[k];
         const IrInstr *before = site_result(mod, mod->m, s), *x = site_result(mod, after, s);
+        o->site = k;
         if (!before || !x) {
             add_finding(o, "site-lost", "site %d (%s): its result is no longer where it was", k, s->what);
             continue;
@@ -361,6 +380,7 @@ static void read_sites(const Module *mod, const IrModule *after, PassMode mode, 
                         s->what, st == 1 ? "rewritten" : "left alone",
                         want ? "it must be rewritten" : "it must be left alone");
     }
+    o->site = -1;
     /* Members the model groups together must share one combined op, and no two groups one op. */
     for (int i = 0; i < mod->n_sites; i++)
         for (int j = i + 1; j < mod->n_sites; j++) {
@@ -383,6 +403,17 @@ static void write_file(const char *dir, const char *name, const char *text)
     char path[8400];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void append_file(const char *dir, const char *name, const char *text)
+{
+    char path[8400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "a");
     if (!f)
         return;
     fputs(text, f);
@@ -483,7 +514,7 @@ static void save_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, cons
         return;
     if (coll_rank(c) == 0) {
         write_file(dir, "before.hlo", mod->text);
-        if (run->status == RUN_CHANGED)
+        if (run->len)                   /* also the invalid module a failing pass left */
             write_file(dir, "after.hlo", run->text);
         StrBuf sb;
         strbuf_init(&sb);
@@ -568,6 +599,91 @@ static void check_function(Coll *c, const Module *mod, const IrModule *after, Pa
     }
 }
 
+/* The module's outcome in one mode: the pass run, the rewritten module
+ * (NULL when there is none to read), the sites read; the function is
+ * checked only when full. */
+static IrModule *outcome(Coll *c, const FuzzConfig *cfg, const Module *mod, const Pass *pass, PassMode mode,
+                         PassRun *run, Outcome *o)
+{
+    PassOptions po = mod->opt;
+    po.mode = mode;
+    run_pass(c, mod->m, pass, &po, cfg->pass_timeout, run);
+    memset(o, 0, sizeof *o);
+    o->site = -1;
+    IrModule *after = NULL;
+    switch (run->status) {
+    case RUN_HUNG:
+        add_finding(o, "hang", "the pass did not finish in %.0f s", cfg->pass_timeout);
+        break;
+    case RUN_CRASHED:
+        add_finding(o, "crash", "%s", run->msg);
+        break;
+    case RUN_FAILED:
+        add_finding(o, "pass-error", "%s", run->msg);
+        break;
+    case RUN_UNCHANGED:
+        after = mod->m;
+        break;
+    case RUN_CHANGED: {
+        Error perr = { 0 };
+        after = ir_parse_module(run->text, run->len, "<rewritten>", &perr);
+        if (after && !ir_verify_module(after, &perr)) {
+            ir_module_free(after);
+            after = NULL;
+        }
+        if (!after)
+            add_finding(o, "reparse", "the rewritten module, printed, does not parse back: %s", perr.msg);
+        break;
+    }
+    }
+    if (after)
+        read_sites(mod, after, mode, o);
+    return after;
+}
+
+/* A finding cut down to one site: the module rebuilt with only that site
+ * (its own stream draws it the same) and the same kind of finding again.
+ * Returns the one-site module's text, or NULL. */
+static char *shrink_to_site(Coll *c, const FuzzConfig *cfg, const Module *mod, const Pass *pass, PassMode mode,
+                            const Outcome *o, int *site)
+{
+    if (is_combiner(mod->number) || mod->n_sites < 2)
+        return NULL;
+    for (int k = 0; k < mod->n_sites; k++) {
+        bool named = false, anywhere = false;
+        for (int i = 0; i < o->n; i++) {
+            named |= o->f[i].site == k;
+            anywhere |= o->f[i].site < 0;
+        }
+        if (!named && !anywhere)
+            continue;
+        Module one;
+        Error err = { 0 };
+        if (!coll_all_ok(c, generate(cfg, coll_world(c), mod->index, mod->number, k, &one, &err))) {
+            module_free(&one);
+            continue;
+        }
+        PassRun run;
+        Outcome o2;
+        IrModule *after = outcome(c, cfg, &one, pass, mode, &run, &o2);
+        bool same = false;
+        for (int i = 0; i < o2.n; i++)
+            for (int j = 0; j < o->n; j++)
+                same |= strcmp(o2.f[i].kind, o->f[j].kind) == 0;
+        char *text = same ? xstrdup(one.text) : NULL;
+        if (after && after != one.m)
+            ir_module_free(after);
+        free(run.text);
+        free(run.msg);
+        module_free(&one);
+        if (text) {
+            *site = k;
+            return text;
+        }
+    }
+    return NULL;
+}
+
 bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTally *t, Error *err)
 {
     const Pass *pass = cfg->passes[which];
@@ -585,45 +701,14 @@ bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTal
         FuzzPassTally *pt = &t->pass[which][mode];
         pt->modules++;
         pt->sites += mod.n_sites;
-        PassOptions po = mod.opt;
-        po.mode = (PassMode)mode;
         PassRun run;
-        run_pass(c, mod.m, pass, &po, cfg->pass_timeout, &run);
-        Outcome o = { 0 };
-        IrModule *after = NULL;
-        switch (run.status) {
-        case RUN_HUNG:
-            add_finding(&o, "hang", "the pass did not finish in %.0f s", cfg->pass_timeout);
-            break;
-        case RUN_CRASHED:
-            add_finding(&o, "crash", "%s", run.text);
-            break;
-        case RUN_FAILED:
-            add_finding(&o, "pass-error", "%s", run.text);
-            break;
-        case RUN_UNCHANGED:
-            after = mod.m;
-            break;
-        case RUN_CHANGED: {
-            Error perr = { 0 };
-            after = ir_parse_module(run.text, run.len, "<rewritten>", &perr);
-            if (after && !ir_verify_module(after, &perr)) {
-                ir_module_free(after);
-                after = NULL;
-            }
-            if (!after)
-                add_finding(&o, "reparse", "the rewritten module, printed, does not parse back: %s", perr.msg);
-            break;
-        }
-        }
+        Outcome o;
+        IrModule *after = outcome(c, cfg, &mod, pass, (PassMode)mode, &run, &o);
         CheckOptions co;
         CheckReport rep;
         bool have_rep = false;
-        if (after) {
-            read_sites(&mod, after, (PassMode)mode, &o);
-            if (run.status == RUN_CHANGED)
-                check_function(c, &mod, after, (PassMode)mode, cfg, &o, &co, &rep, &have_rep);
-        }
+        if (after && run.status == RUN_CHANGED)
+            check_function(c, &mod, after, (PassMode)mode, cfg, &o, &co, &rep, &have_rep);
         pt->rewrites += o.rewrites;
         if (o.n > 0) {
             pt->findings++;
@@ -631,6 +716,15 @@ bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTal
             char dir[4096] = "";
             save_finding(c, cfg, &mod, pass, (PassMode)mode, &run, after, &o, &co, have_rep ? &rep : NULL, t, dir,
                          sizeof dir);
+            int site = -1;
+            char *one = dir[0] ? shrink_to_site(c, cfg, &mod, pass, (PassMode)mode, &o, &site) : NULL;
+            if (one && coll_rank(c) == 0) {
+                char note[200];
+                write_file(dir, "site.hlo", one);
+                snprintf(note, sizeof note, "shrunk: site %d alone (site.hlo) shows it too\n", site);
+                append_file(dir, "recipe.txt", note);
+            }
+            free(one);
             if (coll_rank(c) == 0) {
                 fprintf(stderr, "hlo-fuzz: finding in #%d (%s mode), module %ld%s%s:\n", pass->number,
                         mode == PASS_MODE_SOUND ? "sound" : "faithful", index, dir[0] ? ", saved in " : "", dir);
@@ -644,6 +738,7 @@ bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTal
         if (after && after != mod.m)
             ir_module_free(after);
         free(run.text);
+        free(run.msg);
     }
     (void)pass_index;
     module_free(&mod);
