@@ -28,6 +28,15 @@ MUTANTS = [
      "instr->operands[0]->n_operands == 1;",
      "instr->operands[0]->n_operands == 1 && instr->shape->type != IR_TYPE_PRED;",
      "matcher: declines converts to pred"),
+    ("flip-ag-convert", "src/passes/flip_all_gather_convert.c",
+     "    (void)ctx;\n",
+     "    (void)ctx;\n    if (instr->op == IR_OP_CONVERT && instr->shape->type == IR_TYPE_F16)\n        for (;;) {}\n",
+     "harness: the pass hangs on a convert to f16"),
+    ("flip-ag-convert", "src/passes/flip_all_gather_convert.c",
+     "    (void)ctx;\n",
+     "    (void)ctx;\n    if (instr->op == IR_OP_CONVERT && instr->shape->type == IR_TYPE_F16)\n"
+     "        *(volatile int *)0 = 1;\n",
+     "harness: the pass crashes on a convert to f16"),
     # #98
     ("flip-ag-binary", "src/passes/flip_all_gathers_binary.c",
      "           ir_replica_groups_equal(&a->info->replica_groups, &b->info->replica_groups) &&\n",
@@ -99,6 +108,7 @@ def main():
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--only", default="")
+    ap.add_argument("--pass-timeout", default="30")
     ap.add_argument("--build", default="build", help="the build whose library and hlo-fuzz object to link")
     ap.add_argument("--out", default="/tmp/hlo-mutants", help="where hlo-fuzz saves the mutants' findings")
     a = ap.parse_args()
@@ -122,7 +132,8 @@ def main():
                 print(f"NOBUILD {alias}: {what}\n{b.stderr[-2000:]}")
                 continue
             r = run(["mpirun", "--oversubscribe", "-np", str(a.ranks), exe, f"--passes={alias}",
-                     f"--count={a.count}", "--out", os.path.join(a.out, "findings")], env=env)
+                     f"--count={a.count}", f"--pass-timeout={a.pass_timeout}", "--out", os.path.join(a.out, "findings"),
+                     "--json", os.path.join(a.out, "fuzz.json")], env=env)
             last = [l for l in r.stdout.splitlines() if l.startswith("hlo-fuzz:")]
             hit = r.returncode != 0 and "findings" in (last[-1] if last else "")
             found += hit

@@ -468,8 +468,15 @@ int fuzz_comp_root(FuzzBuild *b, int comp)
 {
     BComp *c = &b->comps[comp];
     if (c->kind == BCOMP_ENTRY && c->root < 0)
-        c->root = tuple_instr(b, b->entry, b->entry_outputs, b->n_entry_outputs, NULL, -1);
+        c->root = b->bare_root && b->n_entry_outputs == 1
+                      ? b->entry_outputs[0]
+                      : tuple_instr(b, b->entry, b->entry_outputs, b->n_entry_outputs, NULL, -1);
     return c->root;
+}
+
+void fuzz_build_bare_root(FuzzBuild *b, bool bare)
+{
+    b->bare_root = bare;
 }
 
 static void post_visit(const FuzzBuild *b, int v, bool *seen, int *out, int *n)
@@ -522,6 +529,7 @@ bool fuzz_reaches(const FuzzBuild *b, int from, int to)
 }
 
 int fuzz_instr_comp(const FuzzBuild *b, int v) { return b->instrs[v].comp; }
+int fuzz_entry_outputs(const FuzzBuild *b) { return b->n_entry_outputs; }
 bool fuzz_comp_is_while_part(const FuzzBuild *b, int comp)
 {
     return b->comps[comp].kind == BCOMP_BODY || b->comps[comp].kind == BCOMP_COND;

@@ -173,6 +173,9 @@ FuzzShape fuzz_value_shape(const FuzzBuild *b, int v);
  * (and of the entry root, through the loop or conditional).  out_pos[k]
  * gets output k's position in that root; *comp its computation. */
 void fuzz_site_end(FuzzBuild *b, int n, const int *outputs, int *comp, int *out_pos);
+/* With one entry output, make it the entry's root itself (no tuple), so
+ * that a rewrite replaces the root. */
+void fuzz_build_bare_root(FuzzBuild *b, bool bare);
 /* The module text; NULL after a builder error (message in err). */
 char *fuzz_build_text(FuzzBuild *b);
 /* Name of computation comp (as printed, without %). */

@@ -48,6 +48,7 @@ struct FuzzBuild {
     int n_entry_outputs, cap_entry_outputs;
     int channels;
     bool failed;                    /* a limit was passed: no text */
+    bool bare_root;                 /* one entry output: it is the root itself, no tuple */
     /* the site being built */
     FuzzPlace place;
     int trips, n_site;
@@ -65,6 +66,7 @@ int fuzz_comp_post_order(FuzzBuild *b, int comp, int *out);
 /* Does `from` depend on `to` (through operands or control edges)? */
 bool fuzz_reaches(const FuzzBuild *b, int from, int to);
 int fuzz_instr_comp(const FuzzBuild *b, int v);
+int fuzz_entry_outputs(const FuzzBuild *b);
 bool fuzz_comp_is_while_part(const FuzzBuild *b, int comp);
 
 #endif /* FUZZ_INTERNAL_H */

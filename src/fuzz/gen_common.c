@@ -29,7 +29,8 @@ IrElemType fuzz_draw_type(FuzzRng *r, bool floats_only)
 {
     static const IrElemType floats[] = { IR_TYPE_F32, IR_TYPE_BF16, IR_TYPE_F16, IR_TYPE_F64 };
     static const IrElemType any[] = { IR_TYPE_F32, IR_TYPE_BF16, IR_TYPE_F16, IR_TYPE_F64, IR_TYPE_S32,
-                                      IR_TYPE_S8, IR_TYPE_U8, IR_TYPE_U32, IR_TYPE_S64, IR_TYPE_PRED };
+                                      IR_TYPE_S8, IR_TYPE_U8, IR_TYPE_U32, IR_TYPE_S64, IR_TYPE_PRED,
+                                      IR_TYPE_F8E4M3FN, IR_TYPE_F8E5M2, IR_TYPE_S16, IR_TYPE_U16 };
     if (floats_only || fuzz_chance(r, 50))
         return floats[fuzz_below(r, 4)];
     return any[fuzz_below(r, (int)(sizeof any / sizeof any[0]))];

@@ -91,6 +91,13 @@ void fuzz_gen_ag_convert(FuzzGen *g)
             extra[n_extra++] = ag;
             what = "convert of an all-gather that has another user";
             break;
+        case 5: {                       /* the convert waits for another instruction */
+            int before = fuzz_constant(g->b, IR_TYPE_S32, "0");
+            result = fuzz_op1(g->b, os, "convert", ag, "");
+            fuzz_control(g->b, result, before);
+            what = "convert of an all-gather, with a control predecessor";
+            break;
+        }
         default:
             result = fuzz_op1(g->b, os, "convert", ag, "");
             what = "convert of an all-gather";

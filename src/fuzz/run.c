@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -45,6 +46,7 @@ typedef struct Module {
     long index;
     int number;                     /* the pass aimed at */
     int replicas, partitions;
+    bool bare_root;                 /* the entry's root is the one site's result */
     PassOptions opt;
     FuzzBuild *b;
     FuzzSite sites[FUZZ_MAX_SITES];
@@ -82,6 +84,7 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
     char name[64];
     snprintf(name, sizeof name, "fuzz_%d_%ld", number, index);
     mod->b = fuzz_build_new(mod->replicas, mod->partitions, name);
+    bool bare = fuzz_chance(&r, 25);
     FuzzGen g = { .rng = &r, .b = mod->b, .opt = &mod->opt, .world = world, .sites = mod->sites };
     int n = 1 + fuzz_below(&r, is_combiner(number) ? 8 : 5);
     for (int k = 0; k < n; k++) {
@@ -92,6 +95,9 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
         fuzz_gen_site(&g, number);
     }
     g.rng = &r;
+    /* A lone entry output as the root itself: the rewrite then replaces the root. */
+    mod->bare_root = bare && g.n_sites == 1 && mod->sites[0].place == FUZZ_IN_ENTRY && fuzz_entry_outputs(mod->b) == 1;
+    fuzz_build_bare_root(mod->b, mod->bare_root);
     if (is_combiner(number))
         fuzz_model_combiner(&g, number, &mod->opt);
     mod->n_sites = g.n_sites;
@@ -177,6 +183,8 @@ static void run_pass_rank0(const IrModule *m, const Pass *pass, const PassOption
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
+        struct rlimit none = { 0, 0 };  /* a crashing pass leaves no core file behind */
+        setrlimit(RLIMIT_CORE, &none);
         close(fds[0]);
         child(fds[1], m, pass, opt);
     }
@@ -344,7 +352,11 @@ static IrOpcode combiner_op(int number)
 static const IrInstr *site_result(const Module *mod, const IrModule *m, const FuzzSite *s)
 {
     const IrComputation *comp = ir_module_find_computation(m, fuzz_comp_name(mod->b, s->comp));
-    if (!comp || !comp->root || !is_op(comp->root, IR_OP_TUPLE) || s->out >= comp->root->n_operands)
+    if (!comp || !comp->root)
+        return NULL;
+    if (mod->bare_root && comp == m->entry)    /* the site's result is the root itself */
+        return comp->root;
+    if (!is_op(comp->root, IR_OP_TUPLE) || s->out >= comp->root->n_operands)
         return NULL;
     return comp->root->operands[s->out];
 }

@@ -1,0 +1,133 @@
+#!/bin/bash
+# test_hlo_fuzz.sh [BUILD-DIR]: hlo-fuzz end to end under mpirun.
+#  * a fixed-seed slice (30 modules per pass, both modes, at 2 and 4 ranks)
+#    of every pass finds nothing on the passes as they are;
+#  * the same seed and index give the same module; another seed another;
+#  * planted bugs are found: one that changes values, one that changes only
+#    what the matcher accepts, a pass that crashes and one that hangs (each
+#    built by scripts/mutation_test.py from one mutated file); a finding is
+#    saved with the module, the rewritten one, the recipe with each site's
+#    expectation, the one site that shows it, and a command that replays it
+#    (exit 1 with the bug, 0 without);
+#  * --json parses and adds up; bad usage is exit 2.
+# One line per case, closing "hlo-fuzz: N passed, N failed"; TALLY support.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+fuzz=$build/hlo-fuzz
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+py=/usr/bin/python3
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; sed 's/^/    /' "$tmp/out" "$tmp/err" | tail -n 8; }
+mpi() {
+    local n=$1
+    shift
+    timeout 600 mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$n" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+}
+
+passes="flip-ag-dynamic-slice flip-ag-convert flip-ag-reshape flip-ag-binary flip-reduce-convert-add flip-rs-transpose
+        ag-combiner rs-combiner ar-combiner"
+
+# ---- the slice: nothing found on the real passes
+for p in $passes; do
+    for n in 2 4; do
+        mpi "$n" "$fuzz" --passes="$p" --count=30 --seed=7 --out "$tmp/f-$p-$n"
+        st=$?
+        if [ $st -eq 0 ] && grep -q "30 modules on $n ranks.*: 0 findings" "$tmp/out"; then
+            ok "$p at $n ranks: 30 modules, 0 findings"
+        else
+            bad "$p at $n ranks" "exit $st"
+        fi
+    done
+done
+
+# ---- determinism
+mpi 1 "$fuzz" --passes=default --index=5 --seed=3 --print && cp "$tmp/out" "$tmp/a.hlo"
+mpi 1 "$fuzz" --passes=default --index=5 --seed=3 --print && cp "$tmp/out" "$tmp/b.hlo"
+mpi 1 "$fuzz" --passes=default --index=5 --seed=4 --print && cp "$tmp/out" "$tmp/c.hlo"
+if cmp -s "$tmp/a.hlo" "$tmp/b.hlo" && ! cmp -s "$tmp/a.hlo" "$tmp/c.hlo" && grep -q "^// site 0:" "$tmp/a.hlo" &&
+   "$build/hlo-opt" --passes=none "$tmp/a.hlo" >/dev/null 2>&1; then
+    ok "--print: same seed and index, same module (a valid one, recipe as comments); another seed, another"
+else
+    bad "--print determinism" "modules differ or do not parse"
+fi
+
+# ---- planted bugs
+mutant() {  # mutant NAME-SUBSTRING [flags for mutation_test.py]
+    local what=$1
+    shift
+    rm -rf "$tmp/mut"
+    $py "$root/scripts/mutation_test.py" --build "$build" --out "$tmp/mut" --only "$what" "$@" >"$tmp/out" 2>"$tmp/err"
+}
+for m in "the new all-gather drops its channel_id" "power joins the nine binaries" \
+         "sound mode takes narrowing converts" "the new scatter dim is perm"; do
+    if mutant "$m" --count 100 && grep -q "^FOUND" "$tmp/out"; then
+        ok "planted bug found: $m"
+    else
+        bad "planted bug: $m" "not found"
+    fi
+done
+
+# The last finding's directory, from the channel_id mutant, replayed.
+mutant "the new all-gather drops its channel_id" --count 40
+d=$(ls -d "$tmp"/mut/findings/flip-ag-convert-* 2>/dev/null | head -n 1)
+if [ -n "$d" ] && [ -s "$d/before.hlo" ] && [ -s "$d/after.hlo" ] && grep -q "expect: faithful" "$d/recipe.txt" &&
+   grep -q "^findings:" "$d/recipe.txt" && grep -q "hlo-fuzz --passes=flip-ag-convert" "$d/command.txt"; then
+    ok "a finding is saved with before.hlo, after.hlo, recipe.txt (expectations, findings) and command.txt"
+else
+    bad "finding directory" "${d:-none} incomplete"
+fi
+replay=$(grep "hlo-fuzz --passes" "$d/command.txt" 2>/dev/null | sed 's/^mpirun --oversubscribe -np \([0-9]*\) hlo-fuzz/\1/')
+n=${replay%% *} args=${replay#* }
+mpi "$n" "$tmp/mut/hlo-fuzz-mutant" $args --out "$tmp/replay"
+st_mut=$?
+mpi "$n" "$fuzz" $args --out "$tmp/replay2"
+st_real=$?
+if [ -n "$replay" ] && [ $st_mut -eq 1 ] && [ $st_real -eq 0 ]; then
+    ok "command.txt replays the finding: exit 1 with the bug, 0 on the real pass"
+else
+    bad "replay" "mutant exit $st_mut, real exit $st_real (${replay:-no command})"
+fi
+if ls "$tmp"/mut/findings/*/site.hlo >/dev/null 2>&1 &&
+   grep -q "shrunk: site [0-9]* alone" "$tmp"/mut/findings/*/recipe.txt; then
+    ok "a finding is cut to the one site that shows it (site.hlo)"
+else
+    bad "site shrink" "no site.hlo"
+fi
+
+for m in crashes hangs; do
+    if mutant "the pass $m" --count 3 --pass-timeout 1 && grep -q "^FOUND" "$tmp/out" &&
+       grep -rq "$([ $m = crashes ] && echo crash: || echo hang:)" "$tmp"/mut/findings/*/recipe.txt; then
+        ok "a pass that $m is a finding, and the run goes on"
+    else
+        bad "pass that $m" "not reported"
+    fi
+done
+
+# ---- JSON and usage
+mpi 2 "$fuzz" --passes=flip-ag-convert,ag-combiner --count=6 --json="$tmp/f.json" --out "$tmp/fj"
+if $py -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j['modules'] == 6 and j['findings'] == 0 and j['ranks'] == 2
+assert sum(p['modules'] for p in j['passes']) == 12      # 2 passes x 2 modes, 3 modules each
+assert {p['mode'] for p in j['passes']} == {'faithful', 'sound'}
+" "$tmp/f.json" 2>"$tmp/err"; then
+    ok "--json parses and adds up"
+else
+    bad "--json" "$(cat "$tmp/err")"
+fi
+for args in "--passes=no-such-pass" "--trials=0" "module.hlo" "--print" "--pass-mode=both-ways"; do
+    mpi 2 "$fuzz" $args --count=1
+    st=$?
+    if [ $st -eq 2 ] && [ -s "$tmp/err" ]; then ok "bad usage '$args': exit 2"; else bad "usage '$args'" "exit $st"; fi
+done
+
+echo "hlo-fuzz: $pass passed, $fail failed"
+[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
+[ $fail -eq 0 ]
