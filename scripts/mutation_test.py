@@ -92,15 +92,18 @@ def run(cmd, **kw):
 
 
 def build_mutant(path, build, out):
-    """hlo-fuzz with the mutated pass file compiled on its own and linked
-    ahead of the library (whose copy of that file is then not pulled in)."""
+    """hlo-fuzz (out) and hlo-opt (out + "-opt") with the mutated pass file
+    compiled on its own and linked ahead of the library, whose copy of that
+    file is then not pulled in."""
     incs = [f"-Isrc/{d}" for d in sorted(os.listdir(os.path.join(ROOT, "src"))) if d != "tools"]
     obj = out + ".o"
     c = run(["mpicc", "-std=c11", "-O1", "-D_POSIX_C_SOURCE=200809L"] + incs + ["-c", path, "-o", obj])
-    if c.returncode != 0:
-        return c
-    return run(["mpicc", "-o", out, f"{build}/obj/src/tools/hlo_fuzz.o", obj, f"{build}/libhlocheck.a",
-                "-lopenblas", "-lm"])
+    for tool, exe in (("fuzz", out), ("opt", out + "-opt")):
+        if c.returncode != 0:
+            return c
+        c = run(["mpicc", "-o", exe, f"{build}/obj/src/tools/hlo_{tool}.o", obj, f"{build}/libhlocheck.a",
+                 "-lopenblas", "-lm"])
+    return c
 
 
 def main():

@@ -100,6 +100,20 @@ else
     bad "site shrink" "no site.hlo"
 fi
 
+# A pass that leaves an invalid module: hlo-fuzz saves it and blames the
+# pass; hlo-opt (with the same bug) exits 3 naming the pass, not the input.
+mutant "the new scatter dim is perm" --count 40
+d=$(grep -l "pass-error" "$tmp"/mut/findings/*/recipe.txt 2>/dev/null | head -n 1)
+d=${d%/recipe.txt}
+"$tmp/mut/hlo-fuzz-mutant-opt" --passes=flip-rs-transpose "$d/before.hlo" >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ -n "$d" ] && [ -s "$d/after.hlo" ] && [ $st -eq 3 ] &&
+   grep -q "^error: pass aws_neuron_flip_reduce_scatter_transpose (#104) left an invalid module, a bug in the pass" "$tmp/err"; then
+    ok "a pass that leaves an invalid module: saved, and hlo-opt exits 3 naming the pass"
+else
+    bad "invalid module after a pass" "exit $st, ${d:-no pass-error finding}"
+fi
+
 for m in crashes hangs; do
     if mutant "the pass $m" --count 3 --pass-timeout 1 && grep -q "^FOUND" "$tmp/out" &&
        grep -rq "$([ $m = crashes ] && echo crash: || echo hang:)" "$tmp"/mut/findings/*/recipe.txt; then
