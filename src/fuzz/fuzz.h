@@ -246,6 +246,7 @@ typedef struct FuzzNote {
 typedef struct FuzzTally {
     FuzzPassTally pass[16][2];      /* by config pass, by mode */
     long modules, findings;
+    long pipeline_modules, pipeline_findings;   /* the sound pipeline of every pass, on exact modules */
     int saved;                      /* finding directories written */
     FuzzNote notes[FUZZ_MAX_NOTES]; /* the first findings, for the summary and JSON */
     int n_notes;

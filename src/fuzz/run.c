@@ -16,6 +16,9 @@
  * 4. The checker runs both modules on every rank: bitwise when every site
  *    is exact; by accuracy when some site reduces in another type; a known
  *    unsoundness that the spec says shows at this world must be refuted.
+ * 5. With several passes configured, a module whose every site is exact in
+ *    sound mode goes through the whole sound pipeline too, and must come
+ *    out bitwise the same (the passes acting on each other's results).
  * Each finding is saved under out_dir with the modules, the recipe, the
  * inputs of the failing trial, the shrunk pair when the checker can shrink
  * it, and the commands that reproduce it. */
@@ -139,7 +142,8 @@ static void write_all(int fd, const void *p, size_t n)
     }
 }
 
-__attribute__((noreturn)) static void child(int fd, const IrModule *m, const Pass *pass, const PassOptions *opt)
+__attribute__((noreturn)) static void child(int fd, const IrModule *m, const Pass *const *passes, int n,
+                                            const PassOptions *opt)
 {
     Error err = { 0 };
     IrModule *c = ir_module_copy(m, &err);
@@ -149,7 +153,7 @@ __attribute__((noreturn)) static void child(int fd, const IrModule *m, const Pas
     StrBuf sb;
     strbuf_init(&sb);
     memset(&stats, 0, sizeof stats);
-    if (c && pass_run_pipeline(c, &pass, 1, opt, &stats, &changed, &err))
+    if (c && pass_run_pipeline(c, passes, n, opt, &stats, &changed, &err))
         status = changed ? 'C' : 'U';
     if (c)                              /* also when the pass failed: the invalid module is evidence */
         ir_print_module(&sb, c);
@@ -171,7 +175,8 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void run_pass_rank0(const IrModule *m, const Pass *pass, const PassOptions *opt, double timeout, PassRun *out)
+static void run_pass_rank0(const IrModule *m, const Pass *const *passes, int n, const PassOptions *opt, double timeout,
+                           PassRun *out)
 {
     memset(out, 0, sizeof *out);
     int fds[2];
@@ -186,7 +191,7 @@ static void run_pass_rank0(const IrModule *m, const Pass *pass, const PassOption
         struct rlimit none = { 0, 0 };  /* a crashing pass leaves no core file behind */
         setrlimit(RLIMIT_CORE, &none);
         close(fds[0]);
-        child(fds[1], m, pass, opt);
+        child(fds[1], m, passes, n, opt);
     }
     close(fds[1]);
     StrBuf sb;
@@ -208,12 +213,12 @@ static void run_pass_rank0(const IrModule *m, const Pass *pass, const PassOption
             break;
         }
         char buf[65536];
-        ssize_t n = read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
+        ssize_t got = read(fds[0], buf, sizeof buf);
+        if (got < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (got <= 0)
             break;
-        strbuf_putn(&sb, buf, (size_t)n);
+        strbuf_putn(&sb, buf, (size_t)got);
     }
     close(fds[0]);
     if (hung)
@@ -251,12 +256,12 @@ static void run_pass_rank0(const IrModule *m, const Pass *pass, const PassOption
 }
 
 /* Rank 0 runs the pass; every rank gets the outcome. */
-static void run_pass(Coll *c, const IrModule *m, const Pass *pass, const PassOptions *opt, double timeout,
-                     PassRun *out)
+static void run_pass(Coll *c, const IrModule *m, const Pass *const *passes, int n, const PassOptions *opt,
+                     double timeout, PassRun *out)
 {
     memset(out, 0, sizeof *out);
     if (coll_rank(c) == 0)
-        run_pass_rank0(m, pass, opt, timeout, out);
+        run_pass_rank0(m, passes, n, opt, timeout, out);
     int64_t head[4] = { out->status, (int64_t)out->len, out->fired, out->msg ? (int64_t)strlen(out->msg) : 0 };
     coll_bcast(c, head, sizeof head, 0);
     out->status = (PassStatus)head[0];
@@ -463,14 +468,14 @@ static void flag_text(const Module *mod, PassMode mode, const Pass *pass, char *
              o->neuron_fsdp ? "true" : "false");
 }
 
-/* out_dir/<alias>-<n>: made by rank 0; its name is broadcast. */
-static bool finding_dir(Coll *c, const FuzzConfig *cfg, const Pass *pass, FuzzTally *t, char *dir, size_t n)
+/* out_dir/<prefix>-<n>: made by rank 0; its name is broadcast. */
+static bool finding_dir(Coll *c, const FuzzConfig *cfg, const char *prefix, FuzzTally *t, char *dir, size_t n)
 {
     int64_t ok = 0;
     if (coll_rank(c) == 0 && cfg->out_dir) {
         mkdir(cfg->out_dir, 0777);
         for (int k = t->saved + 1; k < 100000 && !ok; k++) {
-            snprintf(dir, n, "%s/%s-%d", cfg->out_dir, pass->alias, k);
+            snprintf(dir, n, "%s/%s-%d", cfg->out_dir, prefix, k);
             if (mkdir(dir, 0777) == 0) {
                 ok = 1;
                 t->saved = k;
@@ -522,7 +527,7 @@ static void save_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, cons
                          const PassRun *run, const IrModule *after, const Outcome *o, const CheckOptions *co,
                          const CheckReport *rep, FuzzTally *t, char *dir, size_t dir_n)
 {
-    if (!finding_dir(c, cfg, pass, t, dir, dir_n))
+    if (!finding_dir(c, cfg, pass->alias, t, dir, dir_n))
         return;
     if (coll_rank(c) == 0) {
         write_file(dir, "before.hlo", mod->text);
@@ -567,13 +572,6 @@ static void save_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, cons
 
 /* ------------------------------------------------------------------ */
 
-static int pass_index(const FuzzConfig *cfg, const Pass *p)
-{
-    for (int i = 0; i < cfg->n_passes; i++)
-        if (cfg->passes[i] == p)
-            return i;
-    return 0;
-}
 
 /* The checker on before/after, judged against what the sites expect. */
 static void check_function(Coll *c, const Module *mod, const IrModule *after, PassMode mode, const FuzzConfig *cfg,
@@ -619,7 +617,7 @@ static IrModule *outcome(Coll *c, const FuzzConfig *cfg, const Module *mod, cons
 {
     PassOptions po = mod->opt;
     po.mode = mode;
-    run_pass(c, mod->m, pass, &po, cfg->pass_timeout, run);
+    run_pass(c, mod->m, &pass, 1, &po, cfg->pass_timeout, run);
     memset(o, 0, sizeof *o);
     o->site = -1;
     IrModule *after = NULL;
@@ -696,6 +694,80 @@ static char *shrink_to_site(Coll *c, const FuzzConfig *cfg, const Module *mod, c
     return NULL;
 }
 
+/* The whole pipeline of the configured passes in sound mode, on a module
+ * whose every site is kept or rewritten exactly there: whatever the passes
+ * make of each other's output (a flip's new all-gather combined, say), the
+ * result must be bitwise the same function. */
+static bool check_pipeline(Coll *c, const FuzzConfig *cfg, const Module *mod, Outcome *o)
+{
+    for (int k = 0; k < mod->n_sites; k++)
+        if (mod->sites[k].expect[PASS_MODE_SOUND] != FUZZ_KEEP && mod->sites[k].expect[PASS_MODE_SOUND] != FUZZ_EXACT)
+            return false;
+    PassOptions po = mod->opt;
+    po.mode = PASS_MODE_SOUND;
+    PassRun run;
+    run_pass(c, mod->m, cfg->passes, cfg->n_passes, &po, cfg->pass_timeout, &run);
+    o->site = -1;
+    if (run.status == RUN_HUNG || run.status == RUN_CRASHED || run.status == RUN_FAILED) {
+        add_finding(o, "pipeline-error", "the sound pipeline of every --passes pass: %s",
+                    run.status == RUN_HUNG ? "hung" : run.msg);
+    } else if (run.status == RUN_CHANGED) {
+        Error perr = { 0 };
+        IrModule *after = ir_parse_module(run.text, run.len, "<pipeline>", &perr);
+        if (after && ir_verify_module(after, &perr)) {
+            CheckOptions co;
+            check_options_default(&co);
+            co.trials = cfg->trials;
+            co.seed = mod->seed;
+            co.tol.mode = CHECK_EXACT;
+            co.opaque_custom_calls = false;
+            CheckReport rep;
+            if (!check_modules(c, mod->m, after, &co, &rep, &perr))
+                add_finding(o, "check-error", "the checker could not run the pipeline's pair: %s", perr.msg);
+            else if (rep.diff.found && (check_report_free(&rep), true))
+                add_finding(o, "pipeline-differs", "the sound pipeline of every --passes pass changed the result of "
+                            "a module of exact sites: output %d element %s on rank %d: before %s, after %s",
+                            rep.diff.output, rep.diff.where, rep.diff.rank, rep.diff.before, rep.diff.after);
+            else
+                check_report_free(&rep);
+        } else {
+            add_finding(o, "reparse", "the pipeline's module, printed, does not parse back: %s", perr.msg);
+        }
+        if (after)
+            ir_module_free(after);
+    }
+    free(run.text);
+    free(run.msg);
+    return true;
+}
+
+static void save_pipeline_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, const Outcome *o, FuzzTally *t,
+                                  char *dir, size_t dir_n)
+{
+    if (!finding_dir(c, cfg, "pipeline", t, dir, dir_n) || coll_rank(c) != 0)
+        return;
+    write_file(dir, "before.hlo", mod->text);
+    StrBuf sb, list;
+    strbuf_init(&sb);
+    strbuf_init(&list);
+    for (int i = 0; i < cfg->n_passes; i++)
+        strbuf_printf(&list, "%s%s", i ? "," : "", cfg->passes[i]->alias);
+    recipe_text(mod, cfg, PASS_MODE_SOUND, &sb);
+    strbuf_printf(&sb, "pipeline: --passes=%s, sound mode\nfindings:\n", list.s);
+    for (int k = 0; k < o->n; k++)
+        strbuf_printf(&sb, "  %s: %s\n", o->f[k].kind, o->f[k].msg);
+    write_file(dir, "recipe.txt", sb.s);
+    strbuf_free(&sb);
+    strbuf_init(&sb);
+    strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-check --passes=%s --pass-mode=sound --seed=%llu --trials=%d "
+                  "%s/before.hlo\n", coll_world(c), list.s, (unsigned long long)mod->seed, cfg->trials, dir);
+    strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-fuzz --passes=%s --pass-mode=sound --seed=%llu --index=%ld\n",
+                  coll_world(c), list.s, (unsigned long long)cfg->seed, mod->index);
+    write_file(dir, "command.txt", sb.s);
+    strbuf_free(&sb);
+    strbuf_free(&list);
+}
+
 bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTally *t, Error *err)
 {
     const Pass *pass = cfg->passes[which];
@@ -752,7 +824,23 @@ bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTal
         free(run.text);
         free(run.msg);
     }
-    (void)pass_index;
+    if (cfg->n_passes > 1 && cfg->modes[PASS_MODE_SOUND]) {
+        Outcome o = { .site = -1 };
+        t->pipeline_modules += check_pipeline(c, cfg, &mod, &o);
+        if (o.n > 0) {
+            char dir[4096] = "";
+            t->pipeline_findings++;
+            t->findings++;
+            save_pipeline_finding(c, cfg, &mod, &o, t, dir, sizeof dir);
+            if (coll_rank(c) == 0) {
+                fprintf(stderr, "hlo-fuzz: finding in the sound pipeline, module %ld%s%s:\n", index,
+                        dir[0] ? ", saved in " : "", dir);
+                for (int k = 0; k < o.n; k++)
+                    fprintf(stderr, "  %s: %s\n", o.f[k].kind, o.f[k].msg);
+            }
+            fuzz_tally_note(t, pass, PASS_MODE_SOUND, index, o.f[0].kind, o.f[0].msg, dir);
+        }
+    }
     module_free(&mod);
     return true;
 }

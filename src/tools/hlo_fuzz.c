@@ -119,6 +119,9 @@ static void print_summary(FILE *out, const FuzzConfig *cfg, const FuzzTally *t, 
             fprintf(out, "#%-3d %-37s %-8s %8ld %8ld %9ld %9ld\n", cfg->passes[i]->number, cfg->passes[i]->name,
                     m ? "sound" : "faithful", p->modules, p->sites, p->rewrites, p->findings);
         }
+    if (t->pipeline_modules)
+        fprintf(out, "%-42s %-8s %8ld %8s %9s %9ld\n", "the whole pipeline of --passes", "sound", t->pipeline_modules,
+                "", "", t->pipeline_findings);
     fprintf(out, "hlo-fuzz: %ld modules on %d ranks in %.1f s (seed %llu): %ld findings%s%s\n", t->modules, world,
             secs, (unsigned long long)cfg->seed, t->findings, t->findings ? ", saved under " : "",
             t->findings ? cfg->out_dir : "");
@@ -162,7 +165,9 @@ static void write_json(const char *path, const FuzzConfig *cfg, const FuzzTally 
                     cfg->passes[i]->number, m ? "sound" : "faithful", p->modules, p->sites, p->rewrites, p->findings);
             first = false;
         }
-    fprintf(f, "],\n \"finding_list\": [");
+    fprintf(f, "],\n \"pipeline\": {\"modules\": %ld, \"findings\": %ld},\n", t->pipeline_modules,
+            t->pipeline_findings);
+    fprintf(f, " \"finding_list\": [");
     for (int k = 0; k < t->n_notes; k++) {
         const FuzzNote *n = &t->notes[k];
         fprintf(f, "%s\n  {\"pass\": %d, \"mode\": \"%s\", \"module\": %ld, \"kind\": ", k ? "," : "", n->pass,
