@@ -2088,7 +2088,7 @@ static bool check_shard_dim(const IrInstr *in, const IrShape *x, const IrShape *
     const char *verb = scatter ? "divided" : "multiplied";
     if (big < 0 || small < 0)
         return true;
-    if (gs.exact > 1 && big != small * gs.exact)
+    if (gs.exact >= 1 && big != small * gs.exact)
         return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by the group size %lld",
                     (long long)d, sh(res), sh(x), verb, (long long)gs.exact);
     bool ok = small == 0 ? big == 0 : big % small == 0 && (big / small) % gs.factor == 0;
