@@ -254,10 +254,14 @@ void fuzz_gen_ag_reshape(FuzzGen *g)
     block_text(&w, bt, sizeof bt);
     StrBuf line;
     strbuf_init(&line);
-    strbuf_printf(&line, "#97 %s: x %s gathered on dim %d to %s, reshaped to %s (%s; %s), %s, in %s", what,
-                  fuzz_shape_text(&xs, xt, sizeof xt), w.d, fuzz_shape_text(&gs, gt, sizeof gt),
-                  fuzz_shape_text(&os, ot, sizeof ot), w.rule.only_merge ? "only merges" : "splits", bt, ct,
-                  fuzz_place_name(place));
+    if (wrap == 13)
+        strbuf_printf(&line, "#97 %s: x %s, reshaped to %s", what, fuzz_shape_text(&gs, gt, sizeof gt),
+                      fuzz_shape_text(&os, ot, sizeof ot));
+    else
+        strbuf_printf(&line, "#97 %s: x %s gathered on dim %d to %s, reshaped to %s (%s; %s)", what,
+                      fuzz_shape_text(&xs, xt, sizeof xt), w.d, fuzz_shape_text(&gs, gt, sizeof gt),
+                      fuzz_shape_text(&os, ot, sizeof ot), w.rule.only_merge ? "only merges" : "splits", bt);
+    strbuf_printf(&line, ", %s, in %s", ct, fuzz_place_name(place));
     snprintf(s->what, sizeof s->what, "%s", line.s);
     strbuf_free(&line);
     s->place = place;
@@ -500,6 +504,8 @@ void fuzz_gen_ag_dynamic_slice(FuzzGen *g)
     StrBuf starts, attrs, line;
     strbuf_init(&starts);
     strbuf_init(&attrs);
+    char sl[96];
+    list_text(sizes, rank, sl, sizeof sl);
     const char *what;
     if (kind == DS_STATIC) {
         strbuf_puts(&attrs, ", slice={");
@@ -519,8 +525,6 @@ void fuzz_gen_ag_dynamic_slice(FuzzGen *g)
             index_text(&idx[i], one, sizeof one);
             strbuf_printf(&starts, "%s%s", i ? "," : "", one);
         }
-        char sl[96];
-        list_text(sizes, rank, sl, sizeof sl);
         strbuf_printf(&attrs, ", dynamic_slice_sizes=%s", sl);
         result = fuzz_op(g->b, os, "dynamic-slice", 1 + rank, ops, attrs.s);
         static const char *const names[] = {
@@ -535,9 +539,8 @@ void fuzz_gen_ag_dynamic_slice(FuzzGen *g)
         if (kind == DS_OTHER_USER)
             extra[n_extra++] = ag;
     }
-    char ct[160], xt[64], gt[64], sl[96];
+    char ct[160], xt[64], gt[64];
     gen_coll_text(&c, ct, sizeof ct);
-    list_text(sizes, rank, sl, sizeof sl);
     strbuf_init(&line);
     strbuf_printf(&line, "#92 %s: x %s gathered on dim %d to %s, sizes %s, starts {%s}, %s, in %s", what,
                   fuzz_shape_text(&xs, xt, sizeof xt), d, fuzz_shape_text(&gs, gt, sizeof gt), sl, starts.s, ct,
