@@ -268,8 +268,8 @@ void fuzz_gen_ag_reshape(FuzzGen *g)
     FuzzExpect faithful = near || !w.rule.accept ? FUZZ_KEEP : w.rule.sound ? FUZZ_EXACT : FUZZ_UNSOUND;
     s->expect[PASS_MODE_FAITHFUL] = faithful;
     s->expect[PASS_MODE_SOUND] = !near && w.rule.sound ? FUZZ_EXACT : FUZZ_KEEP;
-    /* shards interleave; random bools could still line up */
-    s->must_differ[PASS_MODE_FAITHFUL] = faithful == FUZZ_UNSOUND && n >= 2 && t != IR_TYPE_PRED;
+    /* shards interleave; random integers (17 values) or bools could still line up */
+    s->must_differ[PASS_MODE_FAITHFUL] = faithful == FUZZ_UNSOUND && n >= 2 && ir_type_is_float(t);
     g->odd_site_taken |= faithful == FUZZ_UNSOUND;
     gen_finish(g, s, result, n_extra, extra);
 }
