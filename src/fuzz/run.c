@@ -92,9 +92,20 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
     int n = 1 + fuzz_below(&r, is_combiner(number) ? 8 : 5);
     for (int k = 0; k < n; k++) {
         FuzzRng sr = { mix(mod->seed, 1000 + (uint64_t)k) };
-        if (only >= 0 && k != only)
-            continue;
         g.rng = &sr;
+        if (only >= 0 && k != only) {
+            if (k < only) {             /* drawn into a scratch module: what it leaves in g shapes later sites */
+                FuzzSite scratch_sites[FUZZ_MAX_SITES];
+                FuzzGen sg = g;
+                sg.b = fuzz_build_new(mod->replicas, mod->partitions, name);
+                sg.sites = scratch_sites;
+                sg.n_sites = 0;
+                fuzz_gen_site(&sg, number);
+                g.odd_site_taken = sg.odd_site_taken;
+                fuzz_build_free(sg.b);
+            }
+            continue;
+        }
         fuzz_gen_site(&g, number);
     }
     g.rng = &r;
