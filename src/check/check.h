@@ -319,6 +319,8 @@ IrModule *check_probe_module(const IrModule *m, const char *const *names, int n,
 bool check_add_exact_probes(IrModule *p, const CheckSite *sites, int n_sites, Error *err);
 
 /* report.c */
+/* s as a JSON string literal, quotes and control characters escaped. */
+void check_json_string(FILE *f, const char *s);
 void check_print_report(FILE *out, const CheckReport *rep, const char *before_name, const char *after_name);
 bool check_write_json(const char *path, const CheckReport *rep, const char *before_name,
                       const char *after_name, Error *err);

@@ -104,7 +104,7 @@ void check_print_report(FILE *out, const CheckReport *rep, const char *before_na
 
 /* ---- JSON */
 
-static void json_string(FILE *f, const char *s)
+void check_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {
@@ -144,9 +144,9 @@ static void json_accuracy(FILE *f, const char *key, const CheckAccuracy *a)
 static void json_body(FILE *f, const CheckReport *rep, const char *bn, const char *an)
 {
     fputs("{\n  \"before\": ", f);
-    json_string(f, bn);
+    check_json_string(f, bn);
     fputs(", \"after\": ", f);
-    json_string(f, an);
+    check_json_string(f, an);
     fprintf(f, ",\n  \"ranks\": %d, \"replicas\": %d, \"partitions\": %d, \"trials\": %d,\n", rep->world,
             rep->replicas, rep->partitions, rep->trials_run);
     fprintf(f, "  \"judged_by\": \"%s\", \"equivalent\": %s, \"accuracy_ok\": %s,\n",
@@ -157,13 +157,13 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
     fputs("  \"opaque_custom_calls\": [", f);
     for (int i = 0; i < rep->n_opaque; i++) {
         fputs(i ? ", " : "", f);
-        json_string(f, rep->opaque[i]);
+        check_json_string(f, rep->opaque[i]);
     }
     fputs("],\n  \"outputs\": [", f);
     for (int i = 0; i < rep->n_outputs && rep->oracle; i++) {
         const CheckOutput *o = &rep->outputs[i];
         fprintf(f, "%s\n    {\"index\": %d, \"shape\": ", i ? "," : "", i);
-        json_string(f, o->shape);
+        check_json_string(f, o->shape);
         fputs(", ", f);
         json_accuracy(f, "before", &o->before);
         fputs(", ", f);
@@ -175,9 +175,9 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
     for (int s = 0; s < rep->n_sites; s++) {
         const CheckSite *x = &rep->sites[s];
         fprintf(f, "%s\n    {\"before\": ", s ? "," : "");
-        json_string(f, x->before_name);
+        check_json_string(f, x->before_name);
         fputs(", \"after\": ", f);
-        json_string(f, x->after_name);
+        check_json_string(f, x->after_name);
         fprintf(f, ", \"accumulation_before\": \"%s\", \"accumulation_after\": \"%s\", \"measured\": %s",
                 ir_type_name(x->before_type), ir_type_name(x->after_type), x->measured ? "true" : "false");
         fputs(", ", f);
@@ -198,11 +198,11 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
     const CheckDifference *d = &rep->diff;
     fprintf(f, "{\"trial\": %d, \"seed\": %llu, \"rank\": %d, \"output\": %d, \"index\": %lld, \"where\": ", d->trial,
             (unsigned long long)d->seed, d->rank, d->output, (long long)d->index);
-    json_string(f, d->where);
+    check_json_string(f, d->where);
     fputs(", \"before\": ", f);
-    json_string(f, d->before);
+    check_json_string(f, d->before);
     fputs(", \"after\": ", f);
-    json_string(f, d->after);
+    check_json_string(f, d->after);
     fputs("}\n}\n", f);
 }
 

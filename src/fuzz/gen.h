@@ -14,6 +14,9 @@ typedef struct GenColl {
     char attrs[800];            /* ", replica_groups=...[, channel_id=N][, use_global_device_ids=true]" */
 } GenColl;
 
+/* A new site of pass `number` (NULL when the module is full), begun in a
+ * random placement (s->place), a loop running once or twice. */
+FuzzSite *gen_begin_site(FuzzGen *g, int number);
 /* A random mode, a random group size dividing the mode's id count, a random form. */
 void gen_draw_coll(FuzzGen *g, GenColl *c);
 /* "flattened-id groups iota (2 x 4)", for recipe lines. */

@@ -19,6 +19,16 @@ FuzzSite *fuzz_new_site(FuzzGen *g, int number)
     return s;
 }
 
+FuzzSite *gen_begin_site(FuzzGen *g, int number)
+{
+    FuzzSite *s = fuzz_new_site(g, number);
+    if (!s)
+        return NULL;
+    s->place = fuzz_draw_place(g);
+    fuzz_site_begin(g->b, s->place, 1 + fuzz_below(g->rng, 2));
+    return s;
+}
+
 FuzzPlace fuzz_draw_place(FuzzGen *g)
 {
     int k = fuzz_below(g->rng, 10);

@@ -24,12 +24,11 @@ static void bitcast_pair(FuzzRng *r, IrElemType *from, IrElemType *to)
 
 void fuzz_gen_ag_convert(FuzzGen *g)
 {
-    FuzzSite *s = fuzz_new_site(g, 96);
+    FuzzSite *s = gen_begin_site(g, 96);
     if (!s)
         return;
     FuzzRng *r = g->rng;
-    FuzzPlace place = fuzz_draw_place(g);
-    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    FuzzPlace place = s->place;
     int kind = fuzz_below(r, 12);
     IrElemType from = fuzz_draw_type(r, false), to = fuzz_draw_type(r, false);
     if (kind == 8)
@@ -107,7 +106,6 @@ void fuzz_gen_ag_convert(FuzzGen *g)
     fuzz_shape_text(&xs, st, sizeof st);
     snprintf(s->what, sizeof s->what, "#96 %s: %s -> %s, x %s, gather dim %d, %s, in %s", what,
              ir_type_name(from), ir_type_name(to), st, dim, ct, fuzz_place_name(place));
-    s->place = place;
     s->expect[PASS_MODE_FAITHFUL] = s->expect[PASS_MODE_SOUND] = rewrites ? FUZZ_EXACT : FUZZ_KEEP;
     gen_finish(g, s, result, n_extra, extra);
 }
@@ -131,12 +129,11 @@ static bool op_takes(const char *op, IrElemType t)
 
 void fuzz_gen_ag_binary(FuzzGen *g)
 {
-    FuzzSite *s = fuzz_new_site(g, 98);
+    FuzzSite *s = gen_begin_site(g, 98);
     if (!s)
         return;
     FuzzRng *r = g->rng;
-    FuzzPlace place = fuzz_draw_place(g);
-    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    FuzzPlace place = s->place;
     int P = fuzz_build_partitions(g->b);
     IrElemType t = fuzz_draw_type(r, false);
     int kind = fuzz_below(r, 12);
@@ -244,7 +241,6 @@ void fuzz_gen_ag_binary(FuzzGen *g)
     fuzz_shape_text(&xs, st, sizeof st);
     snprintf(s->what, sizeof s->what, "#98 %s: %s, x %s, gather dim %d, %s, in %s", what, op, st, dim, ct,
              fuzz_place_name(place));
-    s->place = place;
     s->expect[PASS_MODE_FAITHFUL] = s->expect[PASS_MODE_SOUND] = rewrites ? FUZZ_EXACT : FUZZ_KEEP;
     gen_finish(g, s, result, 0, NULL);
 }

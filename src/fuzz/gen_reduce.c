@@ -89,12 +89,11 @@ static FuzzShape reducible_shape(FuzzRng *r, IrElemType t, int n, int *dim, bool
 
 void fuzz_gen_reduce_convert_add(FuzzGen *g)
 {
-    FuzzSite *s = fuzz_new_site(g, 102);
+    FuzzSite *s = gen_begin_site(g, 102);
     if (!s)
         return;
     FuzzRng *r = g->rng;
-    FuzzPlace place = fuzz_draw_place(g);
-    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    FuzzPlace place = s->place;
     int P = fuzz_build_partitions(g->b);
     IrElemType narrow, wide;
     draw_types(r, &narrow, &wide);
@@ -186,7 +185,6 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
     snprintf(s->what, sizeof s->what, "#102 %s: %s %s(%s) -> %s, g %s, scatter dim %d, %s, in %s", what,
              scatter ? "reduce-scatter" : "all-reduce", red, ir_type_name(narrow), ir_type_name(wide), st, dim, ct,
              fuzz_place_name(place));
-    s->place = place;
     gen_finish(g, s, result, 0, NULL);
 }
 
@@ -194,12 +192,11 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
 
 void fuzz_gen_rs_transpose(FuzzGen *g)
 {
-    FuzzSite *s = fuzz_new_site(g, 104);
+    FuzzSite *s = gen_begin_site(g, 104);
     if (!s)
         return;
     FuzzRng *r = g->rng;
-    FuzzPlace place = fuzz_draw_place(g);
-    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    FuzzPlace place = s->place;
     IrElemType narrow, wide;
     draw_types(r, &narrow, &wide);
     bool convert = fuzz_chance(r, 50);
@@ -284,6 +281,5 @@ void fuzz_gen_rs_transpose(FuzzGen *g)
         snprintf(types, sizeof types, "no convert, %s", ir_type_name(narrow));
     snprintf(s->what, sizeof s->what, "#104 %s: %s, reducer %s, X %s, scatter dim %d, perm {%s}, %s, in %s", what,
              types, red, st, dim, pt, ct, fuzz_place_name(place));
-    s->place = place;
     gen_finish(g, s, result, 0, NULL);
 }

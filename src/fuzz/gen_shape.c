@@ -193,12 +193,11 @@ static void block_text(const ReshapeDraw *w, char *buf, size_t n)
 
 void fuzz_gen_ag_reshape(FuzzGen *g)
 {
-    FuzzSite *s = fuzz_new_site(g, 97);
+    FuzzSite *s = gen_begin_site(g, 97);
     if (!s)
         return;
     FuzzRng *r = g->rng;
-    FuzzPlace place = fuzz_draw_place(g);
-    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    FuzzPlace place = s->place;
     IrElemType t = fuzz_draw_type(r, false);
     GenColl c;
     gen_draw_coll(g, &c);
@@ -264,7 +263,6 @@ void fuzz_gen_ag_reshape(FuzzGen *g)
     strbuf_printf(&line, ", %s, in %s", ct, fuzz_place_name(place));
     snprintf(s->what, sizeof s->what, "%s", line.s);
     strbuf_free(&line);
-    s->place = place;
     FuzzExpect faithful = near || !w.rule.accept ? FUZZ_KEEP : w.rule.sound ? FUZZ_EXACT : FUZZ_UNSOUND;
     s->expect[PASS_MODE_FAITHFUL] = faithful;
     s->expect[PASS_MODE_SOUND] = !near && w.rule.sound ? FUZZ_EXACT : FUZZ_KEEP;
@@ -427,12 +425,11 @@ enum { DS_MAIN, DS_OTHER_USER, DS_ONE_CUT, DS_GATHER_CUT, DS_LOW_RANK, DS_COPY, 
 
 void fuzz_gen_ag_dynamic_slice(FuzzGen *g)
 {
-    FuzzSite *s = fuzz_new_site(g, 92);
+    FuzzSite *s = gen_begin_site(g, 92);
     if (!s)
         return;
     FuzzRng *r = g->rng;
-    FuzzPlace place = fuzz_draw_place(g);
-    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    FuzzPlace place = s->place;
     int R = fuzz_build_replicas(g->b), P = fuzz_build_partitions(g->b);
     static const int kinds[] = { DS_MAIN, DS_MAIN, DS_MAIN,      DS_MAIN,       DS_MAIN,     DS_MAIN,
                                  DS_MAIN, DS_MAIN, DS_OTHER_USER, DS_ONE_CUT,   DS_GATHER_CUT, DS_LOW_RANK,
@@ -549,7 +546,6 @@ void fuzz_gen_ag_dynamic_slice(FuzzGen *g)
     strbuf_free(&line);
     strbuf_free(&starts);
     strbuf_free(&attrs);
-    s->place = place;
     FuzzExpect faithful = !match ? FUZZ_KEEP : agree == GEN_AGREE ? FUZZ_EXACT : FUZZ_UNSOUND;
     s->expect[PASS_MODE_FAITHFUL] = faithful;
     s->expect[PASS_MODE_SOUND] = match && from_constants ? FUZZ_EXACT : FUZZ_KEEP;

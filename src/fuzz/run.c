@@ -426,26 +426,21 @@ static void read_sites(const Module *mod, const IrModule *after, PassMode mode, 
 /* ------------------------------------------------------------------ */
 /* Saving                                                               */
 
-static void write_file(const char *dir, const char *name, const char *text)
+/* dir/name written ("w") or added to ("a"). */
+static void put_file(const char *dir, const char *name, const char *text, const char *how)
 {
     char path[8400];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(path, how);
     if (!f)
         return;
     fputs(text, f);
     fclose(f);
 }
 
-static void append_file(const char *dir, const char *name, const char *text)
+static void write_file(const char *dir, const char *name, const char *text)
 {
-    char path[8400];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return;
-    fputs(text, f);
-    fclose(f);
+    put_file(dir, name, text, "w");
 }
 
 static void recipe_text(const Module *mod, const FuzzConfig *cfg, PassMode mode, StrBuf *sb)
@@ -817,7 +812,7 @@ bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTal
                 char note[200];
                 write_file(dir, "site.hlo", one);
                 snprintf(note, sizeof note, "shrunk: site %d alone (site.hlo) shows it too\n", site);
-                append_file(dir, "recipe.txt", note);
+                put_file(dir, "recipe.txt", note, "a");
             }
             free(one);
             if (coll_rank(c) == 0) {

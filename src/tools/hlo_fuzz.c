@@ -4,6 +4,7 @@
  * keeps going until the budget ends.  The work is in src/fuzz/.
  * Exit status: 0 nothing unexpected, 1 findings (each saved), 2 bad usage,
  * 3 an error of hlo-fuzz itself. */
+#include "check.h"
 #include "cli.h"
 #include "coll.h"
 #include "fuzz.h"
@@ -127,20 +128,6 @@ static void print_summary(FILE *out, const FuzzConfig *cfg, const FuzzTally *t, 
             t->findings ? cfg->out_dir : "");
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* Written to FILE.tmp, then renamed: an interrupted run leaves the old file. */
 static void write_json(const char *path, const FuzzConfig *cfg, const FuzzTally *t, int world, double secs)
 {
@@ -172,11 +159,11 @@ static void write_json(const char *path, const FuzzConfig *cfg, const FuzzTally 
         const FuzzNote *n = &t->notes[k];
         fprintf(f, "%s\n  {\"pass\": %d, \"mode\": \"%s\", \"module\": %ld, \"kind\": ", k ? "," : "", n->pass,
                 n->mode ? "sound" : "faithful", n->index);
-        json_string(f, n->kind);
+        check_json_string(f, n->kind);
         fprintf(f, ", \"message\": ");
-        json_string(f, n->msg);
+        check_json_string(f, n->msg);
         fprintf(f, ", \"dir\": ");
-        json_string(f, n->dir);
+        check_json_string(f, n->dir);
         fputc('}', f);
     }
     fprintf(f, "]}\n");
