@@ -274,6 +274,22 @@ int fuzz_op2(FuzzBuild *b, FuzzShape s, const char *op, int x, int y, const char
     return fuzz_op(b, s, op, 2, ops, attrs);
 }
 
+int fuzz_op_tuple(FuzzBuild *b, int n_shapes, const FuzzShape *shapes, const char *op, int n, const int *operands,
+                  const char *attrs)
+{
+    StrBuf sb;
+    strbuf_init(&sb);
+    strbuf_putc(&sb, '(');
+    for (int i = 0; i < n_shapes; i++) {
+        char st[160];
+        strbuf_printf(&sb, "%s%s", i ? ", " : "", fuzz_shape_text(&shapes[i], st, sizeof st));
+    }
+    strbuf_putc(&sb, ')');
+    int v = new_instr(b, b->site_comp, sb.s, (FuzzShape){ .type = IR_TYPE_TUPLE }, op, n, operands, attrs);
+    strbuf_free(&sb);
+    return v;
+}
+
 static int constant_in(FuzzBuild *b, int comp, IrElemType t, const char *literal)
 {
     char op[80];
