@@ -37,7 +37,7 @@ IrElemType fuzz_draw_type(FuzzRng *r, bool floats_only)
 
 bool fuzz_has_generator(int number)
 {
-    static const int written[] = { 96, 98 };
+    static const int written[] = { 77, 78, 79, 96, 98 };
     for (size_t i = 0; i < sizeof written / sizeof written[0]; i++)
         if (written[i] == number)
             return true;
