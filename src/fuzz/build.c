@@ -263,12 +263,6 @@ int fuzz_op(FuzzBuild *b, FuzzShape s, const char *op, int n, const int *operand
     return array_instr(b, b->site_comp, s, op, n, operands, attrs);
 }
 
-int fuzz_tuple_op(FuzzBuild *b, const char *shape_text, const char *op, int n, const int *operands,
-                  const char *attrs)
-{
-    return new_instr(b, b->site_comp, shape_text, (FuzzShape){ .type = IR_TYPE_TUPLE }, op, n, operands, attrs);
-}
-
 int fuzz_op1(FuzzBuild *b, FuzzShape s, const char *op, int x, const char *attrs)
 {
     return fuzz_op(b, s, op, 1, &x, attrs);
@@ -278,6 +272,22 @@ int fuzz_op2(FuzzBuild *b, FuzzShape s, const char *op, int x, int y, const char
 {
     int ops[2] = { x, y };
     return fuzz_op(b, s, op, 2, ops, attrs);
+}
+
+int fuzz_op_tuple(FuzzBuild *b, int n_shapes, const FuzzShape *shapes, const char *op, int n, const int *operands,
+                  const char *attrs)
+{
+    StrBuf sb;
+    strbuf_init(&sb);
+    strbuf_putc(&sb, '(');
+    for (int i = 0; i < n_shapes; i++) {
+        char st[160];
+        strbuf_printf(&sb, "%s%s", i ? ", " : "", fuzz_shape_text(&shapes[i], st, sizeof st));
+    }
+    strbuf_putc(&sb, ')');
+    int v = new_instr(b, b->site_comp, sb.s, (FuzzShape){ .type = IR_TYPE_TUPLE }, op, n, operands, attrs);
+    strbuf_free(&sb);
+    return v;
 }
 
 static int constant_in(FuzzBuild *b, int comp, IrElemType t, const char *literal)

@@ -155,11 +155,11 @@ int fuzz_input_index(FuzzBuild *b, int lo, int hi);
 /* An instruction: %vN = shape op(operands), attrs.  attrs may be "" or
  * start with ", ". Returns its id. */
 int fuzz_op(FuzzBuild *b, FuzzShape s, const char *op, int n, const int *operands, const char *attrs);
-/* The same with a tuple result, its shape given as text ("(f32[2], f32[2])"). */
-int fuzz_tuple_op(FuzzBuild *b, const char *shape_text, const char *op, int n, const int *operands,
-                  const char *attrs);
 int fuzz_op1(FuzzBuild *b, FuzzShape s, const char *op, int x, const char *attrs);
 int fuzz_op2(FuzzBuild *b, FuzzShape s, const char *op, int x, int y, const char *attrs);
+/* The same with a tuple result of the n_shapes shapes (a variadic collective). */
+int fuzz_op_tuple(FuzzBuild *b, int n_shapes, const FuzzShape *shapes, const char *op, int n, const int *operands,
+                  const char *attrs);
 /* A scalar constant of type t (literal text, e.g. "3"). */
 int fuzz_constant(FuzzBuild *b, IrElemType t, const char *literal);
 /* v also made to wait for `pred` (control-predecessors={pred}). */

@@ -1,4 +1,531 @@
-/* gen_combiners.c: sites of the combiners (not written yet: no sites). */
+/* gen_combiners.c: sites of the three combiners (spec/passes.md 2): #77
+ * all-gather, #78 reduce-scatter, #79 all-reduce.  One call places a
+ * cluster of collectives of the pass's opcode in one computation, each a
+ * site of its own: most share one key, the others differ from it in one
+ * field of the key or in what the engine checks besides (a dependence on
+ * an earlier member, a control edge, constrain_layout), with collectives
+ * the pass must leave alone among them (another opcode, already variadic).
+ * The first call draws the module's combiner flags.  Which members are
+ * combined with which is the model's to say (model.c), once every site of
+ * the module is built. */
 #include "gen.h"
 
-void fuzz_gen_combiner(FuzzGen *g, int number) { (void)g; (void)number; }
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_MEMBERS 5
+
+typedef enum Variation {
+    VAR_SAME,           /* the cluster's key */
+    VAR_FORM,           /* the same groups printed in another form ({}: its explicit list, another key) */
+    VAR_DIM,            /* another gather / scatter dimension */
+    VAR_TYPE,           /* another element type */
+    VAR_GROUPS,         /* groups and mode drawn afresh */
+    VAR_REDUCER,        /* another trivial reducer, or the same op made non-trivial */
+    VAR_CHANNEL,        /* channel_id presence flipped: cross-replica <-> cross-replica-and-partition */
+    VAR_CONTROL,        /* a control predecessor: no key, for it and for a member that is the predecessor */
+    VAR_CHAIN,          /* its operand depends on an earlier member */
+    VAR_CONSTRAIN,      /* constrain_layout=true: gates the whole pass off */
+    VARIATIONS
+} Variation;
+
+static const char *const variation_names[] = {
+    "same key", "same groups in another form", "another dimension", "another type", "other groups",
+    "another reducer", "channel_id presence flipped", "control predecessor", "depends on a member",
+    "constrain_layout=true",
+};
+static const int variation_weights[] = { 38, 10, 10, 6, 6, 7, 6, 6, 10, 1 };
+
+typedef struct Member {
+    Variation var;
+    IrElemType type;
+    GenColl c;
+    int dim;                    /* AG / RS */
+    const char *reducer;        /* AR / RS: the reducer's op */
+    bool trivial, constrain;
+    bool tangle;                /* one of plan_tangle's four */
+    int after;                  /* the earlier member its operand depends on, -1 */
+    bool through;               /* ... through a collective of another opcode */
+    int ctrl;                   /* its control predecessor: -1 none, -2 a fresh instruction, else a member */
+} Member;
+
+typedef struct Cluster {
+    FuzzGen *g;
+    int number;
+    FuzzSite *site[MAX_MEMBERS + 1];
+    int result[MAX_MEMBERS + 1];    /* by site */
+    int n_sites;
+    int outs[4 * MAX_MEMBERS];      /* its root-tuple outputs: members, control predecessors, extras */
+    int n_outs;
+} Cluster;
+
+static const char *opcode_text(int number)
+{
+    return number == 77 ? "all-gather" : number == 78 ? "reduce-scatter" : "all-reduce";
+}
+
+/* ---- The module's flags */
+
+/* Drawn on the first call; a byte limit "at a boundary" is set once the
+ * first cluster is built (bytes_at_boundary), and stays the default when
+ * that cluster has no two members of its key. */
+static bool draw_flags(FuzzGen *g)
+{
+    FuzzRng *r = g->rng;
+    PassOptions *o = g->opt;
+    int k = fuzz_below(r, 100);
+    bool boundary = k >= 75;
+    if (k >= 40 && k < 48)
+        o->combine_threshold_bytes = 0;
+    else if (k >= 48 && k < 55)
+        o->combine_threshold_bytes = -1 - fuzz_below(r, 1 << 20);
+    else if (k >= 55 && k < 75)
+        o->combine_threshold_bytes = 1 + fuzz_below(r, 2048);
+    k = fuzz_below(r, 100);
+    if (k >= 45 && k < 52)
+        o->combine_threshold_count = 0;
+    else if (k >= 52 && k < 58)
+        o->combine_threshold_count = -1 - fuzz_below(r, 300);
+    else if (k >= 58)
+        o->combine_threshold_count = 1 + (k - 58) / 14;     /* 1, 2, 3 */
+    o->combine_by_dim = fuzz_chance(r, 50);
+    o->neuron_fsdp = fuzz_chance(r, 30);
+    return boundary;
+}
+
+/* The byte limit at the running total of the first `take` same-key members
+ * in the order the pass meets them (their output order), or one byte under
+ * it: the inclusive rule decides whether the last of them joins. */
+static void bytes_at_boundary(Cluster *cl, const Member *m, const int *order, int n)
+{
+    int plain[MAX_MEMBERS], n_plain = 0;
+    for (int i = 0; i < n; i++)
+        if (m[order[i]].var == VAR_SAME)
+            plain[n_plain++] = order[i];
+    if (n_plain < 2)
+        return;
+    int take = 2 + fuzz_below(cl->g->rng, n_plain - 1);
+    int64_t total = 0;
+    for (int i = 0; i < take; i++)
+        total += cl->site[plain[i]]->coll.bytes;
+    cl->g->opt->combine_threshold_bytes = total - (fuzz_chance(cl->g->rng, 30) ? 1 : 0);
+}
+
+/* ---- Groups and modes */
+
+/* c's groups and mode with a fresh channel_id (every collective its own). */
+static void render_attrs(FuzzGen *g, GenColl *c)
+{
+    char m[96];
+    c->channel = c->groups.mode == FUZZ_CROSS_REPLICA ? 0 : fuzz_channel(g->b);
+    fuzz_mode_attrs(c->groups.mode, c->channel, m, sizeof m);
+    snprintf(c->attrs, sizeof c->attrs, ", replica_groups=%s%s", c->groups.text, m);
+}
+
+static void set_mode(FuzzGen *g, GenColl *c, FuzzGroupMode mode)
+{
+    c->groups.mode = mode;
+    c->size = fuzz_group_size(&c->groups, fuzz_build_partitions(g->b));
+    render_attrs(g, c);
+}
+
+/* The same groups printed in another form, so that the key must compare
+ * them expanded: iota or mesh as its explicit list, an explicit list of
+ * rows or columns as iota.  {} becomes the explicit list of every id,
+ * which is another key (an empty list is its own value). */
+static void other_form(FuzzGen *g, GenColl *c)
+{
+    FuzzGroups *gr = &c->groups;
+    int n = gr->n_groups * gr->size;
+    bool rows = true, cols = true;
+    for (int i = 0; i < n; i++) {
+        rows &= gr->ids[i] == i;
+        cols &= gr->ids[i] == (i % gr->size) * gr->n_groups + i / gr->size;
+    }
+    if (gr->empty) {
+        size_t k = (size_t)snprintf(gr->text, sizeof gr->text, "{{");
+        for (int i = 0; i < n && k < sizeof gr->text; i++)
+            k += (size_t)snprintf(gr->text + k, sizeof gr->text - k, "%s%d", i ? "," : "", i);
+        if (k < sizeof gr->text)
+            snprintf(gr->text + k, sizeof gr->text - k, "}}");
+        snprintf(gr->canon, sizeof gr->canon, "%s", gr->text);
+        gr->empty = false;
+        snprintf(gr->form, sizeof gr->form, "explicit");
+    } else if (strcmp(gr->form, "explicit") != 0) {
+        snprintf(gr->text, sizeof gr->text, "%s", gr->canon);
+        snprintf(gr->form, sizeof gr->form, "explicit");
+    } else if (rows) {
+        snprintf(gr->text, sizeof gr->text, "[%d,%d]<=[%d]", gr->n_groups, gr->size, n);
+        snprintf(gr->form, sizeof gr->form, "iota");
+    } else if (cols) {
+        snprintf(gr->text, sizeof gr->text, "[%d,%d]<=[%d,%d]T(1,0)", gr->n_groups, gr->size, gr->size,
+                 gr->n_groups);
+        snprintf(gr->form, sizeof gr->form, "iota");
+    }
+    render_attrs(g, c);
+}
+
+/* With more than one partition, an all-gather without channel_id and one
+ * with it on the same replica groups have one key in faithful mode, and
+ * the combined op gives both the first one's mode: the group size of the
+ * other changes and the module no longer verifies (the pass fails).  So
+ * such a pair is never built here: the later one takes the earlier's mode. */
+static void keep_modes_apart(FuzzGen *g, int number, GenColl *c)
+{
+    if (number != 77 || fuzz_build_partitions(g->b) == 1 || c->groups.mode == FUZZ_FLATTENED)
+        return;
+    for (int k = 0; k < g->n_sites; k++) {
+        const FuzzColl *o = &g->sites[k].coll;
+        if (g->sites[k].is_coll && o->op == IR_OP_ALL_GATHER && !o->global && o->channel != (c->channel != 0) &&
+            !strcmp(o->groups, c->groups.canon)) {
+            set_mode(g, c, o->channel ? FUZZ_CROSS_REPLICA_PARTITION : FUZZ_CROSS_REPLICA);
+            return;
+        }
+    }
+}
+
+/* ---- Reducers */
+
+static bool reducer_takes(const char *op, IrElemType t)
+{
+    bool logic = !strcmp(op, "and") || !strcmp(op, "or");
+    if (t == IR_TYPE_PRED)
+        return logic;
+    return !logic || !ir_type_is_float(t);
+}
+
+static const char *draw_reducer(FuzzRng *r, IrElemType t)
+{
+    static const char *const ops[] = { "add", "multiply", "maximum", "minimum", "and", "or" };
+    const char *op;
+    do
+        op = ops[fuzz_below(r, 6)];
+    while (!reducer_takes(op, t));
+    return op;
+}
+
+/* ---- Members */
+
+static Variation draw_variation(FuzzRng *r)
+{
+    int k = fuzz_below(r, 100);
+    for (int v = 0; v < VARIATIONS; v++) {
+        if (k < variation_weights[v])
+            return (Variation)v;
+        k -= variation_weights[v];
+    }
+    return VAR_SAME;
+}
+
+static Member draw_base(FuzzGen *g)
+{
+    FuzzRng *r = g->rng;
+    Member m = { .var = VAR_SAME, .type = fuzz_draw_type(r, false), .dim = fuzz_below(r, 4), .after = -1,
+                 .ctrl = -1, .trivial = true };
+    gen_draw_coll(g, &m.c);
+    m.reducer = draw_reducer(r, m.type);
+    return m;
+}
+
+/* Does variation v apply to member k of a cluster of pass `number`? */
+static bool applies(FuzzGen *g, int number, const Member *base, Variation v, int k)
+{
+    switch (v) {
+    case VAR_DIM: return number != 79;
+    case VAR_REDUCER: return number != 77;
+    case VAR_CHANNEL:
+        return base->c.groups.mode != FUZZ_FLATTENED && (number != 77 || fuzz_build_partitions(g->b) == 1);
+    case VAR_CHAIN: return k > 0;
+    case VAR_SAME: case VAR_FORM: case VAR_TYPE: case VAR_GROUPS: case VAR_CONTROL: case VAR_CONSTRAIN:
+    case VARIATIONS: return true;
+    }
+    return true;
+}
+
+/* Member k of the cluster: the base with variation v (one that does not
+ * apply here leaves the base's key). */
+static Member vary(FuzzGen *g, int number, const Member *base, Variation v, int k)
+{
+    FuzzRng *r = g->rng;
+    Member m = *base;
+    m.var = applies(g, number, base, v, k) ? v : VAR_SAME;
+    render_attrs(g, &m.c);
+    switch (m.var) {
+    case VAR_FORM:
+        other_form(g, &m.c);
+        break;
+    case VAR_DIM:
+        m.dim = (base->dim + 1 + fuzz_below(r, 3)) % 4;
+        break;
+    case VAR_TYPE:
+        for (int tries = 0; tries < 8 && m.type == base->type; tries++)
+            m.type = fuzz_draw_type(r, false);
+        if (!reducer_takes(m.reducer, m.type))
+            m.reducer = draw_reducer(r, m.type);
+        break;
+    case VAR_GROUPS:
+        gen_draw_coll(g, &m.c);
+        break;
+    case VAR_REDUCER:
+        if (fuzz_chance(r, 50))
+            m.trivial = false;
+        else
+            m.reducer = draw_reducer(r, m.type);
+        break;
+    case VAR_CHANNEL:
+        set_mode(g, &m.c, m.c.groups.mode == FUZZ_CROSS_REPLICA ? FUZZ_CROSS_REPLICA_PARTITION : FUZZ_CROSS_REPLICA);
+        break;
+    case VAR_CONTROL:
+        m.ctrl = k > 0 && fuzz_chance(r, 40) ? fuzz_below(r, k) : -2;
+        break;
+    case VAR_CHAIN:
+        m.after = fuzz_below(r, k);
+        m.through = fuzz_chance(r, 35);
+        break;
+    case VAR_CONSTRAIN:
+        m.constrain = true;
+        break;
+    case VAR_SAME:
+    case VARIATIONS:
+        break;
+    }
+    keep_modes_apart(g, number, &m.c);
+    return m;
+}
+
+/* A collective of another opcode than the pass's on x (no key; its
+ * constrain_layout gates nothing). */
+static int other_collective(Cluster *cl, int x)
+{
+    FuzzGen *g = cl->g;
+    GenColl c;
+    gen_draw_coll(g, &c);
+    FuzzShape s = fuzz_value_shape(g->b, x);
+    const char *pin = fuzz_chance(g->rng, 20) ? ", constrain_layout=true" : "";
+    char a[1000];
+    if (cl->number == 79) {
+        s.dims[0] *= c.size;
+        snprintf(a, sizeof a, "%s, dimensions={0}%s", c.attrs, pin);
+        return fuzz_op1(g->b, s, "all-gather", x, a);
+    }
+    snprintf(a, sizeof a, "%s, to_apply=%%%s%s", c.attrs,
+             fuzz_reducer(g->b, s.type, s.type == IR_TYPE_PRED ? "or" : "maximum", true), pin);
+    return fuzz_op1(g->b, s, "all-reduce", x, a);
+}
+
+/* x made to depend on v: x + broadcast(one element of v), the element
+ * passing through a collective of another opcode when `through`. */
+static int depend(Cluster *cl, int x, int v, bool through)
+{
+    FuzzBuild *b = cl->g->b;
+    FuzzShape vs = fuzz_value_shape(b, v), xs = fuzz_value_shape(b, x), ones = vs;
+    char a[160];
+    size_t k = (size_t)snprintf(a, sizeof a, ", slice={");
+    for (int i = 0; i < vs.rank; i++) {
+        ones.dims[i] = 1;
+        k += (size_t)snprintf(a + k, sizeof a - k, "%s[0:1]", i ? "," : "");
+    }
+    snprintf(a + k, sizeof a - k, "}");
+    int e = fuzz_op1(b, ones, "slice", v, a);
+    FuzzShape one = fuzz_shape(vs.type, 1, (int64_t[]){ 1 });
+    e = fuzz_op1(b, one, "reshape", e, "");
+    if (through) {
+        e = other_collective(cl, e);
+        if (fuzz_value_shape(b, e).dims[0] != 1)
+            e = fuzz_op1(b, one, "slice", e, ", slice={[0:1]}");
+    }
+    FuzzShape scalar = fuzz_shape(xs.type, 0, NULL);
+    if (vs.type != xs.type) {
+        one.type = xs.type;
+        e = fuzz_op1(b, one, "convert", e, "");
+    }
+    e = fuzz_op1(b, scalar, "reshape", e, "");
+    e = fuzz_op1(b, xs, "broadcast", e, ", dimensions={}");
+    return fuzz_op2(b, xs, xs.type == IR_TYPE_PRED ? "or" : "add", x, e, "");
+}
+
+/* Operand and result shapes of a collective of the pass along dim: rank
+ * 1-4 (at least dim + 1), dims 1-4 before gathering or after scattering. */
+static void draw_shapes(FuzzGen *g, int number, const Member *m, FuzzShape *in, FuzzShape *out)
+{
+    int lo = number == 79 ? 1 : m->dim + 1;
+    *in = gen_draw_shape(g->rng, m->type, lo, 4, 1, 4);
+    *out = *in;
+    if (number == 77)
+        out->dims[m->dim] *= m->c.size;
+    else if (number == 78)
+        in->dims[m->dim] *= m->c.size;
+}
+
+static void member_attrs(FuzzGen *g, int number, const Member *m, char *a, size_t n)
+{
+    size_t k = (size_t)snprintf(a, n, "%s", m->c.attrs);
+    if (number != 79)
+        k += (size_t)snprintf(a + k, n - k, ", dimensions={%d}", m->dim);
+    if (number != 77)
+        k += (size_t)snprintf(a + k, n - k, ", to_apply=%%%s", fuzz_reducer(g->b, m->type, m->reducer, m->trivial));
+    if (m->constrain)
+        snprintf(a + k, n - k, ", constrain_layout=true");
+}
+
+static void describe(Cluster *cl, FuzzSite *s, const Member *m, const FuzzShape *in, const FuzzShape *out, int k,
+                     int n, FuzzPlace place)
+{
+    char ct[160], is[64], os[64], extra[96] = "";
+    gen_coll_text(&m->c, ct, sizeof ct);
+    if (m->after >= 0)
+        snprintf(extra, sizeof extra, " (member %d%s)", m->after, m->through ? ", through another collective" : "");
+    else if (m->ctrl >= 0)
+        snprintf(extra, sizeof extra, " (member %d)", m->ctrl);
+    char red[48] = "";
+    if (cl->number != 79)
+        snprintf(red, sizeof red, " dim %d", m->dim);
+    if (cl->number != 77)
+        snprintf(red + strlen(red), sizeof red - strlen(red), " %s%s", m->reducer, m->trivial ? "" : " (non-trivial)");
+    snprintf(s->what, sizeof s->what, "#%d %s %s -> %s%s, %s, member %d of %d in %s: %s%s%s", cl->number,
+             opcode_text(cl->number), fuzz_shape_text(in, is, sizeof is), fuzz_shape_text(out, os, sizeof os), red, ct,
+             k, n, fuzz_place_name(place), m->tangle ? "tangle of two keys, " : "", variation_names[m->var], extra);
+}
+
+static void add_output(Cluster *cl, int v)
+{
+    if (cl->n_outs < (int)(sizeof cl->outs / sizeof cl->outs[0]))
+        cl->outs[cl->n_outs++] = v;
+}
+
+/* Builds member k (sites are made in member order, so a member's
+ * earlier siblings are in g->sites when its mode is fixed). */
+static void build_member(Cluster *cl, const Member *m, int k, int n, FuzzPlace place)
+{
+    FuzzGen *g = cl->g;
+    FuzzBuild *b = g->b;
+    FuzzSite *s = fuzz_new_site(g, cl->number);
+    FuzzShape in, out;
+    draw_shapes(g, cl->number, m, &in, &out);
+    int x = fuzz_input(b, in);
+    if (m->after >= 0)
+        x = depend(cl, x, cl->result[m->after], m->through);
+    int pred = m->ctrl >= 0 ? cl->result[m->ctrl] : -1;
+    if (m->ctrl == -2) {                /* made first: the text defines it before its use */
+        FuzzShape ps = fuzz_shape(IR_TYPE_F32, 1, (int64_t[]){ 2 });
+        pred = fuzz_op1(b, ps, "copy", fuzz_input(b, ps), "");
+        add_output(cl, pred);
+    }
+    char a[1200];
+    member_attrs(g, cl->number, m, a, sizeof a);
+    int v = fuzz_op1(b, out, opcode_text(cl->number), x, a);
+    if (pred >= 0)
+        fuzz_control(b, v, pred);
+    s->place = place;
+    s->is_coll = true;
+    s->coll = (FuzzColl){ .op = cl->number == 77 ? IR_OP_ALL_GATHER : cl->number == 78 ? IR_OP_REDUCE_SCATTER
+                                                                                       : IR_OP_ALL_REDUCE,
+                          .type = m->type, .dim = cl->number == 79 ? -1 : m->dim, .channel = m->c.channel != 0,
+                          .global = m->c.groups.mode == FUZZ_FLATTENED, .constrain = m->constrain,
+                          .reducer = cl->number != 77 && m->trivial ? m->reducer : NULL,
+                          .bytes = fuzz_shape_bytes(&out), .rank = out.rank };
+    snprintf(s->coll.groups, sizeof s->coll.groups, "%s", m->c.groups.canon);
+    describe(cl, s, m, &in, &out, k, n, place);
+    cl->site[cl->n_sites] = s;
+    cl->result[cl->n_sites++] = v;
+}
+
+/* A collective of the pass's opcode with two operands already: no key.
+ * Its first element is a site the pass must leave as it is. */
+static void build_variadic(Cluster *cl, const Member *base, FuzzPlace place)
+{
+    FuzzGen *g = cl->g;
+    FuzzSite *s = fuzz_new_site(g, cl->number);
+    FuzzShape in[2], out[2];
+    int x[2];
+    for (int i = 0; i < 2; i++) {
+        draw_shapes(g, cl->number, base, &in[i], &out[i]);
+        x[i] = fuzz_input(g->b, in[i]);
+    }
+    Member m = *base;
+    render_attrs(g, &m.c);
+    char a[1200];
+    member_attrs(g, cl->number, &m, a, sizeof a);
+    int v = fuzz_op_tuple(g->b, 2, out, opcode_text(cl->number), 2, x, a);
+    int e0 = fuzz_op1(g->b, out[0], "get-tuple-element", v, ", index=0");
+    int e1 = fuzz_op1(g->b, out[1], "get-tuple-element", v, ", index=1");
+    char ct[160], st[64];
+    gen_coll_text(&m.c, ct, sizeof ct);
+    snprintf(s->what, sizeof s->what, "#%d near miss: a variadic %s (element 0: %s), %s, in %s", cl->number,
+             opcode_text(cl->number), fuzz_shape_text(&out[0], st, sizeof st), ct, fuzz_place_name(place));
+    s->place = place;
+    cl->site[cl->n_sites] = s;
+    cl->result[cl->n_sites++] = e0;
+    add_output(cl, e1);
+}
+
+/* Two keys whose members depend on each other's: a1, b1, b2(a1), a2(b1).
+ * The spec's plain reachability lets {a1, a2} and {b1, b2} both form,
+ * which as two combined ops would be a cycle (combine.c's rule over
+ * contracted groups closes {a1} first). */
+static int plan_tangle(FuzzGen *g, int number, const Member *base, Member *m)
+{
+    m[0] = vary(g, number, base, VAR_SAME, 0);
+    m[1] = vary(g, number, base, VAR_TYPE, 1);
+    m[2] = m[1];
+    m[2].var = VAR_CHAIN;
+    m[2].after = 0;
+    m[3] = m[0];
+    m[3].var = VAR_CHAIN;
+    m[3].after = 1;
+    render_attrs(g, &m[2].c);
+    render_attrs(g, &m[3].c);
+    for (int k = 0; k < 4; k++)
+        m[k].tangle = true;
+    return 4;
+}
+
+void fuzz_gen_combiner(FuzzGen *g, int number)
+{
+    int room = FUZZ_MAX_SITES - g->n_sites;
+    if (room <= 0)
+        return;
+    FuzzRng *r = g->rng;
+    bool boundary = g->n_sites == 0 && draw_flags(g);
+    FuzzPlace place = fuzz_draw_place(g);
+    fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
+    Cluster cl = { .g = g, .number = number };
+    Member base = draw_base(g), m[MAX_MEMBERS];
+    int n;
+    bool tangle = room >= 4 && fuzz_chance(r, 3);
+    if (tangle) {
+        n = plan_tangle(g, number, &base, m);
+    } else {
+        n = fuzz_chance(r, 10) ? 1 : 2 + fuzz_below(r, MAX_MEMBERS - 1);
+        n = n < room ? n : room;
+    }
+    int order[MAX_MEMBERS];
+    for (int k = 0; k < n; k++) {
+        if (!tangle)
+            m[k] = vary(g, number, &base, draw_variation(r), k);
+        build_member(&cl, &m[k], k, n, place);
+        order[k] = k;
+    }
+    /* The output order is the order the pass meets independent members in. */
+    if (!tangle && fuzz_chance(r, 30))
+        fuzz_shuffle(r, order, n);
+    for (int k = 0; k < n; k++)
+        add_output(&cl, cl.result[order[k]]);
+    if (fuzz_chance(r, 20))
+        add_output(&cl, other_collective(&cl, fuzz_input(g->b, gen_draw_shape(r, base.type, 1, 3, 1, 4))));
+    if (g->n_sites < FUZZ_MAX_SITES && fuzz_chance(r, 10)) {
+        build_variadic(&cl, &base, place);
+        add_output(&cl, cl.result[cl.n_sites - 1]);
+    }
+    int comp, pos[4 * MAX_MEMBERS];
+    fuzz_site_end(g->b, cl.n_outs, cl.outs, &comp, pos);
+    for (int i = 0; i < cl.n_sites; i++)
+        for (int j = 0; j < cl.n_outs; j++)
+            if (cl.outs[j] == cl.result[i]) {
+                cl.site[i]->comp = comp;
+                cl.site[i]->out = pos[j];
+                cl.site[i]->instr = cl.result[i];
+            }
+    if (boundary)
+        bytes_at_boundary(&cl, m, order, n);
+}

@@ -48,7 +48,7 @@ IrElemType fuzz_draw_type(FuzzRng *r, bool floats_only)
 
 bool fuzz_has_generator(int number)
 {
-    static const int written[] = { 92, 96, 97, 98, 102, 104 };
+    static const int written[] = { 77, 78, 79, 92, 96, 97, 98, 102, 104 };
     for (size_t i = 0; i < sizeof written / sizeof written[0]; i++)
         if (written[i] == number)
             return true;

@@ -116,18 +116,17 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
         matches = false;
     } else if (kind == 14) {            /* a two-operand reduction: the convert reads a get-tuple-element */
         int two = fuzz_input(g->b, gs);
-        char a[1000], ot[200], tt[420];
+        char a[1000];
         FuzzShape os = gs;
         if (dim >= 0)
             os.dims[dim] /= c.size;
-        fuzz_shape_text(&os, ot, sizeof ot);
-        snprintf(tt, sizeof tt, "(%s, %s)", ot, ot);
         const char *f = fuzz_reducer(g->b, narrow, red, true);
         if (dim >= 0)
             snprintf(a, sizeof a, "%s, dimensions={%d}, to_apply=%%%s", c.attrs, dim, f);
         else
             snprintf(a, sizeof a, "%s, to_apply=%%%s", c.attrs, f);
-        int v = fuzz_tuple_op(g->b, tt, dim >= 0 ? "reduce-scatter" : "all-reduce", 2, (int[]){ grad, two }, a);
+        int v = fuzz_op_tuple(g->b, 2, (FuzzShape[]){ os, os }, dim >= 0 ? "reduce-scatter" : "all-reduce", 2,
+                              (int[]){ grad, two }, a);
         rv = fuzz_op1(g->b, os, "get-tuple-element", v, ", index=0");
         what = "near miss: the reduction has two operands";
         matches = false;
@@ -144,10 +143,7 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
         matches = false;
     } else if (kind == 15) {            /* a get-tuple-element, but of a tuple instruction */
         int p = fuzz_input(g->b, ws);
-        char st[200], tt[210];
-        fuzz_shape_text(&ws, st, sizeof st);
-        snprintf(tt, sizeof tt, "(%s)", st);
-        int t = fuzz_tuple_op(g->b, tt, "tuple", 1, &p, "");
+        int t = fuzz_op_tuple(g->b, 1, &ws, "tuple", 1, &p, "");
         acc = fuzz_op1(g->b, ws, "get-tuple-element", t, ", index=0");
         what = "near miss: the accumulator is an element of a tuple instruction, not of a parameter";
         matches = false;

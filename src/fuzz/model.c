@@ -1,4 +1,218 @@
-/* model.c: the combiners' engine, from the spec (not written yet). */
+/* model.c: the combiners' engine (spec/passes.md 2), written from the spec
+ * and the project's documented reading of it (the header comments of
+ * src/passes/combine*.c), never by asking the pass: which site collectives
+ * it combines together, in each mode.
+ *
+ * Gate: either threshold <= 0, or a collective of the pass's opcode with
+ * constrain_layout=true anywhere in the module: nothing is combined.
+ * Otherwise every computation holding a site (the builder makes no fusion
+ * bodies), but with --neuron-fsdp the AG and RS combiners skip while
+ * bodies and conditions.  In each, the spec's post order; one open group
+ * per key; before a member joins, its group closes when the member
+ * depends on one of the group (plain reachability through operands and
+ * control edges: the spec's rule, where combine.c documents a stronger
+ * one over contracted groups), holds max_count members, or would pass
+ * max_bytes (inclusive).  A member whose own size passes max_bytes takes
+ * no part.  Groups of two or more are combined. */
 #include "fuzz_internal.h"
 
-void fuzz_model_combiner(FuzzGen *g, int number, const PassOptions *opt) { (void)g; (void)number; (void)opt; }
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Group {
+    int members[FUZZ_MAX_SITES];    /* site indices, in the order they joined */
+    int n;
+    int64_t bytes;
+} Group;
+
+typedef struct Model {
+    FuzzGen *g;
+    int number;
+    const PassOptions *opt;
+    PassMode mode;
+    Group open[FUZZ_MAX_SITES];     /* at most one per key */
+    int n_open;
+    int next_id;
+} Model;
+
+static IrOpcode pass_opcode(int number)
+{
+    return number == 77 ? IR_OP_ALL_GATHER : number == 78 ? IR_OP_REDUCE_SCATTER : IR_OP_ALL_REDUCE;
+}
+
+static bool is_member(const FuzzSite *s, int number)
+{
+    return s->pass == number && s->is_coll && s->coll.op == pass_opcode(number);
+}
+
+/* A control edge either way: the spec's table names predecessors; the
+ * project also refuses a member that is one (XLA's HasControlDependencies,
+ * which the seed's key calls, counts both, and hlo-reference.md 7.4 lets a
+ * combiner refuse members that carry control edges rather than move them). */
+static bool has_control_edge(const FuzzBuild *b, int v)
+{
+    if (b->instrs[v].ctrl >= 0)
+        return true;
+    for (int i = 0; i < b->n_instrs; i++)
+        if (b->instrs[i].ctrl == v)
+            return true;
+    return false;
+}
+
+/* Does the site get a key?  AR and RS only with a trivial reducer. */
+static bool has_key(const Model *md, const FuzzSite *s)
+{
+    return is_member(s, md->number) && !has_control_edge(md->g->b, s->instr) &&
+           (md->number == 77 || s->coll.reducer != NULL);
+}
+
+/* The key tables of spec 2, field by field.  AR/RS: the reducer's root
+ * type is the element type here, and AR's "dtype=" string repeats it.  AG
+ * in sound mode also keys channel_id presence (combine_all_gather.c). */
+static bool same_key(const Model *md, const FuzzColl *a, const FuzzColl *b)
+{
+    bool by_dim = md->opt->combine_by_dim;
+    if (a->type != b->type || a->global != b->global || strcmp(a->groups, b->groups) != 0)
+        return false;
+    if (md->number == 77)
+        return a->constrain == b->constrain && (!by_dim || a->dim == b->dim) &&
+               (md->mode == PASS_MODE_FAITHFUL || a->channel == b->channel);
+    if (a->channel != b->channel || strcmp(a->reducer, b->reducer) != 0)
+        return false;
+    return md->number == 79 || !by_dim || a->dim == b->dim;
+}
+
+/* Faithful all-gather keys leave channel_id presence out: a group that
+ * mixes it gives every member the first one's group mode, which changes
+ * the group size when there is more than one partition. */
+static FuzzExpect group_expect(const Model *md, const Group *grp)
+{
+    FuzzSite *sites = md->g->sites;
+    bool mixed = false;
+    for (int i = 1; i < grp->n; i++)
+        mixed |= sites[grp->members[i]].coll.channel != sites[grp->members[0]].coll.channel;
+    return mixed && fuzz_build_partitions(md->g->b) > 1 ? FUZZ_UNSOUND : FUZZ_EXACT;
+}
+
+static void close_group(Model *md, int k)
+{
+    Group *grp = &md->open[k];
+    if (grp->n >= 2) {
+        int id = md->next_id++;
+        FuzzExpect e = group_expect(md, grp);
+        for (int i = 0; i < grp->n; i++) {
+            FuzzSite *s = &md->g->sites[grp->members[i]];
+            s->group[md->mode] = id;
+            s->expect[md->mode] = e;
+        }
+    }
+    md->open[k] = md->open[--md->n_open];
+}
+
+static bool depends_on_group(const Model *md, int v, const Group *grp)
+{
+    for (int i = 0; i < grp->n; i++)
+        if (fuzz_reaches(md->g->b, v, md->g->sites[grp->members[i]].instr))
+            return true;
+    return false;
+}
+
+static Group *open_group(Model *md, const FuzzColl *c)
+{
+    for (int k = 0; k < md->n_open; k++)
+        if (same_key(md, &md->g->sites[md->open[k].members[0]].coll, c))
+            return &md->open[k];
+    return NULL;
+}
+
+/* (a) reachability, (b) count, (c) bytes: close before the site joins. */
+static bool must_close(const Model *md, const Group *grp, const FuzzSite *s)
+{
+    return depends_on_group(md, s->instr, grp) || grp->n >= md->opt->combine_threshold_count ||
+           s->coll.bytes > md->opt->combine_threshold_bytes - grp->bytes;
+}
+
+static void join(Model *md, int site)
+{
+    const FuzzSite *s = &md->g->sites[site];
+    Group *grp = open_group(md, &s->coll);
+    if (grp && must_close(md, grp, s)) {
+        close_group(md, (int)(grp - md->open));
+        grp = NULL;
+    }
+    if (!grp) {
+        grp = &md->open[md->n_open++];
+        *grp = (Group){ .n = 0 };
+    }
+    grp->members[grp->n++] = site;
+    grp->bytes += s->coll.bytes;
+}
+
+/* The engine on one computation. */
+static void walk(Model *md, int comp, const int *site_of)
+{
+    FuzzBuild *b = md->g->b;
+    int *order = xmalloc((size_t)b->n_instrs * sizeof *order);
+    int n = fuzz_comp_post_order(b, comp, order);
+    for (int i = 0; i < n; i++) {
+        int k = site_of[order[i]];
+        if (k >= 0 && has_key(md, &md->g->sites[k]) && md->g->sites[k].coll.bytes <= md->opt->combine_threshold_bytes)
+            join(md, k);
+    }
+    while (md->n_open > 0)
+        close_group(md, md->n_open - 1);
+    free(order);
+}
+
+/* The driver's gate (spec 2 "Driver gate"). */
+static bool gate_open(const FuzzGen *g, int number, const PassOptions *opt)
+{
+    if (opt->combine_threshold_bytes <= 0 || opt->combine_threshold_count <= 0)
+        return false;
+    for (int k = 0; k < g->n_sites; k++)
+        if (is_member(&g->sites[k], number) && g->sites[k].coll.constrain)
+            return false;
+    return true;
+}
+
+static bool visits(const Model *md, int comp)
+{
+    return md->number == 79 || !md->opt->neuron_fsdp || !fuzz_comp_is_while_part(md->g->b, comp);
+}
+
+void fuzz_model_combiner(FuzzGen *g, int number, const PassOptions *opt)
+{
+    for (int k = 0; k < g->n_sites; k++) {
+        FuzzSite *s = &g->sites[k];
+        if (!is_member(s, number))
+            continue;
+        s->group[0] = s->group[1] = -1;
+        s->expect[0] = s->expect[1] = FUZZ_KEEP;
+        s->must_differ[0] = s->must_differ[1] = false;
+    }
+    if (!gate_open(g, number, opt))
+        return;
+    FuzzBuild *b = g->b;
+    fuzz_comp_root(b, b->entry);        /* made on first request: before n_instrs is read */
+    int *site_of = xmalloc((size_t)b->n_instrs * sizeof *site_of);
+    for (int v = 0; v < b->n_instrs; v++)
+        site_of[v] = -1;
+    for (int k = 0; k < g->n_sites; k++)
+        if (is_member(&g->sites[k], number))
+            site_of[g->sites[k].instr] = k;
+    bool *done = xcalloc((size_t)b->n_comps, sizeof *done);
+    Model md = { .g = g, .number = number, .opt = opt };
+    for (int mode = 0; mode < 2; mode++) {
+        md.mode = (PassMode)mode;
+        memset(done, 0, (size_t)b->n_comps * sizeof *done);
+        for (int k = 0; k < g->n_sites; k++) {
+            int comp = is_member(&g->sites[k], number) ? fuzz_instr_comp(b, g->sites[k].instr) : -1;
+            if (comp < 0 || done[comp] || !visits(&md, comp))
+                continue;
+            done[comp] = true;
+            walk(&md, comp, site_of);
+        }
+    }
+    free(done);
+    free(site_of);
+}
