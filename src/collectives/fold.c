@@ -8,6 +8,7 @@
  * the fold order alone fixes the bits. */
 #include "coll_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const IrComputation *reducer(const IrInstr *instr)
@@ -43,10 +44,14 @@ static bool fold_general(Interp *it, const IrInstr *instr, IrElemType t, void *a
 
 /* ---- The reducer over blocks */
 
+/* Cached by the text of the block module, never by the computation's
+ * address: a long-lived process (hlo-fuzz, hlo-check --shrink / --local)
+ * frees modules and can get a new reducer at a freed one's address, which
+ * must not find the old one's fold (hlo-fuzz found "multiply" folding as
+ * "maximum" so). */
 typedef struct BlockReducer {
-    const IrComputation *comp;
-    int64_t n;
-    IrModule *m;            /* NULL: the reducer is not element-wise */
+    char *text;             /* the block module; NULL: the reducer is not element-wise */
+    IrModule *m;
     Interp *it;
 } BlockReducer;
 
@@ -92,45 +97,62 @@ static bool block_instr(StrBuf *b, const IrInstr *instr, int64_t n)
     return ok;
 }
 
-static void block_reducer_build(BlockReducer *r)
+/* The reducer as a module over [n] blocks; NULL when it is not element-wise. */
+static char *block_text(const IrComputation *comp, int64_t n)
 {
     StrBuf b;
     strbuf_init(&b);
     strbuf_puts(&b, "HloModule block_reducer\n\nENTRY %block {\n");
     bool ok = true;
-    for (int i = 0; i < r->comp->n_instrs && ok; i++)
-        ok = r->comp->instrs[i]->dead || block_instr(&b, r->comp->instrs[i], r->n);
+    for (int i = 0; i < comp->n_instrs && ok; i++)
+        ok = comp->instrs[i]->dead || block_instr(&b, comp->instrs[i], n);
     strbuf_puts(&b, "}\n");
+    if (!ok)
+        strbuf_free(&b);
+    return ok ? b.s : NULL;
+}
+
+static void block_reducer_build(BlockReducer *r)
+{
     Error err = { 0 };
-    r->m = ok ? ir_parse_module(b.s, b.len, "<reducer over blocks>", &err) : NULL;
+    r->m = ir_parse_module(r->text, strlen(r->text), "<reducer over blocks>", &err);
     if (r->m && !ir_verify_module(r->m, &err)) {
         ir_module_free(r->m);
         r->m = NULL;
     }
     r->it = r->m ? interp_new(r->m, NULL, &err) : NULL;
-    strbuf_free(&b);
 }
 
-static BlockReducer *block_reducer(const IrComputation *comp, int64_t n)
+static void block_reducer_clear(BlockReducer *r)
 {
-    for (int i = 0; i < N_CACHED; i++)
-        if (cache[i].comp == comp && cache[i].n == n)
-            return &cache[i];
-    BlockReducer *r = &cache[cache_next++ % N_CACHED];
     interp_free(r->it);
     ir_module_free(r->m);
-    *r = (BlockReducer){ comp, n, NULL, NULL };
+    free(r->text);
+    *r = (BlockReducer){ 0 };
+}
+
+/* NULL when the reducer cannot run over blocks. */
+static BlockReducer *block_reducer(const IrComputation *comp, int64_t n)
+{
+    char *text = block_text(comp, n);
+    if (!text)
+        return NULL;
+    for (int i = 0; i < N_CACHED; i++)
+        if (cache[i].text && strcmp(cache[i].text, text) == 0) {
+            free(text);
+            return &cache[i];
+        }
+    BlockReducer *r = &cache[cache_next++ % N_CACHED];
+    block_reducer_clear(r);
+    r->text = text;
     block_reducer_build(r);
     return r;
 }
 
 void coll_fold_cache_free(void)
 {
-    for (int i = 0; i < N_CACHED; i++) {
-        interp_free(cache[i].it);
-        ir_module_free(cache[i].m);
-        cache[i] = (BlockReducer){ 0 };
-    }
+    for (int i = 0; i < N_CACHED; i++)
+        block_reducer_clear(&cache[i]);
 }
 
 /* false with err unset: the reducer cannot run over blocks. */
@@ -139,7 +161,7 @@ static bool fold_blocks(const IrInstr *instr, IrElemType t, void *acc, const voi
 {
     BlockReducer *r = block_reducer(reducer(instr), n);
     *done = false;
-    if (!r->it || r->m->entry->root->shape->type != t)
+    if (!r || !r->it || r->m->entry->root->shape->type != t)
         return true;
     size_t bytes = (size_t)n * (size_t)ir_type_storage_bytes(t);
     Value *a = value_new_array(r->m->entry->params[0]->shape, err);

@@ -369,6 +369,42 @@ static void test_nontrivial_reducers_match_plain_ones(void **state)
     done(&r);
 }
 
+/* Modules made and freed one after another, each with a non-trivial
+ * reducer of the same shape and names but another op: a new reducer at a
+ * freed one's address must not reuse its fold (hlo-fuzz found "multiply"
+ * folding as "maximum" in a long run). */
+static void test_reducer_of_a_freed_module_not_reused(void **state)
+{
+    (void)state;
+    static const char *const ops[] = { "multiply", "maximum", "add", "minimum" };
+    for (int round = 0; round < 12; round++) {
+        int k_op = round % 4;
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "HloModule m, replica_count=%d\n"
+                 "%%red {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  o = f32[] %s(a, b)\n"
+                 "  ROOT r = f32[] copy(o)\n}\n"
+                 "ENTRY e {\n  p = f32[16] parameter(0)\n"
+                 "  ROOT s = f32[16] all-reduce(p), replica_groups={}, to_apply=%%red\n}\n", world, ops[k_op]);
+        float p[16], want[16];
+        for (int i = 0; i < 16; i++)
+            p[i] = (float)((i + rank) % 5) - 1.5f;
+        for (int i = 0; i < 16; i++) {     /* the left fold over ranks 0..world-1 */
+            float acc = (float)(i % 5) - 1.5f;
+            for (int k = 1; k < world; k++) {
+                float x = (float)((i + k) % 5) - 1.5f;
+                acc = k_op == 0 ? acc * x : k_op == 1 ? (acc > x ? acc : x) : k_op == 2 ? acc + x : (acc < x ? acc : x);
+            }
+            want[i] = acc;
+        }
+        const void *params[] = { p };
+        Run r;
+        run(&r, text, params);
+        assert_memory_equal(r.out->data, want, sizeof want);
+        done(&r);
+    }
+}
+
 /* The four group modes with replica_count x num_partitions = 2 x 2:
  * all-gather of the flattened id shows who took part, in which order. */
 static void gather_ids(const char *attrs, int group_size, float *got)
@@ -444,6 +480,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_narrow_to_two_ranks),
         cmocka_unit_test(test_bf16_all_reduce_rounds_each_step),
         cmocka_unit_test(test_nontrivial_reducers_match_plain_ones),
+        cmocka_unit_test(test_reducer_of_a_freed_module_not_reused),
         cmocka_unit_test(test_group_modes_2x2),
         cmocka_unit_test(test_collective_permute_cross_partition),
     };
