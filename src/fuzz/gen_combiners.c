@@ -165,25 +165,6 @@ static void other_form(FuzzGen *g, GenColl *c)
     render_attrs(g, c);
 }
 
-/* With more than one partition, an all-gather without channel_id and one
- * with it on the same replica groups have one key in faithful mode, and
- * the combined op gives both the first one's mode: the group size of the
- * other changes and the module no longer verifies (the pass fails).  So
- * such a pair is never built here: the later one takes the earlier's mode. */
-static void keep_modes_apart(FuzzGen *g, int number, GenColl *c)
-{
-    if (number != 77 || fuzz_build_partitions(g->b) == 1 || c->groups.mode == FUZZ_FLATTENED)
-        return;
-    for (int k = 0; k < g->n_sites; k++) {
-        const FuzzColl *o = &g->sites[k].coll;
-        if (g->sites[k].is_coll && o->op == IR_OP_ALL_GATHER && !o->global && o->channel != (c->channel != 0) &&
-            !strcmp(o->groups, c->groups.canon)) {
-            set_mode(g, c, o->channel ? FUZZ_CROSS_REPLICA_PARTITION : FUZZ_CROSS_REPLICA);
-            return;
-        }
-    }
-}
-
 /* ---- Reducers */
 
 static bool reducer_takes(const char *op, IrElemType t)
@@ -289,7 +270,6 @@ static Member vary(FuzzGen *g, int number, const Member *base, Variation v, int 
     case VARIATIONS:
         break;
     }
-    keep_modes_apart(g, number, &m.c);
     return m;
 }
 

@@ -9,21 +9,30 @@
  * bodies), but with --neuron-fsdp the AG and RS combiners skip while
  * bodies and conditions.  In each, the spec's post order; one open group
  * per key; before a member joins, its group closes when the member
- * depends on one of the group (plain reachability through operands and
- * control edges: the spec's rule, where combine.c documents a stronger
- * one over contracted groups), holds max_count members, or would pass
+ * depends on one of the group, holds max_count members, or would pass
  * max_bytes (inclusive).  A member whose own size passes max_bytes takes
- * no part.  Groups of two or more are combined. */
+ * no part.  Groups of two or more are combined.
+ *
+ * "Depends" is taken in the graph where every group, open or closed, is
+ * already one node (the reading combine.c documents), not as plain
+ * reachability, which is what the spec's sentence says: with a1, b1 of two
+ * keys, b2 reading a1 and a2 reading b1, plain reachability closes nothing
+ * and forms {a1, a2} and {b1, b2}, two ops that read each other, a cycle.
+ * hlo-fuzz's tangle sites showed the two rules part there; the contracted
+ * one is the only one that leaves a valid module. */
 #include "fuzz_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Group {
+struct Group {
     int members[FUZZ_MAX_SITES];    /* site indices, in the order they joined */
     int n;
     int64_t bytes;
-} Group;
+    int tag;                        /* its node in the contracted graph */
+};
+
+typedef struct Group Group;
 
 typedef struct Model {
     FuzzGen *g;
@@ -33,6 +42,13 @@ typedef struct Model {
     Group open[FUZZ_MAX_SITES];     /* at most one per key */
     int n_open;
     int next_id;
+    /* The contracted graph: every member of a group (open, or closed with
+     * two or more) carries its group's tag; the members of each tag. */
+    int *tag_of;                    /* by instruction, -1: in no group */
+    int tag_members[2 * FUZZ_MAX_SITES + 2][FUZZ_MAX_SITES];
+    int tag_n[2 * FUZZ_MAX_SITES + 2];
+    int n_tags;
+    bool *seen;                     /* by instruction, for one query */
 } Model;
 
 static IrOpcode pass_opcode(int number)
@@ -68,7 +84,9 @@ static bool has_key(const Model *md, const FuzzSite *s)
 
 /* The key tables of spec 2, field by field.  AR/RS: the reducer's root
  * type is the element type here, and AR's "dtype=" string repeats it.  AG
- * in sound mode also keys channel_id presence (combine_all_gather.c). */
+ * also keys channel_id presence in sound mode, and in faithful mode with
+ * more than one partition, where mixing it changes a member's group size
+ * and the combined op would not verify (combine_all_gather.c). */
 static bool same_key(const Model *md, const FuzzColl *a, const FuzzColl *b)
 {
     bool by_dim = md->opt->combine_by_dim;
@@ -76,43 +94,61 @@ static bool same_key(const Model *md, const FuzzColl *a, const FuzzColl *b)
         return false;
     if (md->number == 77)
         return a->constrain == b->constrain && (!by_dim || a->dim == b->dim) &&
-               (md->mode == PASS_MODE_FAITHFUL || a->channel == b->channel);
+               ((md->mode == PASS_MODE_FAITHFUL && fuzz_build_partitions(md->g->b) == 1) ||
+                a->channel == b->channel);
     if (a->channel != b->channel || strcmp(a->reducer, b->reducer) != 0)
         return false;
     return md->number == 79 || !by_dim || a->dim == b->dim;
 }
 
-/* Faithful all-gather keys leave channel_id presence out: a group that
- * mixes it gives every member the first one's group mode, which changes
- * the group size when there is more than one partition. */
-static FuzzExpect group_expect(const Model *md, const Group *grp)
-{
-    FuzzSite *sites = md->g->sites;
-    bool mixed = false;
-    for (int i = 1; i < grp->n; i++)
-        mixed |= sites[grp->members[i]].coll.channel != sites[grp->members[0]].coll.channel;
-    return mixed && fuzz_build_partitions(md->g->b) > 1 ? FUZZ_UNSOUND : FUZZ_EXACT;
-}
-
 static void close_group(Model *md, int k)
 {
     Group *grp = &md->open[k];
+    if (grp->n < 2)                     /* left alone: no longer one node with anything */
+        for (int i = 0; i < grp->n; i++)
+            md->tag_of[md->g->sites[grp->members[i]].instr] = -1;
     if (grp->n >= 2) {
         int id = md->next_id++;
-        FuzzExpect e = group_expect(md, grp);
         for (int i = 0; i < grp->n; i++) {
             FuzzSite *s = &md->g->sites[grp->members[i]];
             s->group[md->mode] = id;
-            s->expect[md->mode] = e;
+            s->expect[md->mode] = FUZZ_EXACT;
         }
     }
     md->open[k] = md->open[--md->n_open];
 }
 
-static bool depends_on_group(const Model *md, int v, const Group *grp)
+/* Does v reach a member of tag, where reaching any member of a group
+ * reaches all of them (they are one node)? */
+static bool reaches_tag(Model *md, int v, int tag)
 {
-    for (int i = 0; i < grp->n; i++)
-        if (fuzz_reaches(md->g->b, v, md->g->sites[grp->members[i]].instr))
+    if (md->seen[v])
+        return false;
+    md->seen[v] = true;
+    int t = md->tag_of[v];
+    if (t == tag)
+        return true;
+    const BInstr *x = &md->g->b->instrs[v];
+    if (x->ctrl >= 0 && reaches_tag(md, x->ctrl, tag))
+        return true;
+    for (int i = 0; i < x->n_ops; i++)
+        if (reaches_tag(md, x->ops[i], tag))
+            return true;
+    for (int i = 0; t >= 0 && i < md->tag_n[t]; i++)
+        if (reaches_tag(md, md->tag_members[t][i], tag))
+            return true;
+    return false;
+}
+
+static bool depends_on_group(Model *md, int v, const Group *grp)
+{
+    memset(md->seen, 0, (size_t)md->g->b->n_instrs * sizeof *md->seen);
+    const BInstr *x = &md->g->b->instrs[v];     /* v itself is in no group yet */
+    md->seen[v] = true;
+    if (x->ctrl >= 0 && reaches_tag(md, x->ctrl, grp->tag))
+        return true;
+    for (int i = 0; i < x->n_ops; i++)
+        if (reaches_tag(md, x->ops[i], grp->tag))
             return true;
     return false;
 }
@@ -126,7 +162,7 @@ static Group *open_group(Model *md, const FuzzColl *c)
 }
 
 /* (a) reachability, (b) count, (c) bytes: close before the site joins. */
-static bool must_close(const Model *md, const Group *grp, const FuzzSite *s)
+static bool must_close(Model *md, const Group *grp, const FuzzSite *s)
 {
     return depends_on_group(md, s->instr, grp) || grp->n >= md->opt->combine_threshold_count ||
            s->coll.bytes > md->opt->combine_threshold_bytes - grp->bytes;
@@ -142,10 +178,13 @@ static void join(Model *md, int site)
     }
     if (!grp) {
         grp = &md->open[md->n_open++];
-        *grp = (Group){ .n = 0 };
+        *grp = (Group){ .n = 0, .tag = md->n_tags++ };
+        md->tag_n[grp->tag] = 0;
     }
     grp->members[grp->n++] = site;
     grp->bytes += s->coll.bytes;
+    md->tag_of[s->instr] = grp->tag;
+    md->tag_members[grp->tag][md->tag_n[grp->tag]++] = s->instr;
 }
 
 /* The engine on one computation. */
@@ -202,8 +241,13 @@ void fuzz_model_combiner(FuzzGen *g, int number, const PassOptions *opt)
             site_of[g->sites[k].instr] = k;
     bool *done = xcalloc((size_t)b->n_comps, sizeof *done);
     Model md = { .g = g, .number = number, .opt = opt };
+    md.tag_of = xmalloc((size_t)b->n_instrs * sizeof *md.tag_of);
+    md.seen = xmalloc((size_t)b->n_instrs * sizeof *md.seen);
     for (int mode = 0; mode < 2; mode++) {
         md.mode = (PassMode)mode;
+        md.n_tags = 0;
+        for (int v = 0; v < b->n_instrs; v++)
+            md.tag_of[v] = -1;
         memset(done, 0, (size_t)b->n_comps * sizeof *done);
         for (int k = 0; k < g->n_sites; k++) {
             int comp = is_member(&g->sites[k], number) ? fuzz_instr_comp(b, g->sites[k].instr) : -1;
@@ -213,6 +257,8 @@ void fuzz_model_combiner(FuzzGen *g, int number, const PassOptions *opt)
             walk(&md, comp, site_of);
         }
     }
+    free(md.tag_of);
+    free(md.seen);
     free(done);
     free(site_of);
 }

@@ -5,7 +5,11 @@
  * constrain_layout, use_global_device_ids, replica groups after expansion.
  * The seed's key has no channel_id presence (stock XLA's has); with
  * --pass-mode=sound it is keyed too, since the combined op takes the first
- * member's channel_id and with it the group mode of every member.
+ * member's channel_id and with it the group mode of every member.  In
+ * faithful mode it is keyed when num_partitions > 1: there a member with
+ * and one without a channel_id have groups of different sizes, and the
+ * combined op would not verify (hlo-fuzz found it; #98 and #102 decline
+ * the same way where a fresh channel_id would widen a group).
  * The combined all-gather runs along the group's most frequent gather
  * dimension (ties to the smaller; 0 if not a dimension of the lowest-rank
  * member); with combine-by-dim off, members on another dimension are
@@ -19,6 +23,9 @@ static bool all_gather_key(const IrInstr *instr, const PassOptions *opt, Combine
     const IrIntList *d = &instr->lists[IR_LIST_DIMENSIONS];
     if (d->n != 1)
         return false;
+    const IrModule *m = instr->parent->module;
+    bool partitions = m->num_partitions.present && m->num_partitions.v > 1;
+    bool keyed = opt->mode == PASS_MODE_SOUND || partitions;
     *out = (CombineKey){
         .op = IR_OP_ALL_GATHER,
         .type = instr->shape->type,
@@ -27,8 +34,8 @@ static bool all_gather_key(const IrInstr *instr, const PassOptions *opt, Combine
         .domain = 0,
         .flag0 = instr->info->bools[IR_BOOL_CONSTRAIN_LAYOUT],
         .flag1 = instr->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS],
-        .has_channel_flag = opt->mode == PASS_MODE_SOUND,
-        .channel = opt->mode == PASS_MODE_SOUND && instr->ints[IR_INT_CHANNEL_ID].present,
+        .has_channel_flag = keyed,
+        .channel = keyed && instr->ints[IR_INT_CHANNEL_ID].present,
         .groups = &instr->info->replica_groups,
     };
     return true;
