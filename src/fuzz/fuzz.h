@@ -127,6 +127,7 @@ typedef struct FuzzSite {
     FuzzColl coll;
     int group[2];                   /* combiners, by mode: sites with the same group are combined together;
                                        -1: left alone */
+    int group_dim[2];               /* AG/RS combiners: the dimension the combined op must take; -1 none */
 } FuzzSite;
 
 typedef struct FuzzBuild FuzzBuild;

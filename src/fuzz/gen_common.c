@@ -15,6 +15,7 @@ FuzzSite *fuzz_new_site(FuzzGen *g, int number)
     s->pass = number;
     s->expect[0] = s->expect[1] = FUZZ_KEEP;
     s->group[0] = s->group[1] = -1;
+    s->group_dim[0] = s->group_dim[1] = -1;
     s->comp = -1;
     return s;
 }

@@ -101,6 +101,25 @@ static bool same_key(const Model *md, const FuzzColl *a, const FuzzColl *b)
     return md->number == 79 || !by_dim || a->dim == b->dim;
 }
 
+/* The dimension a combined all-gather / reduce-scatter works along (spec
+ * 2): the members' most frequent one, ties to the smaller, 0 when that is
+ * not a dimension of the lowest-rank member. */
+static int group_dimension(const Model *md, const Group *grp)
+{
+    int count[FUZZ_MAX_RANK] = { 0 }, min_rank = FUZZ_MAX_RANK, best = 0;
+    for (int i = 0; i < grp->n; i++) {
+        const FuzzColl *c = &md->g->sites[grp->members[i]].coll;
+        if (c->dim >= 0 && c->dim < FUZZ_MAX_RANK)
+            count[c->dim]++;
+        if (c->rank < min_rank)
+            min_rank = c->rank;
+    }
+    for (int d = 1; d < FUZZ_MAX_RANK; d++)
+        if (count[d] > count[best])
+            best = d;
+    return best < min_rank ? best : 0;
+}
+
 static void close_group(Model *md, int k)
 {
     Group *grp = &md->open[k];
@@ -108,10 +127,11 @@ static void close_group(Model *md, int k)
         for (int i = 0; i < grp->n; i++)
             md->tag_of[md->g->sites[grp->members[i]].instr] = -1;
     if (grp->n >= 2) {
-        int id = md->next_id++;
+        int id = md->next_id++, dim = md->number == 79 ? -1 : group_dimension(md, grp);
         for (int i = 0; i < grp->n; i++) {
             FuzzSite *s = &md->g->sites[grp->members[i]];
             s->group[md->mode] = id;
+            s->group_dim[md->mode] = dim;
             s->expect[md->mode] = FUZZ_EXACT;
         }
     }
@@ -226,6 +246,7 @@ void fuzz_model_combiner(FuzzGen *g, int number, const PassOptions *opt)
         if (!is_member(s, number))
             continue;
         s->group[0] = s->group[1] = -1;
+        s->group_dim[0] = s->group_dim[1] = -1;
         s->expect[0] = s->expect[1] = FUZZ_KEEP;
         s->must_differ[0] = s->must_differ[1] = false;
     }

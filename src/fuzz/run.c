@@ -396,6 +396,11 @@ static void read_sites(const Module *mod, const IrModule *after, PassMode mode, 
                 add_finding(o, want ? "not-combined" : "combined", "site %d (%s): %s, but the spec's engine %s", k,
                             s->what, into[k] ? "combined" : "left alone",
                             s->group[mode] >= 0 ? "combines it" : "leaves it alone");
+            const IrIntList *d = into[k] ? &into[k]->lists[IR_LIST_DIMENSIONS] : NULL;
+            if (d && s->group_dim[mode] >= 0 && (d->n != 1 || d->v[0] != s->group_dim[mode]))
+                add_finding(o, "wrong-dim", "site %d (%s): combined along dimension %lld, but the spec's rule "
+                            "(most frequent, ties to the smaller, 0 past the lowest rank) gives %d", k, s->what,
+                            d->n ? (long long)d->v[0] : -1LL, s->group_dim[mode]);
             continue;
         }
         int st = flip_state(s->pass, x, before->op);
