@@ -4,9 +4,10 @@
 #   make demo       install deps, build, then the main job on a corpus module
 #   make asan       make test again in build-asan/ with -fsanitize=address,undefined
 #   make bench      speed against limits measured in the same run (scripts/bench.sh)
+#   make fuzz-passes hlo-fuzz on every pass and mode at 1, 2, 4, 8 ranks (scripts/fuzz_passes.sh)
 #   make clean      remove build/ and build-asan/
 #
-# Sources are found by wildcard: src/{ir,interp,collectives,passes,check}/*.c go
+# Sources are found by wildcard: src/{ir,interp,collectives,passes,check,cli,fuzz}/*.c go
 # into $(BUILD)/libhlocheck.a, src/tools/hlo_NAME.c becomes $(BUILD)/hlo-NAME, and
 # tests/DIR/test_NAME.c becomes $(BUILD)/tests/DIR_test_NAME (cmocka).
 
@@ -39,7 +40,7 @@ ALL_OBJS  = $(call obj,$(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
-.PHONY: all unit-tests test demo asan bench clean validate
+.PHONY: all unit-tests test demo asan bench clean validate fuzz-passes
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(TOOLS)
@@ -82,6 +83,7 @@ test:
 	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/validate.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_check.sh $(BUILD) || st=1; \
+	TALLY=$$tally scripts/test_hlo_fuzz.sh $(BUILD) || st=1; \
 	awk '{ p += $$1; f += $$2 } END { printf "total: %d passed, %d failed\n", p, f }' $$tally; \
 	exit $$st
 
@@ -115,6 +117,11 @@ bench:
 	@scripts/install-deps.sh
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) scripts/bench.sh
+
+# Generated modules against every pass, FUZZ_SECONDS (15) per pass and rank
+# count: about 9 minutes; make test runs a fixed-seed slice of it.
+fuzz-passes: all
+	@scripts/fuzz_passes.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan
