@@ -466,30 +466,12 @@ else
     bad "--max-memory refusal" "exit $rc; $(head -c 300 "$tmp/err")"
 fi
 
-# A widening rewrite whose output is farther from the oracle on a few more
-# elements than nearer, by the chance of a rounding both modules share, is
-# judged on its reductions, measured against their exact values (hlo-fuzz
-# found this pair; on the outputs' mean error alone it was LESS ACCURATE).
-mpi 2 "$check" --passes=flip-rs-transpose --pass-mode=sound --seed=5353927433126162238 --trials=4 \
-    "$root/tests/check/modules/widened_output_noise.hlo"
-rc=$?
-out0=$(grep -o 'out0 .*better/equal/worse on [0-9]*/[0-9]*/[0-9]*' "$tmp/out" | grep -o '[0-9]*/[0-9]*/[0-9]*$')
-if [ $rc -eq 0 ] && grep -q "AT LEAST AS ACCURATE .*judged by the accuracy of the changed reductions" "$tmp/out" &&
-   [ -n "$out0" ] && [ "${out0##*/}" -gt "${out0%%/*}" ] && [ "$(grep -c 'accumulation .*max error [^ ]* -> 0 ulp' "$tmp/out")" -eq 2 ]; then
-    ok "a widening rewrite is judged on its exact-after reductions, not on an output worse by chance ($out0)"
-else
-    bad "accuracy judged on reductions" "exit $rc, out0 $out0"
-fi
-
 # --local: each region where the modules differ, checked on its own.
 mpi 4 "$check" --passes=default --local --trials=2 "$root/corpus/demo/transformer_step_4dev.hlo"
 rc=$?
-# A region holding a changed accumulation is at least as accurate on its own
-# when its reduction can be measured there, else it is judged on the whole pair.
-if [ $rc -eq 0 ] && [ "$(grep -c '^region ' "$tmp/out")" -eq 2 ] &&
-    [ "$(grep -c '^region .*\(CHANGES PRECISION\|AT LEAST AS ACCURATE\)' "$tmp/out")" -eq 2 ] &&
-    grep -q '^region .*CHANGES PRECISION' "$tmp/out" && grep -q '^hlo-check: AT LEAST AS ACCURATE' "$tmp/out"; then
-    ok "--local on the demo: the accumulation-type regions at least as accurate, alone or on the whole pair"
+if [ $rc -eq 0 ] && [ "$(grep -c '^region .*CHANGES PRECISION' "$tmp/out")" -eq 2 ] &&
+    grep -q '^hlo-check: AT LEAST AS ACCURATE' "$tmp/out"; then
+    ok "--local on the demo: the accumulation-type regions judged on the whole pair, at least as accurate"
 else
     bad "--local on the demo" "exit $rc"
 fi

@@ -204,7 +204,6 @@ typedef struct CheckReport {
     int n_sites;
     CheckSite *sites;
     bool accuracy_ok;
-    bool judged_on_sites;       /* by accuracy: every changed reduction measured, and they decided */
     bool equivalent;            /* the verdict: exit 0 when true, 1 when false */
     int n_opaque;               /* custom-call targets run as opaque functions (both modules) */
     const char *opaque[16];     /* the first 16 of them; point into the modules */

@@ -59,9 +59,7 @@ static void summary_line(FILE *out, const CheckReport *rep)
     const char *what = rep->by_accuracy ? (rep->equivalent ? "AT LEAST AS ACCURATE" : "LESS ACCURATE")
                                         : (rep->equivalent ? "EQUIVALENT" : "DIFFERENT");
     fprintf(out, "hlo-check: %s (%d trials x %d ranks, %s)\n", what, rep->trials_run, rep->world,
-            !rep->by_accuracy       ? (rep->mode == CHECK_EXACT ? "bitwise" : "with tolerance")
-            : rep->judged_on_sites ? "judged by the accuracy of the changed reductions"
-                                   : "judged by the accuracy of the outputs");
+            rep->by_accuracy ? "judged by accuracy" : rep->mode == CHECK_EXACT ? "bitwise" : "with tolerance");
 }
 
 void check_print_report(FILE *out, const CheckReport *rep, const char *before_name, const char *after_name)
@@ -152,8 +150,6 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
     fprintf(f, "  \"judged_by\": \"%s\", \"equivalent\": %s, \"accuracy_ok\": %s,\n",
             rep->by_accuracy ? "accuracy" : "comparison", rep->equivalent ? "true" : "false",
             rep->accuracy_ok ? "true" : "false");
-    if (rep->by_accuracy)
-        fprintf(f, "  \"accuracy_judged_on\": \"%s\",\n", rep->judged_on_sites ? "reductions" : "outputs");
     fputs("  \"opaque_custom_calls\": [", f);
     for (int i = 0; i < rep->n_opaque; i++) {
         fputs(i ? ", " : "", f);

@@ -584,6 +584,41 @@ static void save_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, cons
 /* ------------------------------------------------------------------ */
 
 
+static double mean_abs(const CheckAccuracy *a)
+{
+    return a->n ? a->sum_abs / (double)a->n : 0;
+}
+
+/* The checker calls a pair less accurate as soon as some output's mean
+ * error grew, which for a widening rewrite happens by chance on small
+ * outputs: an output mixes the widened reduction with roundings both
+ * modules share, and the narrow module's extra rounding can land nearer
+ * the exact value (hlo-fuzz met pairs whose every widened reduction was
+ * exact after, yet an output's mean error grew 1.6 times on 16 elements).
+ * That is a conservative verdict, not a fault of the pass.  A finding is
+ * what no rounding explains: a measured reduction less accurate, more
+ * non-finite results, or an output's mean error more than doubled. */
+static void widening_less_accurate(const CheckReport *rep, Outcome *o)
+{
+    for (int s = 0; s < rep->n_sites; s++) {
+        const CheckSite *x = &rep->sites[s];
+        if (x->measured && mean_abs(&x->after) > mean_abs(&x->before) * (1 + 1e-9) + 1e-300) {
+            add_finding(o, "less-accurate", "the widened reduction %s is less accurate than %s: mean %.3g -> %.3g",
+                        x->after_name, x->before_name, mean_abs(&x->before), mean_abs(&x->after));
+            return;
+        }
+    }
+    for (int i = 0; i < rep->n_outputs; i++) {
+        const CheckOutput *x = &rep->outputs[i];
+        if (x->after.nonfinite > x->before.nonfinite || mean_abs(&x->after) > 2 * mean_abs(&x->before) + 1e-300) {
+            add_finding(o, "less-accurate", "a widening rewrite made output %d (%s) worse than any rounding explains: "
+                        "mean error %.3g -> %.3g, non-finite %lld -> %lld", i, x->shape, mean_abs(&x->before),
+                        mean_abs(&x->after), (long long)x->before.nonfinite, (long long)x->after.nonfinite);
+            return;
+        }
+    }
+}
+
 /* The checker on before/after, judged against what the sites expect. */
 static void check_function(Coll *c, const Module *mod, const IrModule *after, PassMode mode, const FuzzConfig *cfg,
                            Outcome *o, CheckOptions *co, CheckReport *rep, bool *have_rep)
@@ -616,7 +651,7 @@ static void check_function(Coll *c, const Module *mod, const IrModule *after, Pa
             add_finding(o, "not-refuted", "a known-unsound rewrite was not refuted in %d trials at %d devices",
                         rep->trials_run, coll_world(c));
     } else if (!rep->equivalent && wider && !narrower && !unsound) {
-        add_finding(o, "less-accurate", "a widening rewrite came out less accurate than the original");
+        widening_less_accurate(rep, o);
     }
 }
 
