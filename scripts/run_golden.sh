@@ -73,6 +73,24 @@ while IFS= read -r -d '' f; do
     run_case "$f" none
 done < <(find tests/ir/malformed -name '*.hlo' -print0 2>/dev/null | sort -z)
 
+# -o naming the input, however spelt, is refused and leaves the input intact.
+tmpd=$(mktemp -d)
+cp corpus/demo/two_layer_grads.hlo "$tmpd/m.hlo"
+sum=$(cksum <"$tmpd/m.hlo")
+for out in "$tmpd/m.hlo" "$tmpd/../$(basename "$tmpd")/m.hlo"; do
+    "$opt" --passes=default -o "$out" "$tmpd/m.hlo" >/dev/null 2>"$tmpd/err"
+    st=$?
+    if [ $st -eq 2 ] && grep -q "is the input module: refusing to write over it" "$tmpd/err" &&
+       [ "$(cksum <"$tmpd/m.hlo")" = "$sum" ]; then
+        pass=$((pass + 1))
+        echo "ok   hlo-opt -o $out: refused, the input intact"
+    else
+        fail=$((fail + 1))
+        echo "FAIL hlo-opt -o the input ($out): exit $st"
+    fi
+done
+rm -rf "$tmpd"
+
 [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
 echo "golden: $pass passed, $fail failed"
 [ $fail -eq 0 ]

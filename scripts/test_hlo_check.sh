@@ -466,6 +466,18 @@ else
     bad "--max-memory refusal" "exit $rc; $(head -c 300 "$tmp/err")"
 fi
 
+# An output that is an input module is refused; the module is intact.
+cp "$root/corpus/demo/two_layer_grads.hlo" "$tmp/in.hlo"
+sum=$(cksum <"$tmp/in.hlo")
+mpi 2 "$check" --passes=default --json="$tmp/in.hlo" "$tmp/in.hlo"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "is an input module: refusing to write over it" "$tmp/err" &&
+   [ "$(cksum <"$tmp/in.hlo")" = "$sum" ]; then
+    ok "--json naming the input module: refused, exit 2, the module intact"
+else
+    bad "--json over the input" "exit $rc"
+fi
+
 # --local: each region where the modules differ, checked on its own.
 mpi 4 "$check" --passes=default --local --trials=2 "$root/corpus/demo/transformer_step_4dev.hlo"
 rc=$?

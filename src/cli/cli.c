@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const CliFlag *find_flag(const CliFlag *flags, int n, const char *arg, size_t len)
 {
@@ -164,4 +165,14 @@ void cli_print_help(FILE *out, const char *usage, const CliFlag *flags, int n_fl
             fprintf(out, " (default: %s)", f->deflt);
         fputc('\n', out);
     }
+}
+
+bool cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+        return false;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -34,5 +34,9 @@ typedef struct CliFlag {
 bool cli_parse(const CliFlag *flags, int n_flags, int argc, char **argv, void *opts,
                const char **pos, int max_pos, int *n_pos, char *msg, size_t msg_size);
 void cli_print_help(FILE *out, const char *usage, const CliFlag *flags, int n_flags);
+/* Do the two paths name one existing file (the same device and inode)?
+ * An output that is an input is refused by every tool: nothing the user
+ * gave is overwritten. */
+bool cli_same_file(const char *a, const char *b);
 
 #endif /* CLI_H */

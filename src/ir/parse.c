@@ -61,7 +61,12 @@ typedef struct Parser {
     /* operand references of the current computation */
     PendingOperand *ops;
     size_t n_ops, cap_ops;
+    int shape_depth;        /* tuple shapes open around the one being parsed */
 } Parser;
+
+/* Deeper tuple shapes are refused (the parser, printer and verifier recurse
+ * over them; 100,000 levels overflowed the stack). */
+#define MAX_SHAPE_NESTING 256
 
 /* ------------------------------------------------------------------ */
 /* Failure                                                              */
@@ -637,10 +642,36 @@ static void parse_dims(Parser *p, IrShape *s)
     s->dim_kind = dynamic ? kinds : NULL;
 }
 
+/* The element count and byte size of s fit in int64 (XLA's ValidateShape
+ * refuses an array whose size overflows). */
+static void check_array_size(Parser *p, const IrShape *s, IrLoc at)
+{
+    uint64_t n = 1, limit = (uint64_t)INT64_MAX / (uint64_t)(ir_type_storage_bytes(s->type) > 0
+                                                             ? ir_type_storage_bytes(s->type) : 1);
+    for (int i = 0; i < s->rank; i++) {
+        if (s->dims[i] < 0)
+            continue;
+        if (s->dims[i] != 0 && n > limit / (uint64_t)s->dims[i])
+            fail_at(p, at, "the size of %s overflows 64 bits", ir_shape_str(s));
+        n *= (uint64_t)s->dims[i];
+    }
+}
+
+static IrShape *parse_shape_at(Parser *p, bool brace_is_layout);
+
 /* After a shape, '{' opens a layout.  In a computation signature's result
  * it may instead open the body: there, as in XLA, it is a layout only when
  * the next token is an integer or ':' (brace_is_layout false). */
 static IrShape *parse_shape(Parser *p, bool brace_is_layout)
+{
+    if (++p->shape_depth > MAX_SHAPE_NESTING)
+        fail_at(p, loc_of(p, &p->tok), "tuple shapes nested deeper than %d levels", MAX_SHAPE_NESTING);
+    IrShape *s = parse_shape_at(p, brace_is_layout);
+    p->shape_depth--;
+    return s;
+}
+
+static IrShape *parse_shape_at(Parser *p, bool brace_is_layout)
 {
     if (p->tok.kind == T_LPAREN)
         return parse_tuple_shape(p);
@@ -662,10 +693,12 @@ static IrShape *parse_shape(Parser *p, bool brace_is_layout)
     if (t == IR_TYPE_INVALID || t == IR_TYPE_TUPLE)
         fail_at(p, loc_of(p, &p->tok), "unknown element type '%.*s'",
                 (int)(tok_len(&p->tok) < 40 ? tok_len(&p->tok) : 40), p->src + p->tok.start);
+    IrLoc at = loc_of(p, &p->tok);
     next(p);
     IrShape *s = p_alloc(p, 1, sizeof *s);
     s->type = t;
     parse_dims(p, s);
+    check_array_size(p, s, at);
     if (p->tok.kind == T_LBRACE) {
         Token after = peek_token(p);
         bool layout = brace_is_layout || after.kind == T_INT || after.kind == T_COLON;
@@ -886,6 +919,36 @@ static void parse_nested(Parser *p, const IrShape *s, int dim, char **cursor)
 
 static IrLiteral *parse_literal(Parser *p, const IrShape *s);
 
+/* A big array constant must give as many values as its shape holds: they
+ * are counted ahead (the parser's position restored after) so that
+ * u8[29999999999] constant({0, 255}) is a located error, not 30 GB asked
+ * of the allocator. */
+static void check_literal_count(Parser *p, const IrShape *s, int64_t n)
+{
+    Parser save = *p;
+    IrLoc at = loc_of(p, &p->tok);
+    int64_t values = 0;
+    int depth = 0;
+    do {
+        if (p->tok.kind == T_EOF)
+            break;
+        if (p->tok.kind == T_LBRACE)
+            depth++;
+        else if (p->tok.kind == T_RBRACE)
+            depth--;
+        else if (p->tok.kind == T_INT || p->tok.kind == T_FLOAT || p->tok.kind == T_IDENT)
+            values++;
+        next(p);
+    } while (depth > 0);
+    p->tok = save.tok;
+    p->pos = save.pos;
+    p->line = save.line;
+    p->col = save.col;
+    if (values != n)
+        fail_at(p, at, "constant of shape %s needs %lld values, the literal gives %lld", ir_shape_str(s),
+                (long long)n, (long long)values);
+}
+
 static void parse_tuple_literal(Parser *p, IrLiteral *lit, const IrShape *s)
 {
     expect(p, T_LPAREN);
@@ -926,6 +989,8 @@ static IrLiteral *parse_literal(Parser *p, const IrShape *s)
     size_t esize = (size_t)ir_type_storage_bytes(s->type);
     if (n < 0 || (uint64_t)n > ((uint64_t)1 << 40) / (esize ? esize : 1))
         fail_at(p, loc_of(p, &p->tok), "constant too large");
+    if (n > ((int64_t)1 << 16))         /* count before allocating what the text may not hold */
+        check_literal_count(p, s, n);
     lit->data = p_alloc(p, (size_t)n ? (size_t)n : 1, esize ? esize : 1);
     char *cursor = lit->data;
     parse_nested(p, s, 0, &cursor);

@@ -148,6 +148,15 @@ static void parse_args(Tool *t, int argc, char **argv)
     }
     if (t->o.trials < 1)
         usage_error(t, "--trials must be at least 1");
+    const char *outs[] = { t->o.out_path, t->o.json, t->o.junit };
+    static const char *const out_flags[] = { "-o", "--json", "--junit" };
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < t->n_inputs; i++)
+            if (cli_same_file(t->inputs[i], outs[k])) {
+                snprintf(msg, sizeof msg, "%s %s is an input module: refusing to write over it", out_flags[k],
+                         outs[k]);
+                usage_error(t, msg);
+            }
     t->max_memory_given = t->o.max_memory != 0;
     if (t->o.max_memory)
         snprintf(t->max_memory_why, sizeof t->max_memory_why, "as given");

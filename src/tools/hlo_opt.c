@@ -103,6 +103,8 @@ static bool parse_args(int argc, char **argv, Options *opt)
     if (n_inputs == 0)
         return usage_error("no input module (give a file, or - for standard input); see --help");
     opt->in_path = inputs[0];
+    if (cli_same_file(opt->in_path, opt->out_path))
+        return usage_error("-o %s is the input module: refusing to write over it", opt->out_path);
     return check_pass_list(opt->passes);
 }
 
