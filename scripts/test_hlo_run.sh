@@ -295,8 +295,9 @@ expect "a file of the wrong dtype exits 2 naming it" 2 \
 cp o1/nested/out3.rank0.npy in1/param3.rank0.npy
 rm in1/param2.rank1.npy
 hr 2 id.hlo --inputs in1
-expect "a file only rank 1 lacks: rank 1 says so, exit 2" 2 '^rank 1: in1/param2.rank1.npy: error: cannot open'
-[ "$(count 'error: ')" -eq 1 ] || bad "only rank 1 reports" "$(count 'error: ') error lines"
+expect "a file only rank 1 lacks: found at start-up, exit 2 naming the ranks" 2 \
+    '^hlo-run: the ranks were started with different --inputs files \(how many DIR/param<p>.rank<r>.npy, and their sizes\): ranks 0 have one, ranks 1 another'
+[ "$(grep -c 'different --inputs files' err)" -eq 1 ] || bad "said once" "$(grep -c 'different --inputs files' err) lines"
 
 # ---- numpy cross-checks
 
@@ -369,6 +370,29 @@ EOF
         bad "numpy's .npy files are read and written back unchanged" "exit $rc: $(head -c 400 pyout)"
     fi
 fi
+
+# Start-up agreement: ranks given different module files, flags or input
+# files stop before any work, exit 2 on every rank, one message naming them.
+cp "$demo" a.hlo
+{ cat "$demo"; echo "// one line more"; } >b.hlo
+timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" a.hlo : -np 2 "$run" b.hlo >out 2>err </dev/null; rc=$?
+expect "MPMD ranks on different module files: refused" 2 \
+    'different module files \(by content\): ranks 0-1 have one, ranks 2-3 another'
+if [ "$(grep -c 'different module files' err)" -eq 1 ] && ! grep -q '^rank ' out; then
+    ok "the mismatch is printed once, before any output"
+else
+    bad "mismatch printed once" "$(grep -c 'different module files' err) times"
+fi
+timeout 60 "${mpirun_cmd[@]}" -np 1 "$run" a.hlo --seed 1 : -np 1 "$run" a.hlo --seed 2 >out 2>err </dev/null; rc=$?
+expect "ranks given different --seed: refused" 2 'different flags: ranks 0 have one, ranks 1 another'
+# every rank's files present, but rank 1's first one of another size
+timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" add.hlo --outputs agree_out >out 2>err </dev/null
+mkdir -p agree_in
+for r in 0 1; do for p in 0 1; do cp agree_out/out0.rank$r.npy agree_in/param$p.rank$r.npy; done; done
+cp id_small.npy agree_in/param0.rank1.npy 2>/dev/null || head -c 100 agree_out/out0.rank1.npy >agree_in/param0.rank1.npy
+timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" add.hlo --inputs agree_in >out 2>err </dev/null; rc=$?
+expect "a rank's --inputs file of another size: refused at start-up" 2 \
+    'different --inputs files \(how many DIR/param<p>.rank<r>.npy, and their sizes\): ranks 0 have one, ranks 1 another'
 
 [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
 if [ $skip -gt 0 ]; then

@@ -495,6 +495,11 @@ void coll_allreduce_i64(Coll *c, int64_t *v, int n, CollOp op)
     MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, mpi_op(op), c->comm);
 }
 
+void coll_allgather_u64(Coll *c, const uint64_t *mine, int n, uint64_t *all)
+{
+    MPI_Allgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, c->comm);
+}
+
 void coll_bcast(Coll *c, void *buf, size_t n, int root)
 {
     MPI_Bcast(buf, (int)n, MPI_BYTE, root, c->comm);

@@ -62,6 +62,8 @@ typedef enum CollOp { COLL_SUM, COLL_MAX, COLL_MIN } CollOp;
 void coll_allreduce_f64(Coll *c, double *v, int n, CollOp op);
 void coll_allreduce_i64(Coll *c, int64_t *v, int n, CollOp op);
 void coll_bcast(Coll *c, void *buf, size_t n, int root);
+/* Every rank's n values, rank by rank, into all (world * n). */
+void coll_allgather_u64(Coll *c, const uint64_t *mine, int n, uint64_t *all);
 
 /* Narrows the job to its first n ranks (a collective on every rank): on
  * them, coll_world() is n and every collective and agreement runs among

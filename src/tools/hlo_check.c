@@ -12,6 +12,7 @@
 #include "pass.h"
 #include "pass_flags.h"
 #include "run_flags.h"
+#include "startup.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,20 @@ static void parse_args(Tool *t, int argc, char **argv)
         snprintf(t->max_memory_why, sizeof t->max_memory_why, "as given");
     else
         t->o.max_memory = check_default_max_memory(t->c, t->max_memory_why, sizeof t->max_memory_why);
+}
+
+/* Every rank has the same modules, flags and input files, or none starts. */
+static void agree_at_startup(Tool *t, int argc, char **argv)
+{
+    static const char *const outputs[] = { "-o", "--json", "--junit", "--save-counterexample", "--regions-dir", NULL };
+    StartupItem items[] = {
+        { "module files (by content)", startup_hash_file(t->inputs[0]) ^ (startup_hash_file(t->inputs[1]) * 31) },
+        { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) },
+        { "--inputs files (how many DIR/param<p>.rank<r>.npy, and their sizes)", startup_hash_inputs(t->o.inputs, t->rank) },
+    };
+    char msg[1024];
+    if (!startup_agree(t->c, items, 3, msg, sizeof msg))
+        usage_error(t, msg);
 }
 
 static IrModule *load(Tool *t, const char *path)
@@ -755,6 +770,7 @@ int main(int argc, char **argv)
     t.c = coll_init(&argc, &argv);
     t.rank = coll_rank(t.c);
     parse_args(&t, argc, argv);
+    agree_at_startup(&t, argc, argv);
     IrModule *before = load(&t, t.inputs[0]);
     if (t.o.inputs)
         load_given(&t, before);

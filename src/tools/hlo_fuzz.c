@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "coll.h"
 #include "fuzz.h"
+#include "startup.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,11 @@ int main(int argc, char **argv)
     FuzzConfig cfg;
     parse(c, argc, argv, &o, &cfg);
     int rank = coll_rank(c), world = coll_world(c);
+    static const char *const outputs[] = { "--out", "--json", NULL };
+    StartupItem items[] = { { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) } };
+    char msg[1024];
+    if (!startup_agree(c, items, 1, msg, sizeof msg))
+        usage_error(c, msg);
     if (world > FUZZ_MAX_DEVICES)
         usage_error(c, "hlo-fuzz runs on at most 64 ranks");
     Error err = { 0 };

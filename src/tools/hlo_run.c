@@ -14,6 +14,7 @@
 #include "coll.h"
 #include "interp.h"
 #include "run_flags.h"
+#include "startup.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -580,6 +581,18 @@ int main(int argc, char **argv)
         if (this_rank == 0)
             cli_print_help(stdout, usage, flags, N_FLAGS);
         coll_finish(c, 0);
+    }
+    static const char *const outputs[] = { "--outputs", "--print", "--time", NULL };
+    StartupItem items[] = {
+        { "module files (by content)", startup_hash_file(opt.in_path) },
+        { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) },
+        { "--inputs files (how many DIR/param<p>.rank<r>.npy, and their sizes)", startup_hash_inputs(opt.inputs, this_rank) },
+    };
+    char msg[1024];
+    if (!startup_agree(c, items, 3, msg, sizeof msg)) {
+        if (this_rank == 0)
+            fprintf(stderr, "hlo-run: %s\n", msg);
+        coll_finish(c, EXIT_USAGE);
     }
     coll_finish(c, run(c, &opt));
 }

@@ -1,0 +1,34 @@
+/* startup.h: what every rank of an mpirun job must agree on before any
+ * work: the module text, the flags that change results, the sizes of its
+ * input files.  Ranks started on different files (mpirun -np 2 hlo-run a.hlo
+ * : -np 2 hlo-run b.hlo) or with different flags would otherwise run
+ * silently when the shapes agree, or fail deep inside a collective. */
+#ifndef STARTUP_H
+#define STARTUP_H
+
+#include "cli.h"
+#include "coll.h"
+
+typedef struct StartupItem {
+    char what[160];         /* "the module file", "the flags", ... */
+    uint64_t hash;          /* this rank's value */
+} StartupItem;
+
+#define STARTUP_MAX_ITEMS 8
+
+/* A hash of a file's bytes (0 when it cannot be read: then every rank must
+ * fail to read it alike). */
+uint64_t startup_hash_file(const char *path);
+/* A hash of the flags on the command line and their values (read with
+ * the tool's flag table), leaving out the positional words (the files,
+ * hashed by content instead) and the flags named in the NULL-ended
+ * `outputs`, which say where results go and change none. */
+uint64_t startup_hash_flags(int argc, char **argv, const CliFlag *flags, int n_flags, const char *const *outputs);
+/* A hash of how many files DIR/param<p>.rank<rank>.npy there are, p from
+ * 0, and their sizes. */
+uint64_t startup_hash_inputs(const char *dir, int rank);
+/* Collective.  True when every rank has the same hash for every item; else
+ * false with msg naming what differs and which ranks hold which value. */
+bool startup_agree(Coll *c, const StartupItem *items, int n, char *msg, size_t msg_n);
+
+#endif /* STARTUP_H */
