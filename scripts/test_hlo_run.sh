@@ -394,6 +394,26 @@ timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" add.hlo --inputs agree_in >out 2>err 
 expect "a rank's --inputs file of another size: refused at start-up" 2 \
     'different --inputs files \(how many DIR/param<p>.rank<r>.npy, and their sizes\): ranks 0 have one, ranks 1 another'
 
+# --timeout: a loop that never ends, a rank stuck in a collective its peer
+# never joins: the job ends after S seconds plus a bounded grace, exit 3,
+# each rank naming the instruction it was in.
+check=$(dirname "$run")/hlo-check
+for case in "loop_forever.hlo|$run|rank 0: --timeout 2 s passed, in instruction w \(while\)" \
+            "stuck_in_all_reduce.hlo|$run|rank 0: --timeout 2 s passed, in instruction ar \(all-reduce\)" \
+            "loop_forever.hlo|$check|hlo-check: rank [01]: --timeout 2 s passed, in instruction"; do
+    IFS='|' read -r m tool pat <<<"$case"
+    args=("$root/tests/tools/$m")
+    [ "$tool" = "$check" ] && args+=("$root/tests/tools/$m")
+    t0=$(date +%s%N)
+    timeout 60 "${mpirun_cmd[@]}" -np 2 "$tool" "${args[@]}" --timeout 2 >out 2>err </dev/null; rc=$?
+    took=$((($(date +%s%N) - t0) / 1000000))
+    if expect "--timeout 2 on $m ($(basename "$tool"))" 3 "$pat" >/dev/null && [ $took -lt 12000 ]; then
+        ok "--timeout 2 on $m ($(basename "$tool")): exit 3 after $took ms, naming the instruction"
+    else
+        bad "--timeout 2 on $m ($(basename "$tool"))" "exit $rc after $took ms"
+    fi
+done
+
 [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
 if [ $skip -gt 0 ]; then
     echo "hlo-run: $pass passed, $fail failed, $skip skipped"

@@ -630,13 +630,25 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The instruction being evaluated (the innermost, inside called
+ * computations), for --timeout to name. */
+static const IrInstr *volatile current_instr;
+
+const IrInstr *interp_current_instr(void)
+{
+    return current_instr;
+}
+
 static bool eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
     if (!eval_dynamic_operands_ok(instr, args, err))
         return false;
     EvalFn fn = array_evaluator(instr->op);
     double t0 = it->opt.time ? now_seconds() : 0;
+    const IrInstr *outer = current_instr;
+    current_instr = instr;
     bool ok = fn ? fn(it, instr, args, out, err) : eval_structural(it, instr, args, out, err);
+    current_instr = outer;
     if (it->opt.time) {
         it->timing.seconds[instr->op] += now_seconds() - t0;
         it->timing.count[instr->op]++;

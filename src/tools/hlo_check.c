@@ -13,6 +13,7 @@
 #include "pass_flags.h"
 #include "run_flags.h"
 #include "startup.h"
+#include "watchdog.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ typedef struct Options {
     int64_t replicas, partitions;
     bool per_pass, shrink, opaque_custom_calls, fill_elided, local, help;
     int64_t max_memory;         /* 0: the default */
+    double timeout;             /* --timeout, 0: none */
     int64_t region;             /* --local: only this region (1-based); 0: all */
 } Options;
 
@@ -149,6 +151,8 @@ static void parse_args(Tool *t, int argc, char **argv)
     }
     if (t->o.trials < 1)
         usage_error(t, "--trials must be at least 1");
+    if (t->o.timeout < 0)
+        usage_error(t, "--timeout must be positive");
     const char *outs[] = { t->o.out_path, t->o.json, t->o.junit };
     static const char *const out_flags[] = { "-o", "--json", "--junit" };
     for (int k = 0; k < 3; k++)
@@ -770,6 +774,7 @@ int main(int argc, char **argv)
     t.c = coll_init(&argc, &argv);
     t.rank = coll_rank(t.c);
     parse_args(&t, argc, argv);
+    watchdog_start("hlo-check", t.rank, t.o.timeout);
     agree_at_startup(&t, argc, argv);
     IrModule *before = load(&t, t.inputs[0]);
     if (t.o.inputs)

@@ -15,6 +15,7 @@
 #include "interp.h"
 #include "run_flags.h"
 #include "startup.h"
+#include "watchdog.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -43,6 +44,7 @@ typedef struct Options {
     bool opaque_custom_calls;
     bool fill_elided;
     int64_t max_memory;     /* 0: the default */
+    double timeout;         /* --timeout, 0: none */
     bool help;
     const char *in_path;    /* "-": standard input; the one positional argument */
 } Options;
@@ -116,6 +118,8 @@ static bool parse_args(int argc, char **argv, Options *opt)
         return usage_error("no module (give a file, or - for standard input); see --help");
     if (opt->print && opt->outputs)
         return usage_error("--print and --outputs exclude each other; see --help");
+    if (opt->timeout < 0)
+        return usage_error("--timeout must be positive");
     if ((opt->inputs && !opt->inputs[0]) || (opt->outputs && !opt->outputs[0]))
         return usage_error("--inputs and --outputs need a directory; see --help");
     if (opt->replicas < 0 || opt->replicas > 1 << 20 || opt->partitions < 0 || opt->partitions > 1 << 20)
@@ -582,6 +586,7 @@ int main(int argc, char **argv)
             cli_print_help(stdout, usage, flags, N_FLAGS);
         coll_finish(c, 0);
     }
+    watchdog_start("hlo-run", this_rank, opt.timeout);
     static const char *const outputs[] = { "--outputs", "--print", "--time", NULL };
     StartupItem items[] = {
         { "module files (by content)", startup_hash_file(opt.in_path) },

@@ -1,7 +1,7 @@
 /* run_flags.h: the flags hlo-run and hlo-check share for running real
- * programs.  A tool's options struct T holds `bool fill_elided` and
+ * programs.  A tool's options struct T holds `bool fill_elided`,
  * `int64_t max_memory` (0: the default, physical memory / ranks on the
- * node). */
+ * node) and `double timeout` (0: none). */
 #ifndef RUN_FLAGS_H
 #define RUN_FLAGS_H
 
@@ -14,6 +14,8 @@
      "give each elided constant ({...}) seeded values keyed by its name and --seed (the same in both modules " \
      "of a check)"},                                                                                          \
     {"--max-memory", CLI_BYTES, offsetof(T, max_memory), "=SIZE", "physical memory / ranks on this node",      \
-     "refuse (exit 2) before running when a rank's estimated need exceeds SIZE (2.5GB, 300MB, 8GiB)"}
+     "refuse (exit 2) before running when a rank's estimated need exceeds SIZE (2.5GB, 300MB, 8GiB)"},      \
+    {"--timeout", CLI_DOUBLE, offsetof(T, timeout), "=S", "none",                                             \
+     "end the job after S seconds, exit 3, each rank saying which instruction it was in"}
 
 #endif /* RUN_FLAGS_H */

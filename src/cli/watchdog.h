@@ -1,0 +1,13 @@
+/* watchdog.h: --timeout S of hlo-run and hlo-check.  Every rank arms its
+ * own timer at start-up; when it fires the rank says which instruction it
+ * was in (a while loop that never ends, a collective a peer never joins)
+ * and exits 3, and mpirun ends the rest of the job. */
+#ifndef WATCHDOG_H
+#define WATCHDOG_H
+
+/* Arms the timer: after `seconds` (> 0) of wall time the process prints
+ * "<tool>: rank <rank>: --timeout <seconds> s passed, in instruction ..."
+ * and exits 3. */
+void watchdog_start(const char *tool, int rank, double seconds);
+
+#endif /* WATCHDOG_H */
