@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static double mean(double sum, int64_t n)
 {
@@ -202,9 +203,18 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
     fputs("}\n}\n", f);
 }
 
+/* Reports are written to <path>.tmp.<pid> and renamed over path when
+ * complete: an interrupted run leaves the previous report whole. */
+static void tmp_name(const char *path, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s.tmp.%ld", path, (long)getpid());
+}
+
 static FILE *open_out(const char *path, Error *err)
 {
-    FILE *f = fopen(path, "w");
+    char tmp[4200];
+    tmp_name(path, tmp, sizeof tmp);
+    FILE *f = fopen(tmp, "w");
     if (!f)
         error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "cannot write the report");
     return f;
@@ -212,8 +222,13 @@ static FILE *open_out(const char *path, Error *err)
 
 static bool close_out(FILE *f, const char *path, Error *err)
 {
+    char tmp[4200];
+    tmp_name(path, tmp, sizeof tmp);
     bool ok = !ferror(f);
     ok &= fclose(f) == 0;
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok)
+        remove(tmp);
     return ok || error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "could not write the report");
 }
 

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NPY_PREFIX_V1 10            /* magic, version, 2-byte header length */
 #define NPY_PREFIX_V2 12            /* magic, version, 4-byte header length */
@@ -601,7 +602,11 @@ bool npy_write(const char *path, const Value *v, Error *err)
     const IrShape *s = v->shape;
     if (!ir_shape_is_array(s) || !write_descr[s->type])
         return error_set(err, ERR_UNSUPPORTED, loc, "a value of shape %s has no .npy form", ir_shape_str(s));
-    FILE *f = fopen(path, "wb");
+    /* Written beside it and renamed over it: an interrupted run leaves the
+     * previous file whole. */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
     if (!f)
         return io_error(path, err, "cannot create");
     StrBuf header;
@@ -615,8 +620,12 @@ bool npy_write(const char *path, const Value *v, Error *err)
         ok = false;
         saved = errno;
     }
+    if (ok && rename(tmp, path) != 0) {
+        ok = false;
+        saved = errno;
+    }
     if (!ok) {
-        remove(path);
+        remove(tmp);
         errno = saved;
         return io_error(path, err, "write failed");
     }
