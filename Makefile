@@ -5,6 +5,7 @@
 #   make asan       make test again in build-asan/ with -fsanitize=address,undefined
 #   make bench      speed against limits measured in the same run (scripts/bench.sh)
 #   make fuzz-passes hlo-fuzz on every pass and mode at 1, 2, 4, 8 ranks (scripts/fuzz_passes.sh)
+#   make fuzz       libFuzzer on the parser, the pipeline and .npy reading (scripts/libfuzz.sh)
 #   make clean      remove build/ and build-asan/
 #
 # Sources are found by wildcard: src/{ir,interp,collectives,passes,check,cli,fuzz}/*.c go
@@ -40,7 +41,7 @@ ALL_OBJS  = $(call obj,$(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
-.PHONY: all unit-tests test demo asan bench clean validate fuzz-passes
+.PHONY: all unit-tests test demo asan bench clean validate fuzz-passes fuzz
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(TOOLS)
@@ -123,7 +124,13 @@ bench:
 fuzz-passes: all
 	@scripts/fuzz_passes.sh $(BUILD)
 
+# libFuzzer (clang) on parse + verify + print, parse + the default pipeline,
+# and .npy reading, FUZZ_TIME (60) seconds each, the corpus as seeds.
+fuzz:
+	@scripts/install-deps.sh clang
+	@scripts/libfuzz.sh
+
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(ALL_OBJS:.o=.d)

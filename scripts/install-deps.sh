@@ -2,10 +2,11 @@
 # install-deps.sh: installs the Debian packages hlocheck builds and tests with.
 # Idempotent: when every package is present it only says so.  As root it
 # installs what is missing with apt-get; otherwise it prints the command to run
-# and exits 1.  `make test` and `make demo` run it first.
+# and exits 1.  `make test` and `make demo` run it first; `make fuzz` runs it
+# with clang as an extra package (install-deps.sh [EXTRA-PACKAGE...]).
 set -euo pipefail
 
-packages=(build-essential libopenmpi-dev openmpi-bin libopenblas-dev libcmocka-dev python3-numpy)
+packages=(build-essential libopenmpi-dev openmpi-bin libopenblas-dev libcmocka-dev python3-numpy "$@")
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps: no dpkg-query (not Debian-like); make sure these are installed:" \

@@ -222,10 +222,14 @@ static void lex_string(Parser *p, Token *t)
         int c = peekc(p, 0);
         if (c < 0 || c == '\n')
             fail_at(p, loc_of(p, t), "unterminated string");
+        if (c == 0)     /* the printer and every C string stop there: "a\0b" would print as "a */
+            fail_at(p, loc_of(p, t), "a NUL byte inside a string");
         advance(p, 1);
         if (c == '\\') {
             if (peekc(p, 0) < 0)
                 fail_at(p, loc_of(p, t), "unterminated string");
+            if (peekc(p, 0) == 0)
+                fail_at(p, loc_of(p, t), "a NUL byte inside a string");
             advance(p, 1);
         } else if (c == quote) {
             break;

@@ -6,7 +6,7 @@
  * The seed's key has no channel_id presence (stock XLA's has); with
  * --pass-mode=sound it is keyed too, since the combined op takes the first
  * member's channel_id and with it the group mode of every member.  In
- * faithful mode it is keyed when num_partitions > 1: there a member with
+ * faithful mode it is keyed when num_partitions is > 1 or absent: there a member with
  * and one without a channel_id have groups of different sizes, and the
  * combined op would not verify (hlo-fuzz found it; #98 and #102 decline
  * the same way where a fresh channel_id would widen a group).
@@ -23,8 +23,11 @@ static bool all_gather_key(const IrInstr *instr, const PassOptions *opt, Combine
     const IrIntList *d = &instr->lists[IR_LIST_DIMENSIONS];
     if (d->n != 1)
         return false;
+    /* Absent num_partitions is taken as "maybe more than one": the verifier
+     * cannot size a cross-replica-and-partition group without it, so a
+     * member's group could change unseen (libFuzzer found such a module). */
     const IrModule *m = instr->parent->module;
-    bool partitions = m->num_partitions.present && m->num_partitions.v > 1;
+    bool partitions = !m->num_partitions.present || m->num_partitions.v > 1;
     bool keyed = opt->mode == PASS_MODE_SOUND || partitions;
     *out = (CombineKey){
         .op = IR_OP_ALL_GATHER,

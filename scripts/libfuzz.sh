@@ -1,0 +1,51 @@
+#!/bin/bash
+# libfuzz.sh [SECONDS]: builds the libFuzzer targets of tests/libfuzzer/
+# with clang (-fsanitize=fuzzer,address,undefined) into build-fuzz/ and runs
+# each for SECONDS (default $FUZZ_TIME or 60), seeded with every module of
+# corpus/, tests/passes/ and tests/ir/malformed/.  A crash is kept in
+# build-fuzz/crashes/<target>/ with the command that replays it; exit 1 when
+# any target found one.  Every crash fixed so far is a case in
+# tests/ir/malformed/ or tests/passes/.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 2
+secs=${1:-${FUZZ_TIME:-60}}
+out=build-fuzz
+command -v clang >/dev/null || { echo "libfuzz: clang is needed (scripts/install-deps.sh installs it)" >&2; exit 2; }
+mkdir -p "$out/seeds"
+k=0
+while IFS= read -r f; do k=$((k + 1)); cp "$f" "$out/seeds/$k.hlo"; done < <(find corpus tests/passes tests/ir/malformed -name '*.hlo')
+flags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_POSIX_C_SOURCE=200809L
+       -Isrc/ir -Isrc/passes -Isrc/interp)
+declare -A srcs=(
+    [fuzz_parse]="src/ir/*.c"
+    [fuzz_pipeline]="src/ir/*.c src/passes/*.c"
+    [fuzz_npy]="src/ir/*.c src/interp/npy.c src/interp/value.c"
+)
+st=0
+for t in fuzz_parse fuzz_pipeline fuzz_npy; do
+    # shellcheck disable=SC2086
+    if ! clang "${flags[@]}" -o "$out/$t" "tests/libfuzzer/$t.c" ${srcs[$t]} -lm 2>"$out/$t.build.log"; then
+        echo "libfuzz: $t does not build:"; tail -5 "$out/$t.build.log"; st=1; continue
+    fi
+    mkdir -p "$out/crashes/$t" "$out/work/$t"
+    seeds=$out/seeds
+    if [ $t = fuzz_npy ]; then          # the interpreter corpus' inputs, one name each
+        seeds=$out/npy-seeds
+        mkdir -p "$seeds"
+        k=0
+        while IFS= read -r f; do k=$((k + 1)); cp "$f" "$seeds/$k.npy"; done < <(find corpus/interp -name '*.npy' | head -n 200)
+    fi
+    "$out/$t" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$out/crashes/$t/" "$out/work/$t" "$seeds" >"$out/$t.log" 2>&1
+    n=$(find "$out/crashes/$t" -type f | wc -l)
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$t.log")
+    if [ "$n" -gt 0 ]; then
+        echo "libfuzz: $t: $n crash(es) in ${runs:-?} runs, in $out/crashes/$t/ (replay: $out/$t FILE)"
+        st=1
+    else
+        echo "libfuzz: $t: ${runs:-?} runs in $secs s, nothing found"
+    fi
+done
+exit $st
