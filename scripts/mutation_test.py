@@ -172,12 +172,14 @@ def build_mutant(path, build, out):
     file is then not pulled in."""
     incs = [f"-Isrc/{d}" for d in sorted(os.listdir(os.path.join(ROOT, "src"))) if d != "tools"]
     obj = out + ".o"
-    c = run(["mpicc", "-std=c11", "-O1", "-D_POSIX_C_SOURCE=200809L"] + incs + ["-c", path, "-o", obj])
+    lib = os.path.join(ROOT, build, "libhlocheck.a")
+    # a sanitizer build (make asan) links only with the same sanitizers
+    san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"] if b"__asan_" in open(lib, "rb").read() else []
+    c = run(["mpicc", "-std=c11", "-O1", "-D_POSIX_C_SOURCE=200809L"] + san + incs + ["-c", path, "-o", obj])
     for tool, exe in (("fuzz", out), ("opt", out + "-opt")):
         if c.returncode != 0:
             return c
-        c = run(["mpicc", "-o", exe, f"{build}/obj/src/tools/hlo_{tool}.o", obj, f"{build}/libhlocheck.a",
-                 "-lopenblas", "-lm"])
+        c = run(["mpicc"] + san + ["-o", exe, f"{build}/obj/src/tools/hlo_{tool}.o", obj, lib, "-lopenblas", "-lm"])
     return c
 
 
