@@ -394,6 +394,9 @@ timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" add.hlo --inputs agree_in >out 2>err 
 expect "a rank's --inputs file of another size: refused at start-up" 2 \
     'different --inputs files \(how many DIR/param<p>.rank<r>.npy, and their sizes\): ranks 0 have one, ranks 1 another'
 
+timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" add.hlo --inputs agree_out --outputs ./agree_out >out 2>err </dev/null; rc=$?
+expect "--outputs naming the --inputs directory: refused" 2 'is the --inputs directory: refusing to write over the inputs'
+
 # --timeout: a loop that never ends, a rank stuck in a collective its peer
 # never joins: the job ends after S seconds plus a bounded grace, exit 3,
 # each rank naming the instruction it was in.

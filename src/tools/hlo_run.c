@@ -120,6 +120,10 @@ static bool parse_args(int argc, char **argv, Options *opt)
         return usage_error("--print and --outputs exclude each other; see --help");
     if (opt->timeout < 0)
         return usage_error("--timeout must be positive");
+    if (cli_same_file(opt->outputs, opt->inputs))
+        return usage_error("--outputs %s is the --inputs directory: refusing to write over the inputs", opt->outputs);
+    if (cli_same_file(opt->outputs, opt->in_path))
+        return usage_error("--outputs %s is the module: refusing to write over it", opt->outputs);
     if ((opt->inputs && !opt->inputs[0]) || (opt->outputs && !opt->outputs[0]))
         return usage_error("--inputs and --outputs need a directory; see --help");
     if (opt->replicas < 0 || opt->replicas > 1 << 20 || opt->partitions < 0 || opt->partitions > 1 << 20)
