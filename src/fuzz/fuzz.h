@@ -15,6 +15,7 @@
  * groups.c  replica groups in every form and group mode
  * gen_*.c   the sites of each pass, with their expectations
  * model.c   the combiners' grouping, from the spec's engine
+ * child.c   the passes in a child process (a crash or a hang is a finding)
  * run.c     one module: pass, per-site reading, check, findings
  */
 #ifndef FUZZ_H

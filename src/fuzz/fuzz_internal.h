@@ -5,6 +5,7 @@
 
 #include "fuzz.h"
 
+
 #define FUZZ_MAX_OPERANDS 64
 #define FUZZ_MAX_INPUTS 24
 
@@ -68,5 +69,21 @@ bool fuzz_reaches(const FuzzBuild *b, int from, int to);
 int fuzz_instr_comp(const FuzzBuild *b, int v);
 int fuzz_entry_outputs(const FuzzBuild *b);
 bool fuzz_comp_is_while_part(const FuzzBuild *b, int comp);
+
+/* child.c: the passes run in a child process (a crash or hang is a finding) */
+typedef enum PassStatus { RUN_CHANGED, RUN_UNCHANGED, RUN_FAILED, RUN_CRASHED, RUN_HUNG } PassStatus;
+
+typedef struct PassRun {
+    PassStatus status;
+    char *text;                     /* the module the pass left (also when invalid) */
+    size_t len;
+    char *msg;                      /* RUN_FAILED, RUN_CRASHED: what went wrong */
+    long fired;
+} PassRun;
+
+/* Rank 0 runs passes[0..n) on m in a child with a deadline of timeout
+ * seconds; every rank gets the outcome (out->text and out->msg malloc'd). */
+void fuzz_run_pass(Coll *c, const IrModule *m, const Pass *const *passes, int n, const PassOptions *opt,
+                   double timeout, PassRun *out);
 
 #endif /* FUZZ_INTERNAL_H */
