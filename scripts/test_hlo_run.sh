@@ -397,6 +397,26 @@ expect "a rank's --inputs file of another size: refused at start-up" 2 \
 timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" add.hlo --inputs agree_out --outputs ./agree_out >out 2>err </dev/null; rc=$?
 expect "--outputs naming the --inputs directory: refused" 2 'is the --inputs directory: refusing to write over the inputs'
 
+check_tool=$(dirname "$run")/hlo-check
+# A rank that fails alone (its input file is not .npy, same size as the
+# others'): every rank ends within a bounded time, the failing rank's
+# message once, exit 2; also for hlo-check, whose other ranks wait for it.
+for r in 0 1; do for p in 0 1; do cp agree_out/out0.rank$r.npy agree_in/param$p.rank$r.npy; done; done
+printf 'XXXXXX' | dd of=agree_in/param1.rank1.npy bs=1 seek=0 conv=notrunc status=none
+for tool in "$run" "$check_tool"; do
+    args=(add.hlo)
+    [ "$tool" = "$check_tool" ] && args+=(add.hlo)
+    t0=$(date +%s%N)
+    timeout 60 "${mpirun_cmd[@]}" -np 2 "$tool" "${args[@]}" --inputs agree_in >out 2>err </dev/null; rc=$?
+    took=$((($(date +%s%N) - t0) / 1000000))
+    if [ $rc -eq 2 ] && [ "$(grep -c '^rank 1: agree_in/param1.rank1.npy: error: not a .npy file' err)" -eq 1 ] &&
+       [ $took -lt 20000 ]; then
+        ok "one rank's bad input file ($(basename "$tool")): exit 2 after $took ms, its message once"
+    else
+        bad "one rank's bad input file ($(basename "$tool"))" "exit $rc after $took ms"
+    fi
+done
+
 # --timeout: a loop that never ends, a rank stuck in a collective its peer
 # never joins: the job ends after S seconds plus a bounded grace, exit 3,
 # each rank naming the instruction it was in.
