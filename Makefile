@@ -83,8 +83,9 @@ test:
 	TALLY=$$tally scripts/run_interp_corpus.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/run_peer_e2e.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD) || st=1; \
-	TALLY=$$tally scripts/validate.sh $(BUILD) || st=1; \
+	TALLY=$$tally scripts/validate.sh --prove $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_check.sh $(BUILD) || st=1; \
+	TALLY=$$tally scripts/test_prove.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_fuzz.sh $(BUILD) || st=1; \
 	if [ -z "$(SANITIZE)" ]; then TALLY=$$tally $(MAKE) --no-print-directory asan-subset || st=1; fi; \
 	awk '{ p += $$1; f += $$2 } END { printf "total: %d passed, %d failed\n", p, f }' $$tally; \

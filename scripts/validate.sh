@@ -1,5 +1,5 @@
 #!/bin/bash
-# validate.sh [BUILD-DIR] [RANKS...]: the validation suite (spec/tools.md).
+# validate.sh [--prove] [BUILD-DIR] [RANKS...]: the validation suite (spec/tools.md).
 # Runs `hlo-check --passes=default` on every module of corpus/ at 1, 2, 4 and
 # 8 ranks (or the ranks its .expect allows, or its header fixes), and compares
 # the outcome with the expectation beside the module:
@@ -7,12 +7,22 @@
 #   kind unsound: faithful mode finds a counterexample (exit 1), and in
 #   --pass-mode=sound the flip declines: `hlo-opt --pass-mode=sound` with that
 #   pass leaves the module unchanged and hlo-check passes (exit 0).
+# With --prove, every check also runs hlo-check --prove and the proof must
+# agree: kind exact (and none, with an .expect) PROVED EQUIVALENT, kind
+# precision NOT EXACT, kind unsound REFUTED with both expressions printed
+# (or, for a precision-changing flip, NOT EXACT and less accurate), and the
+# sound-mode run of an unsound case proved (or not exact).
 # Corpus modules that need their own inputs (corpus/interp/) are checked by
 # run_interp_corpus.sh instead.  One line per case, closing
 # "validate: N passed, N failed"; exit 1 on any failure.  With TALLY set,
 # appends "passed failed" to it.
 set -uo pipefail
 
+prove=()
+if [ "${1:-}" = --prove ]; then
+    prove=(--prove)
+    shift
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 shift || true
@@ -72,28 +82,63 @@ declines_in_sound_mode() {
         cmp -s "$tmp/sound.hlo" "$tmp/none.hlo"
 }
 
+# With --prove: does the proof's verdict in $tmp/out match what the case
+# expects (proved, not_exact, refuted, proved_or_not_exact)?
+proof_is() {
+    [ ${#prove[@]} -eq 0 ] && return 0
+    local last
+    last=$(grep '^hlo-check: \(PROVED\|REFUTED\|NOT EXACT\|NOT PROVED\)' "$tmp/out" | tail -n 1)
+    case $1 in
+    proved) [[ $last == "hlo-check: PROVED EQUIVALENT"* ]] ;;
+    not_exact) [[ $last == "hlo-check: NOT EXACT"* ]] ;;
+    proved_or_not_exact) [[ $last == "hlo-check: PROVED EQUIVALENT"* || $last == "hlo-check: NOT EXACT"* ]] ;;
+    refuted)
+        if [[ $last == "hlo-check: REFUTED"* ]]; then
+            grep -q '^  before: ' "$tmp/out" && grep -q '^  after: ' "$tmp/out"
+        else
+            [[ $last == "hlo-check: NOT EXACT"* ]] && grep -q '^hlo-check: LESS ACCURATE' "$tmp/out"
+        fi ;;
+    esac
+}
+
 validate_one() {
-    local hlo=$1 exp=${1%.hlo}.expect kind n rc flip
+    local hlo=$1 exp=${1%.hlo}.expect kind n rc flip want
     kind=$(field "$exp" kind)
     flip=$(field "$exp" pass)
+    case $kind in
+    exact) want=proved ;;
+    precision) want=not_exact ;;
+    *) want=proved; [ -f "$exp" ] || want=proved_or_not_exact ;;
+    esac
+    local what=${prove[*]:+proved }
     for n in $(ranks_of "$hlo" "$exp"); do
         local name="$hlo @ $n"
-        mpi "$n" "$check" --passes=default --trials=2 "$hlo"
+        mpi "$n" "$check" --passes=default --trials=2 "${prove[@]}" "$hlo"
         rc=$?
         if [ "$kind" != unsound ]; then
-            [ $rc -eq 0 ] && report ok "$name (equivalent)" || report fail "$name" "want equivalent (exit 0), got exit $rc"
+            if [ $rc -ne 0 ]; then
+                report fail "$name" "want equivalent (exit 0), got exit $rc"
+            elif ! proof_is "$want"; then
+                report fail "$name" "want the proof to say $want"
+            else
+                report ok "$name (equivalent${prove[*]:+, $want})"
+            fi
             continue
         fi
         if [ $rc -ne 1 ]; then
             report fail "$name" "known unsound: want a counterexample in faithful mode (exit 1), got exit $rc"
             continue
         fi
-        mpi "$n" "$check" --passes=default --pass-mode=sound --trials=2 "$hlo"
+        if ! proof_is refuted; then
+            report fail "$name" "known unsound: want the proof to say REFUTED with both expressions"
+            continue
+        fi
+        mpi "$n" "$check" --passes=default --pass-mode=sound --trials=2 "${prove[@]}" "$hlo"
         rc=$?
-        if [ $rc -eq 0 ] && declines_in_sound_mode "$hlo" "$flip"; then
-            report ok "$name (refuted in faithful mode, declined in sound mode)"
+        if [ $rc -eq 0 ] && declines_in_sound_mode "$hlo" "$flip" && proof_is proved_or_not_exact; then
+            report ok "$name (${what}refuted in faithful mode, declined in sound mode)"
         else
-            report fail "$name" "sound mode: want no rewrite by $flip and exit 0, got exit $rc"
+            report fail "$name" "sound mode: want no rewrite by $flip and exit 0${prove[*]:+ (proved)}, got exit $rc"
         fi
     done
 }

@@ -126,6 +126,7 @@ typedef struct Run {
     int n_probes;           /* measured sites */
     int rank;
     bool lean;              /* before's outputs kept as a digest only, for memory (digest.c) */
+    InterpOptions io;       /* what the sides run with (the proof runs so too) */
 } Run;
 
 static bool resolve_mode(Run *r, const IrModule *before, const IrModule *after)
@@ -251,6 +252,7 @@ static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *
     InterpOptions io = { .device = dev, .comm = coll_comm(r->c),
                          .opaque = r->opt->opaque_custom_calls ? check_opaque_custom_call : NULL };
     r->n_probes = n_probes;
+    r->io = io;
     bool ok = side_new(&r->before, before, pb, n_probes, NULL, 0, &io, err) &&
               side_new(&r->after, after, pa, n_probes, rep->sites, rep->n_sites, &io, err);
     if (ok && rep->oracle) {
@@ -592,6 +594,46 @@ static bool save_inputs(Run *r, const char *dir, Error *err)
     return ok;
 }
 
+/* ---- The proof (prove.c) on trial 0's inputs, and its status */
+
+static bool prove(Run *r, const IrModule *before, const IrModule *after, Error *err)
+{
+    CheckReport *rep = r->rep;
+    CheckProof *p = &rep->proof;
+    if (rep->precision_changing) {
+        p->status = CHECK_PROOF_NOT_EXACT;
+        snprintf(p->why, sizeof p->why, "%d reduction%s accumulate%s in another type after the rewrite (%s): a "
+                 "precision change, judged by accuracy, not proved", rep->n_sites, rep->n_sites == 1 ? "" : "s",
+                 rep->n_sites == 1 ? "s" : "", rep->sites[0].before_name);
+        return true;
+    }
+    if (check_prove_unsupported(before, rep->replicas, rep->partitions, p->why, sizeof p->why) ||
+        check_prove_unsupported(after, rep->replicas, rep->partitions, p->why, sizeof p->why)) {
+        p->status = CHECK_PROOF_NOT_PROVED;
+        return true;
+    }
+    int n = before->entry->n_params;
+    Value **in = xcalloc((size_t)n + 1, sizeof *in);
+    bool ok = trial_inputs(r, check_trial_seed(r->opt->seed, 0), in, err) &&
+              check_prove_pair(r->c, before, after, &r->io, in, n, p, err);
+    for (int i = 0; i < n; i++)
+        value_release(in[i]);
+    free(in);
+    if (!ok)
+        return false;
+    if (!p->differs && rep->diff.found)
+        return error_set(err, ERR_INTERNAL, after->entry->loc,
+                         "--prove: every output hash is equal, yet trial %d differs at output %d %s on rank %d: a "
+                         "hashing rule is unsound (please report this module pair)", rep->diff.trial,
+                         rep->diff.output, rep->diff.where, rep->diff.rank);
+    p->status = !p->differs ? CHECK_PROOF_PROVED : rep->diff.found ? CHECK_PROOF_REFUTED : CHECK_PROOF_NOT_PROVED;
+    if (p->status == CHECK_PROOF_NOT_PROVED)
+        snprintf(p->why, sizeof p->why, "the two compute different expressions (%lld output element%s on rank %d "
+                 "first), yet no trial found a bitwise difference", (long long)p->n_differ,
+                 p->n_differ == 1 ? "" : "s", p->rank);
+    return true;
+}
+
 /* ---- The whole check */
 
 static void progress(const Run *r, int done)
@@ -636,6 +678,8 @@ bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const
     if (ok) {
         agree_all(&r);
         verdict(rep);
+        if (opt->prove)
+            ok = prove(&r, before, after, err);
         if (opt->save_dir && rep->diff.found)
             ok = save_inputs(&r, opt->save_dir, err);
     }

@@ -149,6 +149,7 @@ typedef struct CheckOptions {
     bool opaque_custom_calls;   /* unknown custom-call targets run as check_opaque_custom_call (default) */
     int64_t max_memory;         /* bytes one rank may need (estimated before running); 0: no limit */
     const char *max_memory_why; /* where the limit comes from, for the message */
+    bool prove;                 /* --prove: also run both modules on hashes (prove.c) */
 } CheckOptions;
 
 void check_options_default(CheckOptions *opt);
@@ -190,6 +191,36 @@ typedef struct CheckSite {
     double before_bound, after_bound;   /* max over elements of error / bound */
 } CheckSite;
 
+/* hlo-check --prove (prove.c). */
+typedef enum CheckProofStatus {
+    CHECK_PROOF_OFF,            /* not asked for */
+    CHECK_PROOF_PROVED,         /* every output element's hash equal on every rank */
+    CHECK_PROOF_REFUTED,        /* hashes differ and a trial found a bitwise difference */
+    CHECK_PROOF_NOT_PROVED,     /* hashes differ (or the proof could not run) and no trial found one */
+    CHECK_PROOF_NOT_EXACT       /* a precision-changing rewrite: judged by accuracy */
+} CheckProofStatus;
+
+typedef struct CheckProof {
+    CheckProofStatus status;
+    bool unconditional;         /* no decision depended on an entry parameter */
+    int64_t decisions;          /* data-dependent decisions taken from the concrete run (max over ranks) */
+    char first_decision[160];   /* the first of them */
+    char why[240];              /* NOT PROVED / NOT EXACT: why */
+    int64_t hashes;             /* hashes made, both modules, all ranks */
+    double collision_log2;      /* log2 of the bound on the chance that two expressions collided */
+    int n_opaque;               /* custom-call targets hashed as uninterpreted functions */
+    char opaque[8][64];
+    /* The first output element whose hashes differ (lowest rank, output, index). */
+    bool differs;
+    int64_t n_differ;           /* elements that differ, all ranks */
+    int rank, output;
+    int64_t index;
+    char where[96];
+    char before_expr[640], after_expr[640];
+    char before_at[200], after_at[200];   /* where the two first diverge */
+    double seconds;
+} CheckProof;
+
 typedef struct CheckReport {
     int world, replicas, partitions, trials_run;
     bool inputs_given;          /* opt->inputs: no seed drew them */
@@ -207,6 +238,7 @@ typedef struct CheckReport {
     bool equivalent;            /* the verdict: exit 0 when true, 1 when false */
     int n_opaque;               /* custom-call targets run as opaque functions (both modules) */
     const char *opaque[16];     /* the first 16 of them; point into the modules */
+    CheckProof proof;           /* --prove */
 } CheckReport;
 
 /* Runs before and after on the same seeded inputs on this rank for
@@ -215,6 +247,19 @@ typedef struct CheckReport {
 bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
                    CheckReport *rep, Error *err);
 void check_report_free(CheckReport *rep);
+
+/* ------------------------------------------------------------------ */
+/* prove.c: equivalence for all inputs (hlo-check --prove)              */
+
+/* Why m cannot be proved (an op the proof does not model), into why; false
+ * when it can.  The same on every rank: decided from the text alone. */
+bool check_prove_unsupported(const IrModule *m, int replicas, int partitions, char *why, size_t n);
+/* Runs before and after on inputs (this rank's, borrowed) with io on hashes
+ * and fills the proof's hash verdict (differs, the first difference and its
+ * expressions, decisions, collision bound) agreed on every rank; the caller
+ * turns it into a status with the sampled verdict.  Collective on c. */
+bool check_prove_pair(Coll *c, const IrModule *before, const IrModule *after, const InterpOptions *io,
+                      Value *const *inputs, int n, CheckProof *proof, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* memory.c: what a run needs against what the machine has             */

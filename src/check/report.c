@@ -55,8 +55,67 @@ static void print_site(FILE *out, const CheckSite *s, int world)
     fputs(narrower ? " -- NARROWER: a loss\n" : "\n", out);
 }
 
+static const char *proof_status_json(CheckProofStatus s)
+{
+    switch (s) {
+    case CHECK_PROOF_PROVED: return "proved";
+    case CHECK_PROOF_REFUTED: return "refuted";
+    case CHECK_PROOF_NOT_PROVED: return "not_proved";
+    case CHECK_PROOF_NOT_EXACT: return "not_exact";
+    case CHECK_PROOF_OFF: return "off";
+    }
+    return "?";
+}
+
+static void print_proof(FILE *out, const CheckReport *rep)
+{
+    const CheckProof *p = &rep->proof;
+    if (p->status == CHECK_PROOF_NOT_EXACT || (p->status == CHECK_PROOF_NOT_PROVED && !p->hashes)) {
+        fprintf(out, "proof: %s\n", p->why);
+        return;
+    }
+    fprintf(out, "proof: both modules run on 128-bit expression hashes on every rank (%lld hashes, %.1f s); the "
+                 "chance that two different expressions share a hash is below 2^%.0f\n",
+            (long long)p->hashes, p->seconds, ceil(p->collision_log2));
+    if (p->n_opaque) {
+        fputs("proof: custom calls treated as uninterpreted functions:", out);
+        for (int i = 0; i < p->n_opaque; i++)
+            fprintf(out, "%s %s", i ? "," : "", p->opaque[i][0] ? p->opaque[i] : "(no target)");
+        fputc('\n', out);
+    }
+    if (p->decisions)
+        fprintf(out, "proof: %lld decision%s depended on the inputs (the first: %s); the proof holds for the "
+                     "inputs that make the same ones\n",
+                (long long)p->decisions, p->decisions == 1 ? "" : "s", p->first_decision);
+    if (p->differs) {
+        fprintf(out, "proof: %lld output element%s compute%s different expressions; the first: rank %d, output %d, "
+                     "element %s\n", (long long)p->n_differ, p->n_differ == 1 ? "" : "s",
+                p->n_differ == 1 ? "s" : "", p->rank, p->output, p->where);
+        fprintf(out, "  before: %s\n  after:  %s\n", p->before_expr, p->after_expr);
+        fprintf(out, "  they part at before %s / after %s\n", p->before_at, p->after_at);
+    }
+    if (p->status == CHECK_PROOF_NOT_PROVED)
+        fprintf(out, "proof: NOT PROVED: %s\n", p->why);
+}
+
 static void summary_line(FILE *out, const CheckReport *rep)
 {
+    const CheckProof *p = &rep->proof;
+    if (p->status == CHECK_PROOF_PROVED) {
+        if (p->unconditional)
+            fprintf(out, "hlo-check: PROVED EQUIVALENT for all inputs (%d rank%s, unconditional)\n", rep->world,
+                    rep->world == 1 ? "" : "s");
+        else
+            fprintf(out, "hlo-check: PROVED EQUIVALENT for all inputs that take the run's %lld recorded decision%s "
+                         "(%d rank%s, conditional)\n", (long long)p->decisions, p->decisions == 1 ? "" : "s",
+                    rep->world, rep->world == 1 ? "" : "s");
+        return;
+    }
+    if (p->status == CHECK_PROOF_REFUTED) {
+        fprintf(out, "hlo-check: REFUTED (%d trials x %d ranks: a bitwise difference; the expressions above)\n",
+                rep->trials_run, rep->world);
+        return;
+    }
     const char *what = rep->by_accuracy ? (rep->equivalent ? "AT LEAST AS ACCURATE" : "LESS ACCURATE")
                                         : (rep->equivalent ? "EQUIVALENT" : "DIFFERENT");
     fprintf(out, "hlo-check: %s (%d trials x %d ranks, %s)\n", what, rep->trials_run, rep->world,
@@ -98,7 +157,12 @@ void check_print_report(FILE *out, const CheckReport *rep, const char *before_na
         fprintf(out, "difference: trial %d (%s), rank %d, output %d, element %s: before %s, after %s\n", d->trial,
                 from, d->rank, d->output, d->where, d->before, d->after);
     }
+    if (rep->proof.status != CHECK_PROOF_OFF)
+        print_proof(out, rep);
     summary_line(out, rep);
+    if (rep->proof.status == CHECK_PROOF_NOT_PROVED || rep->proof.status == CHECK_PROOF_NOT_EXACT)
+        fprintf(out, "hlo-check: %s (the verdict above is sampled, not a proof)\n",
+                rep->proof.status == CHECK_PROOF_NOT_EXACT ? "NOT EXACT" : "NOT PROVED");
 }
 
 /* ---- JSON */
@@ -187,7 +251,36 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
         json_number(f, x->after_bound);
         fputc('}', f);
     }
-    fputs("],\n  \"difference\": ", f);
+    fputs("],\n", f);
+    if (rep->proof.status != CHECK_PROOF_OFF) {
+        const CheckProof *p = &rep->proof;
+        fprintf(f, "  \"proof\": {\"status\": \"%s\", \"unconditional\": %s, \"decisions\": %lld, \"opaque_targets\": [",
+                proof_status_json(p->status), p->unconditional && p->hashes ? "true" : "false",
+                (long long)p->decisions);
+        for (int i = 0; i < p->n_opaque; i++) {
+            fputs(i ? ", " : "", f);
+            check_json_string(f, p->opaque[i]);
+        }
+        fprintf(f, "], \"hashes\": %lld, \"collision_bound_log2\": ", (long long)p->hashes);
+        json_number(f, p->hashes ? p->collision_log2 : NAN);
+        fputs(", \"why\": ", f);
+        check_json_string(f, p->why);
+        if (p->differs) {
+            fprintf(f, ", \"rank\": %d, \"output\": %d, \"index\": %lld, \"where\": ", p->rank, p->output,
+                    (long long)p->index);
+            check_json_string(f, p->where);
+            fputs(", \"before_expr\": ", f);
+            check_json_string(f, p->before_expr);
+            fputs(", \"after_expr\": ", f);
+            check_json_string(f, p->after_expr);
+            fputs(", \"before_at\": ", f);
+            check_json_string(f, p->before_at);
+            fputs(", \"after_at\": ", f);
+            check_json_string(f, p->after_at);
+        }
+        fputs("},\n", f);
+    }
+    fputs("  \"difference\": ", f);
     if (!rep->diff.found) {
         fputs("null\n}\n", f);
         return;

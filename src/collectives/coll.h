@@ -27,6 +27,9 @@ bool coll_setup_devices(Coll *c, const IrModule *m, int replicas, int partitions
  * partitions (hlo-reference.md 6.3): the largest group's size when they
  * differ (all-reduce); -1 when its groups are invalid. */
 int coll_group_size(const IrInstr *instr, int replicas, int partitions);
+/* The same when every group has that size; -1 when sizes differ or the
+ * groups are invalid. */
+int coll_uniform_group_size(const IrInstr *instr, int replicas, int partitions);
 /* The hook the interpreter calls for every collective instruction. */
 const InterpComm *coll_comm(Coll *c);
 

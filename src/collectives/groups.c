@@ -211,14 +211,30 @@ int coll_find(const CollGroups *g, int rank, int *position)
 
 /* The largest group: all-reduce's groups may differ in size, and the
  * callers use the size as a bound on the terms of a fold. */
-int coll_group_size(const IrInstr *instr, int replicas, int partitions)
+/* The groups' common size (-1 when they differ) and the largest; false
+ * when they are invalid. */
+static bool group_sizes(const IrInstr *instr, int replicas, int partitions, int *size, int *max_size)
 {
     CollGroups g;
     Error err = { 0 };
     if (!coll_expand_groups(instr, replicas, partitions, &g, &err))
-        return -1;
+        return false;
     coll_groups_free(&g);
-    return g.max_size;
+    *size = g.size;
+    *max_size = g.max_size;
+    return true;
+}
+
+int coll_group_size(const IrInstr *instr, int replicas, int partitions)
+{
+    int size, max_size;
+    return group_sizes(instr, replicas, partitions, &size, &max_size) ? max_size : -1;
+}
+
+int coll_uniform_group_size(const IrInstr *instr, int replicas, int partitions)
+{
+    int size, max_size;
+    return group_sizes(instr, replicas, partitions, &size, &max_size) ? size : -1;
 }
 
 static bool leaf_fits(const IrShape *in, const IrShape *out, int dim, int n, bool grow)

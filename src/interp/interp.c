@@ -386,10 +386,7 @@ static bool run_collective(Interp *it, const IrInstr *instr, const IrShape *resu
     return single_device_collective(it, instr, result, args, out, err);
 }
 
-/* The result part of a -start's tuple shape: element 1 for all-gather-start,
- * collective-permute-start and async-start; the whole shape for
- * all-reduce-start. */
-static const IrShape *start_result_shape(const IrInstr *instr)
+const IrShape *interp_start_result_shape(const IrInstr *instr)
 {
     if (instr->op == IR_OP_ALL_REDUCE_START)
         return instr->shape;
@@ -415,8 +412,7 @@ static Value *zero_value(const IrShape *s, Error *err)
     return value_build_tuple(s, zero_element, NULL, err);
 }
 
-/* Wraps a -start's result into its declared tuple: (operands, result, ctx...). */
-static bool wrap_start(const IrInstr *instr, Value *const *args, Value *result, Value **out, Error *err)
+bool interp_wrap_start(const IrInstr *instr, Value *const *args, Value *result, Value **out, Error *err)
 {
     const IrShape *s = instr->shape;
     if (instr->op == IR_OP_ALL_REDUCE_START || s->type != IR_TYPE_TUPLE || s->n_elements < 2) {
@@ -469,19 +465,19 @@ static bool eval_async_start(Interp *it, const IrInstr *instr, Value *const *arg
         wrapped.info = &info;
         wrapped.op = instr->info->async_wrapped;
         info.async_wrapped = IR_OP_COUNT;
-        wrapped.shape = (IrShape *)start_result_shape(instr);
+        wrapped.shape = (IrShape *)interp_start_result_shape(instr);
         ok = eval_instr(it, &wrapped, args, &result, err);
     }
-    return ok && wrap_start(instr, args, result, out, err);
+    return ok && interp_wrap_start(instr, args, result, out, err);
 }
 
 static bool eval_start_collective(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
                                   Error *err)
 {
     Value *result = NULL;
-    if (!run_collective(it, instr, start_result_shape(instr), args, &result, err))
+    if (!run_collective(it, instr, interp_start_result_shape(instr), args, &result, err))
         return false;
-    return wrap_start(instr, args, result, out, err);
+    return interp_wrap_start(instr, args, result, out, err);
 }
 
 /* -done returns the result part of its start's value. */
@@ -656,6 +652,13 @@ static bool eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Val
     if (!ok && err && err->loc.line == 0 && err->code != ERR_OK)
         error_set_loc(err, instr->info->loc);     /* kernels without a location: name the instruction */
     return ok;
+}
+
+bool interp_eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    if (instr->op == IR_OP_PARAMETER)
+        return error_set(err, ERR_INTERNAL, instr->info->loc, "interp_eval_instr: a parameter has no evaluator");
+    return eval_instr(it, instr, args, out, err);
 }
 
 static bool run_computation(Interp *it, const IrComputation *c, Value *const *args, int n_args,

@@ -109,6 +109,18 @@ bool interp_run(Interp *it, Value **params, int n_params, Value **result, Error 
 /* Runs any computation of the module on args (borrowed references). */
 bool interp_call(Interp *it, const IrComputation *comp, Value *const *args, int n_args,
                  Value **result, Error *err);
+/* Evaluates one instruction of the module, or a copy of one with another
+ * shape and attributes (hlo-check --prove runs data movement on hashes so),
+ * on args (borrowed, one per operand) as a run would: control flow runs its
+ * computations, collectives go through the hook.  Not for parameters. */
+bool interp_eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+/* The result part of a -start's tuple shape: element 1 for all-gather-start,
+ * collective-permute-start and async-start; the whole shape for
+ * all-reduce-start. */
+const IrShape *interp_start_result_shape(const IrInstr *instr);
+/* Wraps a -start's result (taking its reference) into instr's declared
+ * tuple: (operands, result, zeroed contexts...). */
+bool interp_wrap_start(const IrInstr *instr, Value *const *args, Value *result, Value **out, Error *err);
 const InterpDevice *interp_device(const Interp *it);
 const IrModule *interp_module(const Interp *it);
 

@@ -31,7 +31,7 @@ typedef struct Options {
     double atol, rtol, ulp;
     const char *save_dir, *json, *junit, *out_path, *inputs, *regions_dir;
     int64_t replicas, partitions;
-    bool per_pass, shrink, opaque_custom_calls, fill_elided, local, help;
+    bool per_pass, shrink, opaque_custom_calls, fill_elided, local, help, prove, require_proof;
     int64_t max_memory;         /* 0: the default */
     double timeout;             /* --timeout, 0: none */
     int64_t region;             /* --local: only this region (1-based); 0: all */
@@ -59,6 +59,11 @@ static const CliFlag flags[] = {
      "instead of drawn ones"},
     {"--json", CLI_STRING, OPT(json), "=FILE", "", "write the report as JSON"},
     {"--junit", CLI_STRING, OPT(junit), "=FILE", "", "write the report as JUnit XML"},
+    {"--prove", CLI_SWITCH, OPT(prove), "", "off",
+     "also run both modules on expression hashes (every element carries a 128-bit hash of how it was computed, "
+     "decisions taken from trial 0's run): PROVED EQUIVALENT for all inputs, REFUTED with the two expressions, or "
+     "NOT PROVED (the sampled verdict stands)"},
+    {"--require-proof", CLI_SWITCH, OPT(require_proof), "", "off", "with --prove: exit 1 unless PROVED EQUIVALENT"},
     {"--replicas", CLI_INT, OPT(replicas), "=N", "from the module", "replica count"},
     {"--partitions", CLI_INT, OPT(partitions), "=N", "from the module", "partition count"},
     {"--per-pass", CLI_SWITCH, OPT(per_pass), "", "off",
@@ -272,6 +277,7 @@ static void check_options(const Tool *t, CheckOptions *co)
     co->opaque_custom_calls = t->o.opaque_custom_calls;
     co->max_memory = t->o.max_memory;
     co->max_memory_why = t->max_memory_why;
+    co->prove = t->o.prove || t->o.require_proof;
 }
 
 /* A run-time error: when every rank has it, rank 0 reports once; when some
@@ -794,6 +800,11 @@ int main(int argc, char **argv)
         co.save_dir = NULL;     /* the shrunk pair and its inputs go there instead */
     CheckReport rep;
     int code = check_with(&t, &co, before, after, t.inputs[0], after_name, true, &rep) ? 0 : 1;
+    if (code == 0 && t.o.require_proof && rep.proof.status != CHECK_PROOF_PROVED) {
+        code = 1;
+        if (t.rank == 0)
+            printf("hlo-check: --require-proof: the pair is not proved equivalent\n");
+    }
     if (code == 1 && t.o.shrink && rep.diff.found)
         shrink(&t, before, after, &rep);
     if (code == 1 && t.o.shrink && t.rank == 0)
