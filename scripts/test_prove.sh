@@ -15,7 +15,9 @@
 #    operand moves);
 #  * loops: a constant trip count is unconditional, a trip count read from a
 #    parameter is a recorded decision;
-#  * JSON: "proof" with its status, and the expressions of a difference.
+#  * JSON: "proof" with its status, and the expressions of a difference;
+#  * a proof whose estimated need (values with 16-byte hashes beside them)
+#    is over --max-memory is not run: NOT PROVED, the need named.
 # One line per case, closing "prove: N passed, N failed"; TALLY support.
 set -uo pipefail
 
@@ -113,6 +115,12 @@ else
 fi
 expect "precision-changing rewrite, --require-proof: exit 1" 1 "NOT EXACT" 4 --passes=default \
     "$root/corpus/demo/transformer_step_4dev.hlo" --prove --require-proof --trials=1
+
+expect "a proof that needs more memory than allowed is not run" 0 "NOT PROVED" 1 --passes=default "$P/big.hlo" \
+    --prove --max-memory=30000000 --trials=1
+has "proof over the memory limit: the need named" "the proof would need an estimated"
+expect "the same proof with room for its hashes: proved" 0 "PROVED EQUIVALENT" 1 --passes=default "$P/big.hlo" \
+    --prove --max-memory=80000000 --trials=1
 
 [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
 echo "prove: $pass passed, $fail failed"

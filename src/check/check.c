@@ -612,6 +612,17 @@ static bool prove(Run *r, const IrModule *before, const IrModule *after, Error *
         p->status = CHECK_PROOF_NOT_PROVED;
         return true;
     }
+    int64_t need = check_prove_need(before, after, rep->replicas, rep->partitions);
+    if (r->opt->max_memory > 0 && need > r->opt->max_memory) {
+        char a[32], b[32];
+        interp_format_bytes(need, a, sizeof a);
+        interp_format_bytes(r->opt->max_memory, b, sizeof b);
+        snprintf(p->why, sizeof p->why, "the proof would need an estimated %s per rank (values with 16-byte hashes "
+                 "beside them), over the %s this rank may use (%s): not run", a, b,
+                 r->opt->max_memory_why ? r->opt->max_memory_why : "--max-memory");
+        p->status = CHECK_PROOF_NOT_PROVED;
+        return true;
+    }
     int n = before->entry->n_params;
     Value **in = xcalloc((size_t)n + 1, sizeof *in);
     bool ok = trial_inputs(r, check_trial_seed(r->opt->seed, 0), in, err) &&

@@ -254,6 +254,11 @@ void check_report_free(CheckReport *rep);
 /* Why m cannot be proved (an op the proof does not model), into why; false
  * when it can.  The same on every rank: decided from the text alone. */
 bool check_prove_unsupported(const IrModule *m, int replicas, int partitions, char *why, size_t n);
+/* What the proof needs on one rank, estimated from shapes (erring high):
+ * both modules' values with their hashes beside them (16 bytes an element),
+ * and the largest gather of the members' hashes an all-reduce or
+ * reduce-scatter folds. */
+int64_t check_prove_need(const IrModule *before, const IrModule *after, int replicas, int partitions);
 /* Runs before and after on inputs (this rank's, borrowed) with io on hashes
  * and fills the proof's hash verdict (differs, the first difference and its
  * expressions, decisions, collision bound) agreed on every rank; the caller

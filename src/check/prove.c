@@ -57,6 +57,64 @@ bool check_prove_unsupported(const IrModule *m, int replicas, int partitions, ch
     return false;
 }
 
+static void to_hash_type(IrShape *s)
+{
+    if (s->type == IR_TYPE_TUPLE) {
+        for (int i = 0; i < s->n_elements; i++)
+            to_hash_type(s->elements[i]);
+    } else if (ir_shape_is_array(s)) {
+        s->type = IR_TYPE_C128;
+    }
+}
+
+/* The estimate of m's hashes alone: m's with every element 16 bytes. */
+static void hash_need(const IrModule *m, InterpMemory *mem)
+{
+    Error err = { 0 };
+    IrModule *h = ir_module_copy(m, &err);
+    if (!h) {
+        mem->peak = mem->outputs = INT64_MAX / 8;
+        return;
+    }
+    for (int c = 0; c < h->n_computations; c++)
+        for (int i = 0; i < h->computations[c]->n_instrs; i++)
+            to_hash_type(h->computations[c]->instrs[i]->shape);
+    interp_estimate_memory(h, mem);
+    ir_module_free(h);
+}
+
+int64_t check_prove_need(const IrModule *before, const IrModule *after, int replicas, int partitions)
+{
+    /* The two run one after the other; before's output hashes wait while
+     * after runs. */
+    int64_t peak[2], outputs[2] = { 0, 0 }, gather = 0;
+    for (int k = 0; k < 2; k++) {
+        const IrModule *m = k ? after : before;
+        InterpMemory mem, hashes;
+        interp_estimate_memory(m, &mem);
+        hash_need(m, &hashes);
+        peak[k] = mem.peak + hashes.peak;
+        outputs[k] = mem.outputs + hashes.outputs;
+        for (int c = 0; c < m->n_computations; c++)
+            for (int i = 0; i < m->computations[c]->n_instrs; i++) {
+                const IrInstr *in = m->computations[c]->instrs[i];
+                bool folds = in->op == IR_OP_ALL_REDUCE || in->op == IR_OP_ALL_REDUCE_START ||
+                             in->op == IR_OP_REDUCE_SCATTER ||
+                             (in->op == IR_OP_ASYNC_START && in->info->async_wrapped == IR_OP_REDUCE_SCATTER);
+                if (folds) {    /* every member's hashes of the operands, gathered (and a copy) */
+                    int64_t elements = 0;
+                    for (int j = 0; j < in->n_operands; j++)
+                        elements += ir_shape_elements(in->operands[j]->shape);
+                    int n = coll_group_size(in, replicas, partitions);
+                    int64_t g = elements * (n > 0 ? n : 1) * 16 * 2;
+                    gather = g > gather ? g : gather;
+                }
+            }
+    }
+    int64_t need = peak[0] > peak[1] + outputs[0] ? peak[0] : peak[1] + outputs[0];
+    return need + gather;
+}
+
 /* ---- One side */
 
 typedef struct Side {
