@@ -249,6 +249,37 @@ bool check_modules(Coll *c, const IrModule *before, const IrModule *after, const
 void check_report_free(CheckReport *rep);
 
 /* ------------------------------------------------------------------ */
+/* per_pass.c: which pass breaks equivalence (--per-pass)               */
+
+typedef struct Pass Pass;               /* src/passes/pass.h */
+typedef struct PassOptions PassOptions;
+
+/* A copy of before rewritten by passes[0..n) and verified (an invalid result
+ * is ERR_INTERNAL: a pass bug). */
+IrModule *check_rewrite(const IrModule *before, const Pass *const *passes, int n, const PassOptions *po,
+                        bool *changed, Error *err);
+
+typedef struct CheckPassStep {
+    const Pass *pass;           /* the last pass of this prefix */
+    bool checked;               /* false: the prefix changed nothing more */
+    bool equivalent;
+    CheckReport report;         /* when checked */
+} CheckPassStep;
+
+typedef struct CheckPerPass {
+    CheckPassStep *steps;       /* one per prefix tried, in order */
+    int n_steps;
+    int broken;                 /* the step whose pass breaks equivalence; -1 none */
+    IrModule *after;            /* that prefix's module */
+} CheckPerPass;
+
+/* Checks before against it rewritten by passes[0..k) for k = 1..n, until
+ * one is not equivalent.  Collective on c. */
+bool check_per_pass(Coll *c, const IrModule *before, const Pass *const *passes, int n, const PassOptions *po,
+                    const CheckOptions *co, CheckPerPass *out, Error *err);
+void check_per_pass_free(CheckPerPass *p);
+
+/* ------------------------------------------------------------------ */
 /* prove.c: equivalence for all inputs (hlo-check --prove)              */
 
 /* Why m cannot be proved (an op the proof does not model), into why; false
@@ -355,6 +386,25 @@ bool check_rank_free(const IrModule *m);
  * one rank, shown without the others. */
 bool check_differs_alone(const IrModule *before, const IrModule *after, Value *const *inputs, int n,
                          bool *differs, Error *err);
+
+/* shrink_loop.c: --shrink from start to finish */
+typedef struct CheckShrunk {
+    CheckShrink s;              /* the pair, its inputs, its counts */
+    CheckDifference diff;       /* its first difference, checked again on its inputs */
+    char where[96];             /* the whole pair's failing element, before any cut */
+    bool element;               /* cut to that element, as scalars */
+    bool alone;                 /* the failing rank's inputs show it on one device */
+    int failing_rank;
+} CheckShrunk;
+/* Shrinks a pair that differs (rep with rep->diff.found), checks it again on
+ * its own inputs, cuts it to the failing element and to one rank where it
+ * can.  Collective on c. */
+bool check_shrink_pair(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *co,
+                       const CheckReport *rep, CheckShrunk *out, Error *err);
+/* Writes the shrunk pair (rank 0), its inputs (every rank's, or the failing
+ * rank's alone as rank 0, the pair's header then saying one device) and
+ * command.txt to dir.  Collective on c. */
+bool check_shrunk_write(Coll *c, CheckShrunk *sh, const char *dir, const char *compare, Error *err);
 
 /* sites.c: the sites, with their probes filled in where both exist */
 int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **sites);

@@ -208,28 +208,15 @@ static void pass_options(const Tool *t, PassOptions *po)
     po->mode = pass_mode_from_name(t->o.pass_mode);
 }
 
-static IrModule *copy_module(Tool *t, const IrModule *m)
-{
-    Error err = { 0 };
-    IrModule *c = ir_module_copy(m, &err);
-    if (!c)
-        fail_all(t, &err);
-    return c;
-}
-
 /* before rewritten by passes[0..n), verified (a broken result is a bug). */
 static IrModule *rewrite_with(Tool *t, const IrModule *before, const Pass *const *passes, int n, bool *changed)
 {
-    Error err = { 0 }, verr = { 0 };
-    IrModule *after = copy_module(t, before);
+    Error err = { 0 };
     PassOptions po;
     pass_options(t, &po);
-    if (!pass_run_pipeline(after, passes, n, &po, NULL, changed, &err))
+    IrModule *after = check_rewrite(before, passes, n, &po, changed, &err);
+    if (!after)
         fail_all(t, &err);
-    if (!ir_verify_module(after, &verr)) {
-        error_set(&err, ERR_INTERNAL, verr.loc, "the passes left an invalid module: %s", verr.msg);
-        fail_all(t, &err);
-    }
     return after;
 }
 
@@ -373,188 +360,91 @@ static void write_text(Tool *t, const IrModule *m, const char *dir, const char *
         fail_all(t, &err);
 }
 
-static void write_command(const char *dir, const char *compare, int world)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/command.txt", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return;
-    fprintf(f, "mpirun --oversubscribe -np %d hlo-check %s/before.hlo %s/after.hlo --inputs %s --compare=%s\n",
-            world, dir, dir, dir, compare);
-    fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/before.hlo --inputs %s --print\n", world, dir, dir);
-    fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/after.hlo --inputs %s --print\n", world, dir, dir);
-    fclose(f);
-}
-
-/* With nothing rank-dependent left in the shrunk pair (no collective, no
- * replica-id), the failing rank's inputs show the difference on one device:
- * checked there, agreed by every rank. */
-static bool differs_on_one_rank(Tool *t, const CheckShrink *s, int failing_rank)
-{
-    if (coll_world(t->c) == 1 || !check_rank_free(s->before) || !check_rank_free(s->after))
-        return false;
-    int64_t alone = 0;
-    if (t->rank == failing_rank) {
-        bool differs = false;
-        Error err = { 0 };
-        alone = check_differs_alone(s->before, s->after, s->inputs, s->n_inputs, &differs, &err) && differs;
-    }
-    coll_bcast(t->c, &alone, sizeof alone, failing_rank);
-    return alone != 0;
-}
-
-/* Checks a candidate pair without printing: does it still differ, and
- * where first (*diff). */
-static bool still_differs(Tool *t, const CheckOptions *co, const CheckShrink *s, CheckDifference *diff)
-{
-    CheckReport rep;
-    Error err = { 0 };
-    CheckOptions quiet = *co;
-    quiet.inputs = s->inputs;
-    quiet.n_inputs = s->n_inputs;
-    if (!check_modules(t->c, s->before, s->after, &quiet, &rep, &err))
-        fail_run(t, &err);
-    bool differs = rep.diff.found;
-    *diff = rep.diff;
-    check_report_free(&rep);
-    return differs;
-}
-
-/* Cuts a pair that works element by element down to its first differing
- * element (scalars), when it still differs so; else leaves it as it was. */
-static bool cut_to_element(Tool *t, const CheckOptions *co, CheckShrink *s, CheckDifference *diff)
-{
-    CheckShrink keep;
-    Error err = { 0 };
-    if (!coll_all_ok(t->c, check_shrink_copy(s, &keep, &err)))
-        fail_run(t, &err);
-    bool cut = check_shrink_to_element(s, diff->index, &err);
-    if (!coll_all_ok(t->c, cut || err.code == ERR_OK))
-        fail_run(t, &err);
-    CheckDifference d2;
-    if (cut && still_differs(t, co, s, &d2)) {
-        *diff = d2;
-        check_shrink_free(&keep);
-        return true;
-    }
-    if (cut) {                  /* cannot happen: element-wise means element i alone */
-        check_shrink_free(s);
-        *s = keep;
-    } else {
-        check_shrink_free(&keep);
-    }
-    return false;
-}
-
-static void set_one_device(IrModule *m)
-{
-    m->replica_count = (IrOptInt){ true, 1 };
-    if (m->num_partitions.present)
-        m->num_partitions = (IrOptInt){ true, 1 };
-}
-
-/* rep: the failing check.  Shrinks the pair on the failing trial's inputs,
- * checks the result again on them, and writes the pair (rank 0), its
- * inputs and the command to DIR: every rank's inputs, or only the failing
- * rank's (as rank 0) when the pair differs on that rank alone. */
+/* rep: the failing check.  Shrinks the pair on the failing trial's inputs
+ * (check_shrink_pair), checks the result again on them with the report,
+ * and writes the pair, its inputs and the command to DIR. */
 __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, const IrModule *after,
                                              const CheckReport *rep)
 {
     const char *dir = t->o.save_dir ? t->o.save_dir : "shrunk";
     CheckOptions co;
     check_options(t, &co);
-    CheckShrink s;
+    co.prove = false;
+    CheckShrunk sh;
     Error err = { 0 };
-    if (!check_shrink(t->c, before, after, &co, rep, &s, &err))
+    if (!check_shrink_pair(t->c, before, after, &co, rep, &sh, &err))
         fail_run(t, &err);
-    mkdir(dir, 0777);
-    /* The shrunk pair is judged as the whole pair was: bitwise, unless the
-     * user asked for a tolerance. */
+    const CheckShrink *s = &sh.s;
     const char *compare = co.tol.mode == CHECK_AUTO ? "exact" : t->o.compare;
     if (co.tol.mode == CHECK_AUTO)
         co.tol.mode = CHECK_EXACT;
     co.trials = 1;
     co.save_dir = NULL;
     co.progress = false;
+    if (t->rank == 0) {
+        printf("\nhlo-check: shrinking: kept output %d of %d; %d instructions replaced by parameters, %d by "
+               "constants; %d unused parameters dropped", rep->diff.output, rep->n_outputs, s->to_parameters,
+               s->to_constants, s->parameters_dropped);
+        if (sh.element)
+            printf("; element-wise: cut to element %s of the output, as scalars", sh.where);
+        printf("\n");
+    }
     char bn[4096], an[4096];
     snprintf(bn, sizeof bn, "%s/before.hlo", dir);
     snprintf(an, sizeof an, "%s/after.hlo", dir);
-    CheckDifference diff = rep->diff;
-    bool still = still_differs(t, &co, &s, &diff);
-    char where[sizeof diff.where];
-    memcpy(where, diff.where, sizeof where);
-    bool element = still && cut_to_element(t, &co, &s, &diff);
-    int failing_rank = diff.rank;
-    bool alone = still && differs_on_one_rank(t, &s, failing_rank);
-    if (t->rank == 0) {
-        printf("\nhlo-check: shrinking: kept output %d of %d; %d instructions replaced by parameters, %d by "
-               "constants; %d unused parameters dropped", rep->diff.output, rep->n_outputs, s.to_parameters,
-               s.to_constants, s.parameters_dropped);
-        if (element)
-            printf("; element-wise: cut to element %s of the output, as scalars", where);
-        printf("\n");
-    }
-    co.inputs = s.inputs;       /* the shrunk pair's (still_differs passes them itself) */
-    co.n_inputs = s.n_inputs;
-    still = !check_with(t, &co, s.before, s.after, bn, an, true, NULL);
-    if (alone) {
-        set_one_device(s.before);
-        set_one_device(s.after);
-    }
-    bool ok = true;
-    for (int p = 0; p < s.n_inputs && ok && (!alone || t->rank == failing_rank); p++)
-        ok = npy_write_param(dir, p, alone ? 0 : t->rank, s.inputs[p], &err);
-    if (!coll_all_ok(t->c, ok))
+    co.inputs = s->inputs;
+    co.n_inputs = s->n_inputs;
+    bool still = !check_with(t, &co, s->before, s->after, bn, an, true, NULL);
+    if (!check_shrunk_write(t->c, &sh, dir, compare, &err))
         fail_run(t, &err);
     if (t->rank == 0) {
-        write_text(t, s.before, dir, "before.hlo");
-        write_text(t, s.after, dir, "after.hlo");
-        write_command(dir, compare, alone ? 1 : coll_world(t->c));
-        printf("hlo-check: shrunk from %d + %d to %d + %d instructions (%s)", s.instrs[0][0], s.instrs[1][0],
-               s.instrs[0][1], s.instrs[1][1], still ? "still different" : "NOT reproduced: please report this");
-        if (alone)
-            printf(" and from %d ranks to 1 (rank %d's inputs alone show it)", coll_world(t->c), failing_rank);
+        printf("hlo-check: shrunk from %d + %d to %d + %d instructions (%s)", s->instrs[0][0], s->instrs[1][0],
+               s->instrs[0][1], s->instrs[1][1], still ? "still different" : "NOT reproduced: please report this");
+        if (sh.alone)
+            printf(" and from %d ranks to 1 (rank %d's inputs alone show it)", coll_world(t->c), sh.failing_rank);
         printf(", written with its inputs and the command to %s/\n", dir);
     }
-    check_shrink_free(&s);
+    check_shrink_free(&sh.s);
     coll_finish(t->c, still ? 1 : 3);
 }
 
-/* --per-pass: the pipeline one pass longer at a time, each prefix checked
- * against the original; the first that fails names the pass to blame. */
+/* --per-pass: the pipeline one pass longer at a time (check_per_pass); the
+ * first prefix that fails names the pass to blame. */
 __attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
 {
     const Pass *list[64];
     int n = parse_passes(t, list);
-    for (int k = 1; k <= n; k++) {
-        bool changed = false;
-        IrModule *after = rewrite_with(t, before, list, k, &changed);
-        IrModule *prev = k > 1 ? rewrite_with(t, before, list, k - 1, &changed) : NULL;
-        bool same = prev && ir_module_text_equal(prev, after);
-        ir_module_free(prev);
-        if (k > 1 && same) {
-            ir_module_free(after);
+    PassOptions po;
+    pass_options(t, &po);
+    CheckOptions co;
+    check_options(t, &co);
+    CheckPerPass pp;
+    Error err = { 0 };
+    if (!check_per_pass(t->c, before, list, n, &po, &co, &pp, &err))
+        fail_run(t, &err);
+    bool agreed;
+    coll_agree(t->c, true, 0, &agreed);
+    for (int k = 0; k < pp.n_steps && t->rank == 0; k++) {
+        const CheckPassStep *s = &pp.steps[k];
+        if (!s->checked)
             continue;
+        if (!s->equivalent) {
+            char name[512];
+            snprintf(name, sizeof name, "%s after the passes up to #%d %s", t->inputs[0], s->pass->number,
+                     s->pass->name);
+            write_reports(t, &s->report, t->inputs[0], name);
         }
-        char name[512];
-        snprintf(name, sizeof name, "%s after the passes up to #%d %s", t->inputs[0], list[k - 1]->number,
-                 list[k - 1]->name);
-        bool ok = check_one(t, before, after, name, false);
-        ir_module_free(after);
-        if (t->rank == 0)
-            printf("hlo-check: after #%-3d %-42s %s\n", list[k - 1]->number, list[k - 1]->name,
-                   ok ? "equivalent" : "NOT EQUIVALENT");
-        if (!ok) {
-            if (t->rank == 0)
-                printf("hlo-check: the first pass that breaks equivalence is #%d %s\n", list[k - 1]->number,
-                       list[k - 1]->name);
-            coll_finish(t->c, 1);
-        }
+        printf("hlo-check: after #%-3d %-42s %s\n", s->pass->number, s->pass->name,
+               s->equivalent ? "equivalent" : "NOT EQUIVALENT");
     }
-    if (t->rank == 0)
+    int code = pp.broken >= 0;
+    if (t->rank == 0 && code)
+        printf("hlo-check: the first pass that breaks equivalence is #%d %s\n", pp.steps[pp.broken].pass->number,
+               pp.steps[pp.broken].pass->name);
+    else if (t->rank == 0)
         printf("hlo-check: EQUIVALENT after every pass of --passes=%s\n", t->o.passes);
-    coll_finish(t->c, 0);
+    check_per_pass_free(&pp);
+    coll_finish(t->c, code);
 }
 
 /* ---- --local */

@@ -1,0 +1,146 @@
+/* shrink_loop.c: hlo-check --shrink around check_shrink (shrink.c): the
+ * shrunk pair checked again on its inputs, cut to the failing element when
+ * it works element by element, cut to the failing rank when nothing
+ * rank-dependent is left, and written with its inputs and the commands that
+ * show the difference. */
+#include "check.h"
+#include "coll.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Checks a candidate pair without printing: does it still differ, and
+ * where first (*diff). */
+static bool still_differs(Coll *c, const CheckOptions *co, const CheckShrink *s, CheckDifference *diff, Error *err)
+{
+    CheckReport rep;
+    CheckOptions quiet = *co;
+    quiet.inputs = s->inputs;
+    quiet.n_inputs = s->n_inputs;
+    quiet.prove = false;
+    if (!check_modules(c, s->before, s->after, &quiet, &rep, err))
+        return false;
+    *diff = rep.diff;
+    check_report_free(&rep);
+    return true;
+}
+
+/* Cuts a pair that works element by element down to its first differing
+ * element (scalars), when it still differs so; else leaves it as it was. */
+static bool cut_to_element(Coll *c, const CheckOptions *co, CheckShrink *s, CheckDifference *diff, bool *cut,
+                           Error *err)
+{
+    CheckShrink keep;
+    *cut = false;
+    if (!coll_all_ok(c, check_shrink_copy(s, &keep, err)))
+        return false;
+    bool made = check_shrink_to_element(s, diff->index, err);
+    if (!coll_all_ok(c, made || err->code == ERR_OK)) {
+        check_shrink_free(&keep);
+        return false;
+    }
+    CheckDifference d2 = { 0 };
+    if (made && !still_differs(c, co, s, &d2, err)) {
+        check_shrink_free(&keep);
+        return false;
+    }
+    if (made && d2.found) {
+        *diff = d2;
+        *cut = true;
+        check_shrink_free(&keep);
+        return true;
+    }
+    if (made) {                 /* cannot happen: element-wise means element i alone */
+        check_shrink_free(s);
+        *s = keep;
+    } else {
+        check_shrink_free(&keep);
+    }
+    return true;
+}
+
+/* With nothing rank-dependent left in the shrunk pair (no collective, no
+ * replica-id), the failing rank's inputs show the difference on one device:
+ * checked there, agreed by every rank. */
+static bool differs_on_one_rank(Coll *c, const CheckShrink *s, int failing_rank)
+{
+    if (coll_world(c) == 1 || !check_rank_free(s->before) || !check_rank_free(s->after))
+        return false;
+    int64_t alone = 0;
+    if (coll_rank(c) == failing_rank) {
+        bool differs = false;
+        Error err = { 0 };
+        alone = check_differs_alone(s->before, s->after, s->inputs, s->n_inputs, &differs, &err) && differs;
+    }
+    coll_bcast(c, &alone, sizeof alone, failing_rank);
+    return alone != 0;
+}
+
+static void set_one_device(IrModule *m)
+{
+    m->replica_count = (IrOptInt){ true, 1 };
+    if (m->num_partitions.present)
+        m->num_partitions = (IrOptInt){ true, 1 };
+}
+
+bool check_shrink_pair(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *co,
+                       const CheckReport *rep, CheckShrunk *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!check_shrink(c, before, after, co, rep, &out->s, err))
+        return false;
+    CheckOptions quiet = *co;
+    if (quiet.tol.mode == CHECK_AUTO)   /* judged as the whole pair was: bitwise, unless a tolerance was asked */
+        quiet.tol.mode = CHECK_EXACT;
+    quiet.trials = 1;
+    quiet.save_dir = NULL;
+    quiet.progress = false;
+    out->diff = rep->diff;
+    if (!still_differs(c, &quiet, &out->s, &out->diff, err))
+        return false;
+    bool still = out->diff.found;
+    if (!still)
+        out->diff = rep->diff;
+    memcpy(out->where, out->diff.where, sizeof out->where);
+    if (still && !cut_to_element(c, &quiet, &out->s, &out->diff, &out->element, err))
+        return false;
+    out->failing_rank = out->diff.rank;
+    out->alone = still && differs_on_one_rank(c, &out->s, out->failing_rank);
+    return true;
+}
+
+bool check_shrunk_write(Coll *c, CheckShrunk *sh, const char *dir, const char *compare, Error *err)
+{
+    mkdir(dir, 0777);
+    if (sh->alone) {
+        set_one_device(sh->s.before);
+        set_one_device(sh->s.after);
+    }
+    int rank = coll_rank(c);
+    bool ok = true;
+    for (int p = 0; p < sh->s.n_inputs && ok && (!sh->alone || rank == sh->failing_rank); p++)
+        ok = npy_write_param(dir, p, sh->alone ? 0 : rank, sh->s.inputs[p], err);
+    if (!coll_all_ok(c, ok))
+        return false;
+    if (rank != 0)
+        return true;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/before.hlo", dir);
+    if (!ir_write_module_file(sh->s.before, path, err))
+        return false;
+    snprintf(path, sizeof path, "%s/after.hlo", dir);
+    if (!ir_write_module_file(sh->s.after, path, err))
+        return false;
+    int world = sh->alone ? 1 : coll_world(c);
+    snprintf(path, sizeof path, "%s/command.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return true;
+    fprintf(f, "mpirun --oversubscribe -np %d hlo-check %s/before.hlo %s/after.hlo --inputs %s --compare=%s\n",
+            world, dir, dir, dir, compare);
+    fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/before.hlo --inputs %s --print\n", world, dir, dir);
+    fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/after.hlo --inputs %s --print\n", world, dir, dir);
+    fclose(f);
+    return true;
+}
