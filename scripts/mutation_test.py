@@ -4,8 +4,20 @@ rebuild hlo-fuzz with that one file (build/ is untouched), run it on the pass th
 bug is in, and count the bugs it finds.  Every mutant is reverted, also on
 Ctrl-C.
 
-usage: scripts/mutation_test.py [--ranks N] [--count N] [--only SUBSTR] [--build DIR] [--out DIR]
+usage: scripts/mutation_test.py [--ranks N] [--count N] [--only SUBSTR] [--build DIR] [--out DIR] [--prove]
 (after make: it links against DIR/libhlocheck.a)
+
+With --prove it tests hlo-check --prove instead: each mutant's hlo-opt is run
+on the corpus, XLA's tests (../shared/peer-corpus) and --fuzz-modules
+modules hlo-fuzz generates for its pass (with their recipes' flags) to find the
+modules the planted bug reaches (its rewrite differs from the correct
+one's); the mutant's hlo-check --passes=ALIAS --prove runs on them.  A
+mutant is REFUTED when some reached module is; INVALID when the pass's own
+checks or the pipeline's verifier stop it (exit 3) before any check; PROVED when every reached
+module is proved (the mutation kept the function: listed for a look); a
+proof that a trial contradicts is an internal error (exit 3) and fails the
+run, as does a mutant whose sampled check finds a difference the proof does
+not refute.
 
 Each mutant below is (pass alias, file, text to replace, replacement, what it
 breaks).  "semantic" mutants change what some module computes; "matcher"
@@ -167,6 +179,145 @@ def run(cmd, **kw):
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
 
 
+def build_tools(path, build, out, tools):
+    """The given tools (out-<tool>) with the mutated pass file linked ahead of the library."""
+    incs = [f"-Isrc/{d}" for d in sorted(os.listdir(os.path.join(ROOT, "src"))) if d != "tools"]
+    obj = out + ".o"
+    lib = os.path.join(ROOT, build, "libhlocheck.a")
+    c = run(["mpicc", "-std=c11", "-O1", "-D_POSIX_C_SOURCE=200809L"] + incs + ["-c", path, "-o", obj])
+    for tool in tools:
+        if c.returncode != 0:
+            return c
+        c = run(["mpicc", "-o", f"{out}-{tool}", f"{build}/obj/src/tools/hlo_{tool}.o", obj, lib, "-lopenblas", "-lm"])
+    return c
+
+
+def corpus_modules():
+    """(path, ranks) of every module a mutant may reach."""
+    mods = []
+    for base in ("corpus", os.path.join("..", "shared", "peer-corpus")):
+        for d, _, files in sorted(os.walk(os.path.join(ROOT, base))):
+            if "interp" in d.split(os.sep):
+                continue
+            for f in sorted(files):
+                if not f.endswith(".hlo"):
+                    continue
+                path = os.path.join(d, f)
+                text = open(path).read(4000)
+                ranks = None
+                exp = path[:-4] + ".expect"
+                if os.path.exists(exp):
+                    for line in open(exp):
+                        if line.startswith("ranks:"):
+                            ranks = int(line.split(":")[1].split(",")[0])
+                head = text.splitlines()[0] if text else ""
+                r = p = None
+                for word in head.replace(",", " ").split():
+                    if word.startswith("replica_count="):
+                        r = int(word.split("=")[1])
+                    if word.startswith("num_partitions="):
+                        p = int(word.split("=")[1])
+                if ranks is None and (r or p):
+                    ranks = (r or 1) * (p or 1)
+                mods.append((path, ranks))
+    return mods
+
+
+def fuzz_modules(a, alias, n):
+    """(path, ranks, flags) of n modules hlo-fuzz generates for alias (its
+    sites, at the devices and with the flags its recipe says)."""
+    mods = []
+    d = os.path.join(a.out, "fuzz")
+    os.makedirs(d, exist_ok=True)
+    for k in range(n):
+        r = run([f"{a.build}/hlo-fuzz", f"--passes={alias}", f"--index={k}", "--print"])
+        if r.returncode != 0:
+            continue
+        path = os.path.join(d, f"{alias}-{k}.hlo")
+        open(path, "w").write(r.stdout)
+        ranks, flags = 1, []
+        for line in r.stdout.splitlines():
+            if line.startswith("// devices:"):
+                w = line.split()
+                ranks = int(w[2]) * int(w[5])
+            if line.startswith("// flags:"):
+                flags = line.split()[2:]
+        mods.append((path, ranks, flags))
+    return mods
+
+
+def prove_mutants(a, env):
+    """--prove: see the module docstring."""
+    exe = os.path.join(a.out, "mutant")
+    good = {}
+    corpus = [(m, n, []) for m, n in corpus_modules()]
+    fuzzed = {}
+    refuted = proved = unreached = bad = total = invalid = 0
+    for alias, path, old, new, what in MUTANTS:
+        if what.startswith("harness") or (a.only and a.only not in alias and a.only not in what):
+            continue
+        if alias not in fuzzed:
+            fuzzed[alias] = fuzz_modules(a, alias, a.fuzz_modules)
+        mods = corpus + fuzzed[alias]
+        for m, _, fl in mods:
+            if (alias, m) not in good:
+                good[(alias, m)] = run([f"{a.build}/hlo-opt", f"--passes={alias}", *fl, m]).stdout
+        full = os.path.join(ROOT, path)
+        orig = open(full).read()
+        if orig.count(old) != 1:
+            print(f"STALE  {alias}: {what}")
+            continue
+        total += 1
+        try:
+            open(full, "w").write(orig.replace(old, new))
+            b = build_tools(path, a.build, exe, ("opt", "check"))
+            if b.returncode != 0:
+                print(f"NOBUILD {alias}: {what}\n{b.stderr[-2000:]}")
+                bad += 1
+                continue
+            reached = [(m, n, fl) for m, n, fl in mods
+                       if run([f"{exe}-opt", f"--passes={alias}", *fl, m], timeout=30).stdout != good[(alias, m)]]
+            verdicts = []
+            for m, n, fl in reached[:8]:
+                for np_ in ([n] if n else [4, 2, 8]):
+                    r = run(["timeout", "120", "mpirun", "--oversubscribe", "-np", str(np_), f"{exe}-check",
+                             f"--passes={alias}", *fl, "--prove", "--trials=4", "--fill-elided", m], env=env)
+                    if r.returncode != 2:
+                        break
+                last = [l for l in r.stdout.splitlines() if l.startswith("hlo-check: ")]
+                status = next((w for w in ("REFUTED", "PROVED", "NOT EXACT", "NOT PROVED")
+                               if any(l.startswith("hlo-check: " + w) for l in last)), f"exit {r.returncode}")
+                if r.returncode == 3 and "a hashing rule is unsound" not in r.stderr:
+                    status = "INVALID"      # the pass's own checks or the pipeline's verifier caught it first
+                if r.returncode == 3 and "a hashing rule is unsound" in r.stderr:
+                    status = "PROOF CONTRADICTED"
+                verdicts.append((os.path.relpath(m, ROOT), r.returncode, status))
+            if not reached:
+                unreached += 1
+                print(f"UNREACHED {alias}: {what}")
+                continue
+            wrong = [v for v in verdicts if (v[1] == 3 and v[2] != "INVALID") or
+                     (v[1] == 1 and v[2] not in ("REFUTED", "NOT EXACT"))]
+            if wrong:
+                bad += 1
+                print(f"UNSOUND {alias}: {what}: {wrong}")
+            elif any(v[2] == "REFUTED" or (v[1] == 1 and v[2] == "NOT EXACT") for v in verdicts):
+                refuted += 1
+                print(f"REFUTED {alias}: {what}: {[v for v in verdicts if v[1] == 1][0]}")
+            elif any(v[2] == "INVALID" for v in verdicts):
+                invalid += 1
+                print(f"INVALID {alias}: {what}: the verifier rejects its rewrite of {len(reached)} modules")
+            else:
+                proved += 1
+                print(f"KEPT   {alias}: {what}: reached {len(reached)} modules, {verdicts}")
+        finally:
+            open(full, "w").write(orig)
+        sys.stdout.flush()
+    print(f"mutation --prove: {total} mutants: {refuted} refuted, {invalid} caught by the verifier first, {proved} "
+          f"kept every reached module's function (proved or not proved), {unreached} reached no module, {bad} wrong")
+    return 0 if bad == 0 else 1
+
+
 def build_mutant(path, build, out):
     """hlo-fuzz (out) and hlo-opt (out + "-opt") with the mutated pass file
     compiled on its own and linked ahead of the library, whose copy of that
@@ -192,12 +343,16 @@ def main():
     ap.add_argument("--pass-timeout", default="30")
     ap.add_argument("--build", default="build", help="the build whose library and hlo-fuzz object to link")
     ap.add_argument("--out", default="/tmp/hlo-mutants", help="where hlo-fuzz saves the mutants' findings")
+    ap.add_argument("--prove", action="store_true", help="test hlo-check --prove on the corpus instead of hlo-fuzz")
+    ap.add_argument("--fuzz-modules", type=int, default=25, help="with --prove: hlo-fuzz modules per pass added")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     # a kill must still put the pass file back (the finally below)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     exe = os.path.join(a.out, "hlo-fuzz-mutant")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    if a.prove:
+        return prove_mutants(a, env)
     found = total = 0
     for alias, path, old, new, what in MUTANTS:
         if a.only and a.only not in alias and a.only not in what:
