@@ -86,6 +86,7 @@ test:
 	TALLY=$$tally scripts/validate.sh --prove $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_check.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_prove.sh $(BUILD) || st=1; \
+	TALLY=$$tally scripts/test_validate.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_fuzz.sh $(BUILD) || st=1; \
 	if [ -z "$(SANITIZE)" ]; then TALLY=$$tally $(MAKE) --no-print-directory asan-subset || st=1; fi; \
 	awk '{ p += $$1; f += $$2 } END { printf "total: %d passed, %d failed\n", p, f }' $$tally; \

@@ -72,7 +72,8 @@ static const CliFlag flags[] = {
      "on a difference, cut both modules down to the failing output and the instructions whose values differ "
      "(the rest become parameters or constants holding their values) and write the pair, its inputs and the "
      "command to --save-counterexample DIR (default: shrunk); an element-wise pair shrinks to the failing element, "
-     "and to one rank when nothing rank-dependent is left (no collective, no replica-id)"},
+     "and to one rank when nothing rank-dependent is left (no collective, no replica-id); with --per-pass, the pair "
+     "across the first pass that breaks equivalence, alone"},
     {"--opaque-custom-calls", CLI_BOOL, OPT(opaque_custom_calls), "=true|false", "true",
      "run a custom call whose target the interpreter does not implement as a deterministic function of its "
      "operands (outputs keyed by a hash of target, backend_config and operand bytes); false: unsupported"},
@@ -140,8 +141,6 @@ static void parse_args(Tool *t, int argc, char **argv)
             cli_print_help(stdout, usage, flags, N_FLAGS);
         coll_finish(t->c, 0);
     }
-    if (t->o.shrink && t->o.per_pass)
-        usage_error(t, "--shrink and --per-pass do not go together; see --help");
     if (t->o.per_pass && !t->o.passes)
         usage_error(t, "--per-pass needs --passes; see --help");
     if (t->o.local && (t->o.per_pass || t->o.shrink || t->o.inputs))
@@ -408,6 +407,34 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
     coll_finish(t->c, still ? 1 : 3);
 }
 
+/* --per-pass --shrink: the pair across the guilty pass alone (the pipeline
+ * before it, against the pipeline up to it) is checked and shrunk. */
+__attribute__((noreturn)) static void shrink_one_pass(Tool *t, const IrModule *before, const Pass *const *list, int k)
+{
+    bool changed = false;
+    IrModule *b = rewrite_with(t, before, list, k, &changed);
+    IrModule *a = rewrite_with(t, before, list, k + 1, &changed);
+    CheckOptions co;
+    check_options(t, &co);
+    co.save_dir = NULL;
+    co.prove = false;
+    CheckReport rep;
+    char bn[512], an[512];
+    snprintf(bn, sizeof bn, "%s before #%d %s", t->inputs[0], list[k]->number, list[k]->name);
+    snprintf(an, sizeof an, "%s after #%d %s", t->inputs[0], list[k]->number, list[k]->name);
+    if (t->rank == 0)
+        printf("\nhlo-check: --shrink: the pair across #%d %s alone\n", list[k]->number, list[k]->name);
+    bool equivalent = check_with(t, &co, b, a, bn, an, false, &rep);
+    if (equivalent || !rep.diff.found) {
+        if (t->rank == 0)
+            printf("hlo-check: --shrink: %s, with no bitwise difference to keep; --compare=exact shrinks one\n",
+                   equivalent ? "the pass alone shows no difference on these trials" : "the pair was judged by accuracy");
+        check_report_free(&rep);
+        coll_finish(t->c, 1);
+    }
+    shrink(t, b, a, &rep);
+}
+
 /* --per-pass: the pipeline one pass longer at a time (check_per_pass); the
  * first prefix that fails names the pass to blame. */
 __attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
@@ -443,7 +470,10 @@ __attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
                pp.steps[pp.broken].pass->name);
     else if (t->rank == 0)
         printf("hlo-check: EQUIVALENT after every pass of --passes=%s\n", t->o.passes);
+    int k = pp.broken;
     check_per_pass_free(&pp);
+    if (code && t->o.shrink)
+        shrink_one_pass(t, before, list, k);
     coll_finish(t->c, code);
 }
 
