@@ -7,6 +7,7 @@
 #   make bench      speed against limits measured in the same run (scripts/bench.sh)
 #   make fuzz-passes hlo-fuzz on every pass and mode at 1, 2, 4, 8 ranks (scripts/fuzz_passes.sh)
 #   make fuzz       libFuzzer on the parser, the pipeline and .npy reading (scripts/libfuzz.sh)
+#   make precision  the #102 precision sweep, drawn with gnuplot (scripts/precision-sweep.sh)
 #   make clean      remove build/ and build-asan/
 #
 # Sources are found by wildcard: src/{ir,interp,collectives,passes,check,cli,fuzz}/*.c go
@@ -42,7 +43,7 @@ ALL_OBJS  = $(call obj,$(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
-.PHONY: all unit-tests test demo asan asan-subset bench clean validate fuzz-passes fuzz
+.PHONY: all unit-tests test demo asan asan-subset bench clean validate fuzz-passes fuzz precision
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(TOOLS)
@@ -130,6 +131,14 @@ bench:
 	@scripts/install-deps.sh
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) scripts/bench.sh
+
+# The #102 precision study: the transformer step at 2, 4, 8 and 16 ranks for
+# three input distributions, bf16 against f32 accumulation, drawn by gnuplot
+# into $(BUILD)/precision/precision.{svg,png} (scripts/precision-sweep.sh).
+precision:
+	@scripts/install-deps.sh gnuplot-nox
+	@$(MAKE) --no-print-directory all
+	@scripts/precision-sweep.sh $(BUILD)
 
 # Generated modules against every pass, FUZZ_SECONDS (15) per pass and rank
 # count: about 9 minutes; make test runs a fixed-seed slice of it.

@@ -90,7 +90,10 @@ ENTRY %train_step (x: bf16[{b},{d}], y: f32[{b},{d}], state: (f32[{ds},{f}], f32
     return s
 
 if __name__ == "__main__":
+    # make_transformer_step.py [OUT-DIR [N...]]: the corpus's 2, 4 and 8 by
+    # default; scripts/precision-sweep.sh asks for 16 as well.
     out = sys.argv[1] if len(sys.argv) > 1 else "corpus/demo"
-    for n in (2, 4, 8):
+    counts = [int(a) for a in sys.argv[2:]] or [2, 4, 8]
+    for n in counts:
         with open(f"{out}/transformer_step_{n}dev.hlo", "w") as fh:
             fh.write(module(n))

@@ -16,6 +16,9 @@
 #    across it alone, which replays from the files written.
 # One line per case, closing "validate-dirs: N passed, N failed"; TALLY support.
 set -uo pipefail
+# The validate.sh runs below are cases, not suites: they must not add to the tally.
+tally=${TALLY:-}
+unset TALLY
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -110,6 +113,6 @@ rc=$?
 [ $rc -eq 1 ] && ok "--per-pass --shrink: the written pair replays the difference" ||
     bad "--per-pass --shrink replay" "exit $rc"
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
+[ -n "$tally" ] && echo "$pass $fail" >>"$tally"
 echo "validate-dirs: $pass passed, $fail failed"
 [ $fail -eq 0 ]
