@@ -6,7 +6,8 @@
 # sites' error against the exact sum, in f32 ulps: before the rewrite the
 # gradients accumulate in bf16 (the reduce-scatter's own type), after it in
 # f32.  Writes BUILD/precision/sweep.dat (ranks dist max_before max_after
-# mean_before mean_after, the max and mean over the sites) and, with gnuplot
+# mean_before mean_after, the max and mean over the sites, one block per
+# distribution) and, with gnuplot
 # (installed by scripts/install-deps.sh gnuplot-nox), precision.svg and
 # precision.png: max and mean error versus rank count, one line per
 # distribution and side, log scale.  Exit 1 if a check fails.
@@ -34,8 +35,15 @@ done
 python3 - "$out/runs.txt" >"$out/sweep.dat" <<'PY' || exit 1
 import json, sys
 print("# ranks dist max_before max_after mean_before mean_after  (f32 ulps at the terms' magnitude; max and mean over the sites)")
-for line in open(sys.argv[1]):
-    n, dist, path = line.split()
+print("# one block per distribution (gnuplot's index): uniform, normal, wide")
+runs = [l.split() for l in open(sys.argv[1])]
+order = ["uniform", "normal", "wide"]
+runs.sort(key=lambda r: (order.index(r[1]), int(r[0])))
+last = None
+for n, dist, path in runs:
+    if last is not None and dist != last:
+        print("\n")
+    last = dist
     sites = [s for s in json.load(open(path))["sites"] if s["measured"]]
     if not sites:
         sys.exit(f"precision-sweep: {path}: no measured site")
@@ -55,21 +63,23 @@ set multiplot layout 1,2 title "flip-reduce-convert-add on the transformer step:
 set xlabel "ranks (devices in the reduce-scatter group)"
 set ylabel "error, f32 ulps at the terms' magnitude (0 drawn at 1e-6)"
 set logscale xy
+set xrange [1.6:20]
 set xtics (2, 4, 8, 16)
-set key bottom right font ",9"
+set format y "10^{%L}"
+set key below font ",9" maxrows 3
 set grid
-floor(x) = x > 1e-6 ? x : 1e-6
+lo(x) = x > 1e-6 ? x : 1e-6
 f = "$out/sweep.dat"
 D = "uniform normal wide"
 set title "max over elements"
-plot for [i=1:3] f using 1:(strcol(2) eq word(D, i) ? floor(\$3) : NaN) with linespoints lw 2 lc i pt 7 title "bf16 accumulation (before), ".word(D, i), \
-     for [i=1:3] f using 1:(strcol(2) eq word(D, i) ? floor(\$4) : NaN) with linespoints lw 2 lc i dt 2 pt 6 title "f32 accumulation (after), ".word(D, i)
+plot for [i=1:3] f index (i-1) using 1:(lo(\$3)) with linespoints lw 2 lc i pt 7 title "bf16 accumulation (before), ".word(D, i), \
+     for [i=1:3] f index (i-1) using 1:(lo(\$4)) with linespoints lw 2 lc i dt 2 pt 6 title "f32 accumulation (after), ".word(D, i)
 set title "mean over elements"
-plot for [i=1:3] f using 1:(strcol(2) eq word(D, i) ? floor(\$5) : NaN) with linespoints lw 2 lc i pt 7 title "bf16 accumulation (before), ".word(D, i), \
-     for [i=1:3] f using 1:(strcol(2) eq word(D, i) ? floor(\$6) : NaN) with linespoints lw 2 lc i dt 2 pt 6 title "f32 accumulation (after), ".word(D, i)
+plot for [i=1:3] f index (i-1) using 1:(lo(\$5)) with linespoints lw 2 lc i pt 7 title "bf16 accumulation (before), ".word(D, i), \
+     for [i=1:3] f index (i-1) using 1:(lo(\$6)) with linespoints lw 2 lc i dt 2 pt 6 title "f32 accumulation (after), ".word(D, i)
 unset multiplot
 GP
 }
-{ echo 'set terminal svg size 1400,600 dynamic'; echo "set output '$out/precision.svg'"; plot; } | gnuplot || exit 1
-{ echo 'set terminal png size 1400,600'; echo "set output '$out/precision.png'"; plot; } | gnuplot || exit 1
+{ echo 'set terminal svg size 1400,680 dynamic'; echo "set output '$out/precision.svg'"; plot; } | gnuplot || exit 1
+{ echo 'set terminal pngcairo size 1400,680'; echo "set output '$out/precision.png'"; plot; } | gnuplot || exit 1
 echo "precision-sweep: $out/precision.svg, $out/precision.png"
