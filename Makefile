@@ -102,12 +102,14 @@ demo:
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 4 \
 	  $(BUILD)/hlo-check --passes=default $(DEMO_HLO)
 
-# The validation suite: hlo-check --passes=default over corpus/ at 1, 2, 4
-# and 8 ranks against each module's expectation (also part of test), then
+# The validation suite: hlo-check --passes=default --prove over corpus/ at 1,
+# 2, 4 and 8 ranks against each module's expectation, validate.sh and
+# ci-gate.sh on a directory of one's own modules (both also part of test), then
 # every real dump run and checked, the MaxText steps with --local (tens of
 # minutes: not part of test).
 validate: all
-	scripts/validate.sh $(BUILD)
+	scripts/validate.sh --prove $(BUILD)
+	scripts/test_validate.sh $(BUILD)
 	scripts/run_real_dumps.sh --local $(BUILD)
 
 # Open MPI keeps memory at exit that LeakSanitizer cannot attribute (its
