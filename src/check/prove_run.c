@@ -256,12 +256,9 @@ static bool eval_async_start(ProveRun *r, const IrInstr *instr, PVal *const *ops
             return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: async-start without calls=");
         ok = run_comp(r, callee, ops, instr->n_operands, &res, err);
     } else {
-        IrInstr wrapped = *instr;
-        IrInstrInfo info = *instr->info;
-        wrapped.info = &info;
-        wrapped.op = instr->info->async_wrapped;
-        info.async_wrapped = IR_OP_COUNT;
-        wrapped.shape = (IrShape *)interp_start_result_shape(instr);
+        IrInstr wrapped;
+        IrInstrInfo info;
+        interp_async_wrapped_op(instr, &wrapped, &info);
         ok = eval_one(r, &wrapped, ops, &res, err);
     }
     if (!ok)

@@ -412,6 +412,16 @@ static Value *zero_value(const IrShape *s, Error *err)
     return value_build_tuple(s, zero_element, NULL, err);
 }
 
+void interp_async_wrapped_op(const IrInstr *start, IrInstr *wrapped, IrInstrInfo *info)
+{
+    *wrapped = *start;          /* the wrapped op, on a copy with its own info */
+    *info = *start->info;
+    wrapped->info = info;
+    wrapped->op = start->info->async_wrapped;
+    info->async_wrapped = IR_OP_COUNT;
+    wrapped->shape = (IrShape *)interp_start_result_shape(start);
+}
+
 bool interp_wrap_start(const IrInstr *instr, Value *const *args, Value *result, Value **out, Error *err)
 {
     const IrShape *s = instr->shape;
@@ -460,12 +470,9 @@ static bool eval_async_start(Interp *it, const IrInstr *instr, Value *const *arg
             return eval_unsupported(instr, err);
         ok = run_computation(it, callee, args, instr->n_operands, &result, err);
     } else {
-        IrInstr wrapped = *instr;       /* the wrapped op, on a copy with its own info */
-        IrInstrInfo info = *instr->info;
-        wrapped.info = &info;
-        wrapped.op = instr->info->async_wrapped;
-        info.async_wrapped = IR_OP_COUNT;
-        wrapped.shape = (IrShape *)interp_start_result_shape(instr);
+        IrInstr wrapped;
+        IrInstrInfo info;
+        interp_async_wrapped_op(instr, &wrapped, &info);
         ok = eval_instr(it, &wrapped, args, &result, err);
     }
     return ok && interp_wrap_start(instr, args, result, out, err);

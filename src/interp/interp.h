@@ -118,6 +118,10 @@ bool interp_eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Val
  * collective-permute-start and async-start; the whole shape for
  * all-reduce-start. */
 const IrShape *interp_start_result_shape(const IrInstr *instr);
+/* The op a sugared async -start (reduce-scatter-start, ...) wraps, as a copy
+ * of start with its own info: the wrapped opcode, the result part of the
+ * shape. */
+void interp_async_wrapped_op(const IrInstr *start, IrInstr *wrapped, IrInstrInfo *info);
 /* Wraps a -start's result (taking its reference) into instr's declared
  * tuple: (operands, result, zeroed contexts...). */
 bool interp_wrap_start(const IrInstr *instr, Value *const *args, Value *result, Value **out, Error *err);
