@@ -809,6 +809,33 @@ bool ir_write_module_file(const IrModule *m, const char *path, Error *err)
     return ok;
 }
 
+/* The copy is parsed from printed text, so its locations would name lines
+ * of that text, not of the file the user gave: each computation and
+ * instruction takes its original's line and column instead (line 0 for
+ * what a pass made).  The copy prints computations and instructions in the
+ * same order, which the names confirm. */
+static void keep_locations(IrModule *c, const IrModule *m)
+{
+    if (c->n_computations != m->n_computations)
+        return;
+    for (int k = 0; k < m->n_computations; k++) {
+        IrComputation *cc = c->computations[k];
+        const IrComputation *mc = m->computations[k];
+        if (cc->n_instrs != mc->n_instrs || strcmp(cc->name, mc->name) != 0)
+            continue;
+        cc->loc.line = mc->loc.line;
+        cc->loc.col = mc->loc.col;
+        for (int i = 0; i < mc->n_instrs; i++) {
+            IrInstr *ci = cc->instrs[i];
+            const IrInstr *mi = mc->instrs[i];
+            if (strcmp(ci->name, mi->name) == 0) {
+                ci->info->loc.line = mi->info->loc.line;
+                ci->info->loc.col = mi->info->loc.col;
+            }
+        }
+    }
+}
+
 IrModule *ir_module_copy(const IrModule *m, Error *err)
 {
     StrBuf text;
@@ -816,6 +843,8 @@ IrModule *ir_module_copy(const IrModule *m, Error *err)
     ir_print_module(&text, m);
     IrModule *c = ir_parse_module(text.s, text.len, m->file, err);
     strbuf_free(&text);
+    if (c)
+        keep_locations(c, m);
     return c;
 }
 
