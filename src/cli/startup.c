@@ -18,7 +18,14 @@ static uint64_t mix(uint64_t h, const void *p, size_t n)
 
 uint64_t startup_hash_file(const char *path)
 {
-    FILE *f = path && strcmp(path, "-") != 0 ? fopen(path, "rb") : NULL;
+    if (!path || strcmp(path, "-") == 0)
+        return 0;
+    /* A pipe (`hlo-run <(zcat m.hlo.gz)`) or a device can be read only
+     * once, and the module is read from it next: hashed by its name. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return mix(SEED ^ 1, path, strlen(path));
+    FILE *f = fopen(path, "rb");
     if (!f)
         return 0;
     uint64_t h = SEED;

@@ -17,7 +17,8 @@ typedef struct StartupItem {
 #define STARTUP_MAX_ITEMS 8
 
 /* A hash of a file's bytes (0 when it cannot be read: then every rank must
- * fail to read it alike). */
+ * fail to read it alike); of its name alone when it is not a regular file
+ * (a pipe must be left for the parser to read). */
 uint64_t startup_hash_file(const char *path);
 /* A hash of the flags on the command line and their values (read with
  * the tool's flag table), leaving out the positional words (the files,

@@ -21,9 +21,11 @@
 #include "interp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define NPY_PREFIX_V1 10            /* magic, version, 2-byte header length */
@@ -504,6 +506,32 @@ static bool read_elements(NpyFile *nf, Value *v, ReadMode mode, bool *rounded, E
     return true;
 }
 
+/* path opened for reading when it is a regular file.  Opened without
+ * blocking first: a FIFO named as an input would otherwise wait forever
+ * for a writer, and a directory or device has no size to agree on. */
+static FILE *open_regular(const char *path, Error *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        io_error(path, err, "cannot open");
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "not a regular file (a %s): inputs are .npy files",
+                  S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "pipe" : "device or socket");
+        return NULL;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        io_error(path, err, "cannot open");
+    }
+    return f;
+}
+
 Value *npy_read(const char *path, const IrShape *s, bool *rounded, Error *err)
 {
     IrLoc loc = { path, 0, 0 };
@@ -513,11 +541,9 @@ Value *npy_read(const char *path, const IrShape *s, bool *rounded, Error *err)
         error_set(err, ERR_UNSUPPORTED, loc, "a .npy file holds one array; the parameter is %s", ir_shape_str(s));
         return NULL;
     }
-    NpyFile nf = { .path = path, .f = fopen(path, "rb") };
-    if (!nf.f) {
-        io_error(path, err, "cannot open");
+    NpyFile nf = { .path = path, .f = open_regular(path, err) };
+    if (!nf.f)
         return NULL;
-    }
     Value *v = NULL;
     ReadMode mode;
     if (read_header(&nf, err) && check_fits(&nf, s, &mode, err)) {
