@@ -2,10 +2,14 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const CliFlag *find_flag(const CliFlag *flags, int n, const char *arg, size_t len)
 {
@@ -85,7 +89,7 @@ static bool set_value(const CliFlag *f, const char *v, void *opts, char *msg, si
         break;
     case CLI_DOUBLE:
         *(double *)field = strtod(v, &end);
-        if (*v && !*end && !errno)
+        if (*v && !*end && !errno && isfinite(*(double *)field))   /* no nan, no inf */
             return true;
         break;
     case CLI_STRING:
@@ -175,4 +179,20 @@ bool cli_same_file(const char *a, const char *b)
     if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
         return false;
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool cli_can_create(const char *path, char *why, size_t why_n)
+{
+    if (!path || strcmp(path, "-") == 0)
+        return true;
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s.tmp.%ld.probe", path, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0) {
+        snprintf(why, why_n, "%s: cannot be written (%s)", path, strerror(errno));
+        return false;
+    }
+    close(fd);
+    unlink(probe);
+    return true;
 }

@@ -38,5 +38,10 @@ void cli_print_help(FILE *out, const char *usage, const CliFlag *flags, int n_fl
  * An output that is an input is refused by every tool: nothing the user
  * gave is overwritten. */
 bool cli_same_file(const char *a, const char *b);
+/* Whether a file can be created beside path (the way every output is
+ * written: a temporary file renamed over it), tried before any work so that
+ * a report a CI job asked for is not lost after a long run; why says what
+ * stops it. */
+bool cli_can_create(const char *path, char *why, size_t why_n);
 
 #endif /* CLI_H */

@@ -157,6 +157,8 @@ static void parse_args(Tool *t, int argc, char **argv)
         usage_error(t, "--trials must be at least 1");
     if (t->o.timeout < 0)
         usage_error(t, "--timeout must be positive");
+    if (t->o.atol < 0 || t->o.rtol < 0)
+        usage_error(t, "--atol and --rtol take a tolerance of at least 0");
     const char *outs[] = { t->o.out_path, t->o.json, t->o.junit };
     static const char *const out_flags[] = { "-o", "--json", "--junit" };
     for (int k = 0; k < 3; k++)
@@ -166,6 +168,14 @@ static void parse_args(Tool *t, int argc, char **argv)
                          outs[k]);
                 usage_error(t, msg);
             }
+    /* Rank 0 writes the files: it alone tries, and tells the others. */
+    int64_t writable = 1;
+    msg[0] = 0;
+    for (int k = 0; k < 3 && t->rank == 0 && writable; k++)
+        writable = cli_can_create(outs[k], msg, sizeof msg);
+    coll_bcast(t->c, &writable, sizeof writable, 0);
+    if (!writable)
+        usage_error(t, msg);
     t->max_memory_given = t->o.max_memory != 0;
     if (t->o.max_memory)
         snprintf(t->max_memory_why, sizeof t->max_memory_why, "as given");

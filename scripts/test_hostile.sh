@@ -1,0 +1,74 @@
+#!/bin/bash
+# test_hostile.sh [BUILD-DIR]: inputs no user should give, each of which
+# must end in exit 2 with a message naming the place (file:line:col, the
+# flag or the file), never a crash, a hang, an exit 3 or a wrong verdict:
+#   * modules made here that are too large to keep as files: calls nested
+#     deeper than the interpreter's stack allows, endless module text;
+#   * flag values that parse as numbers but mean nothing (nan, inf,
+#     negative tolerances) and report paths that cannot be written, found
+#     before any work rather than after a long check.
+# The small hostile modules are cases of tests/ir/malformed (run_golden.sh).
+# One line per case, then "hostile: N passed, N failed"; exit 1 on any
+# failure.  With TALLY set, appends "passed failed" to it.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+[ -x "$build/hlo-opt" ] && [ -x "$build/hlo-run" ] && [ -x "$build/hlo-check" ] ||
+    { echo "hostile: no $build/hlo-opt: build first (make)" >&2; exit 2; }
+build=$(cd "$build" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 2
+
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; [ -s err ] && sed 's/^/    /' err | head -n 5; }
+
+# t NAME WANT-RC PATTERN TOOL ARGS...: runs TOOL (alone, 30 s at most) and
+# checks the exit status and that stderr matches PATTERN (grep -E).
+t() {
+    local name=$1 want=$2 pat=$3
+    shift 3
+    timeout 30 "$build/$@" >out 2>err </dev/null
+    local rc=$?
+    if [ $rc -ne "$want" ]; then
+        bad "$name" "exit $rc, want $want"
+    elif ! grep -Eq -- "$pat" err; then
+        bad "$name" "stderr lacks /$pat/"
+    else
+        ok "$name"
+    fi
+}
+
+cat >add.hlo <<'EOF'
+HloModule add
+ENTRY %e {
+  %x = f32[2,3] parameter(0)
+  %y = f32[2,3] parameter(1)
+  ROOT %a = f32[2,3] add(%x, %y)
+}
+EOF
+
+# ---- Flags
+
+t "--rtol below 0 is refused, not a difference found" 2 'take a tolerance of at least 0' \
+    hlo-check add.hlo add.hlo --compare=tol --rtol=-1
+t "--atol=nan is refused" 2 "--atol: bad value 'nan'" hlo-check add.hlo add.hlo --compare=tol --atol=nan
+t "--timeout=inf is refused (hlo-check)" 2 "--timeout: bad value 'inf'" hlo-check add.hlo add.hlo --timeout=inf
+t "--timeout=nan is refused (hlo-run)" 2 "--timeout: bad value 'nan'" hlo-run add.hlo --timeout=nan
+t "--json in a directory that does not exist: refused before any work" 2 \
+    'no/such/dir/r.json: cannot be written \(No such file or directory\)' \
+    hlo-check add.hlo add.hlo --json no/such/dir/r.json
+t "--junit in a directory that does not exist: refused before any work" 2 'j.xml: cannot be written' \
+    hlo-check add.hlo add.hlo --junit no/such/dir/j.xml
+if timeout 30 "$build/hlo-check" add.hlo add.hlo --json r.json >out 2>err && [ -s r.json ] &&
+   [ "$(ls | grep -c 'probe')" -eq 0 ]; then
+    ok "--json in a writable place is written, and the probe leaves nothing behind"
+else
+    bad "--json in a writable place is written, and the probe leaves nothing behind" "$(ls | tr '\n' ' ')"
+fi
+
+[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
+echo "hostile: $pass passed, $fail failed"
+[ $fail -eq 0 ]
