@@ -417,6 +417,22 @@ for tool in "$run" "$check_tool"; do
     fi
 done
 
+# A module read from a pipe (process substitution) is read once, by the
+# parser: the start-up agreement hashes a pipe by its name.  An input that
+# is a pipe, a directory or a device is refused without waiting on it.
+hr 0 <(cat add.hlo) --seed 5
+expect "a module from a pipe (<(cat m.hlo)) runs" 0 '^rank 0: out0 = '
+mkdir -p odd_in
+cp agree_out/out0.rank0.npy odd_in/param0.rank0.npy
+mkfifo odd_in/param1.rank0.npy
+hr 0 add.hlo --inputs odd_in
+expect "an input that is a FIFO is refused at once, not waited on" 2 \
+    'odd_in/param1.rank0.npy: error: not a regular file \(a pipe\)'
+rm odd_in/param1.rank0.npy
+mkdir odd_in/param1.rank0.npy
+hr 0 add.hlo --inputs odd_in
+expect "an input that is a directory is refused" 2 'not a regular file \(a directory\)'
+
 # --timeout: a loop that never ends, a rank stuck in a collective its peer
 # never joins: the job ends after S seconds plus a bounded grace, exit 3,
 # each rank naming the instruction it was in.
@@ -435,6 +451,51 @@ for case in "loop_forever.hlo|$run|rank 0: --timeout 2 s passed, in instruction 
         ok "--timeout 2 on $m ($(basename "$tool")): exit 3 after $took ms, naming the instruction"
     else
         bad "--timeout 2 on $m ($(basename "$tool"))" "exit $rc after $took ms"
+    fi
+done
+
+# Rank faults made real by the kernel, not simulated: under mpirun's MPMD
+# form one rank runs under a resource limit.  `ulimit -v` makes replica 1's
+# 1 GB allocation fail while replica 0 waits in the next all-reduce; `ulimit
+# -t 1` has the kernel kill replica 1 while it spins and replica 0 waits in
+# an all-reduce.  Every rank must end within a bounded time, the failing
+# rank's message printed once.  ASan reserves terabytes of address space,
+# so the allocation cases are skipped on a sanitized build.
+sanitized=0
+ldd "$run" 2>/dev/null | grep -q libasan && sanitized=1
+# mpmd N-TOOL-ARGS LIMIT: rank 0 plain, rank 1 under `ulimit LIMIT`; out, err, rc, took (ms).
+mpmd() {
+    local limit=$1
+    shift
+    t0=$(date +%s%N)
+    timeout 60 "${mpirun_cmd[@]}" -np 1 "$@" : -np 1 sh -c "ulimit $limit && exec \"\$@\"" sh "$@" \
+        >out 2>err </dev/null
+    rc=$?
+    took=$((($(date +%s%N) - t0) / 1000000))
+}
+for tool in "$run" "$check"; do
+    name=$(basename "$tool")
+    args=("$root/tests/tools/big_after_all_reduce.hlo")
+    [ "$tool" = "$check" ] && args+=("$root/tests/tools/big_after_all_reduce.hlo" --trials=1)
+    if [ $sanitized -eq 1 ]; then
+        skip "an allocation failing on one rank mid-run ($name)" "ulimit -v and ASan do not mix"
+    else
+        mpmd "-v 500000" "$tool" "${args[@]}"
+        if [ $rc -eq 3 ] && [ $took -lt 20000 ] &&
+           [ "$(grep -c 'rank 1: .*big_after_all_reduce.hlo:16:3: error: out of memory allocating 1000000000 bytes' err)" -eq 1 ] &&
+           [ "$(grep -c 'out of memory' err)" -eq 1 ]; then
+            ok "an allocation failing on one rank mid-run ($name): exit 3 after $took ms, its message once"
+        else
+            bad "an allocation failing on one rank mid-run ($name)" "exit $rc after $took ms"
+        fi
+    fi
+    args=("$root/tests/tools/spin_on_rank1.hlo")
+    [ "$tool" = "$check" ] && args+=("$root/tests/tools/spin_on_rank1.hlo" --trials=1)
+    mpmd "-t 1" "$tool" "${args[@]}"
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -lt 15000 ] && grep -q 'rank 1 .*exited on signal' err; then
+        ok "a rank killed while the other waits in an all-reduce ($name): exit $rc after $took ms"
+    else
+        bad "a rank killed while the other waits in an all-reduce ($name)" "exit $rc after $took ms"
     fi
 done
 
