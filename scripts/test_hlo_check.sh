@@ -161,6 +161,14 @@ else
     bad "--shrink" "exit $rc"
 fi
 
+# Runs the first command of DIR/command.txt (a shrunk pair's check) from
+# $tmp, output in $tmp/out; its exit code.
+replay() {
+    local cmd
+    cmd=$(head -n 1 "$1/command.txt")
+    (cd "$tmp" && PATH=$build:$PATH OMPI_MCA_mpi_yield_when_idle=1 timeout 300 bash -c "$cmd" </dev/null >"$tmp/out" 2>"$tmp/err")
+}
+
 # --shrink cuts a chain down to the instructions whose values differ: what
 # both compute alike becomes a parameter holding its per-rank value (a
 # constant when it is one small value on every rank), unused parameters go,
@@ -208,8 +216,7 @@ if [ $rc -eq 1 ] && grep -q "2 instructions replaced by parameters, 1 by constan
    ! grep -qE "exponential|tanh|sqrt|%p = |%q = |%r = " "$sb" && grep -q "%a1 = f32\[\] parameter(0)" "$sb" &&
    grep -q "%t1 = f32\[\] parameter(1)" "$sb" && grep -q "all-reduce" "$sb" && grep -q "%sk = f32\[\] constant(2)" "$sb" &&
    [ -f "$tmp/chain/param1.rank3.npy" ] && [ ! -f "$tmp/chain/param2.rank0.npy" ]; then
-    cmd=$(head -n 1 "$tmp/chain/command.txt")
-    (cd "$tmp" && PATH=$build:$PATH OMPI_MCA_mpi_yield_when_idle=1 timeout 300 bash -c "$cmd" </dev/null >"$tmp/out" 2>"$tmp/err")
+    replay "$tmp/chain"
     rc2=$?
     if [ $rc2 -eq 1 ] && grep -q "given inputs" "$tmp/out"; then
         ok "--shrink: a chain cut to its differing instructions; command.txt reproduces it"
@@ -259,20 +266,90 @@ else
     bad "--shrink one rank" "exit $rc"
 fi
 
-# --shrink keeps shapes and ranks a pair needs: #92's known-unsound case
-# (an all-gather and a dynamic-slice at a per-partition offset) loses only
-# the partition-id, which becomes a per-rank parameter.
+# --shrink cuts shapes to what the failing element depends on: #92's
+# known-unsound case (an all-gather and a dynamic-slice at a per-partition
+# offset) loses the partition-id, which becomes a per-rank parameter; the
+# gathered input shrinks to the one shard row the element reads (the
+# run-time offsets keep their dimensions whole) and the output to that
+# element; its one group of 4 keeps the 4 ranks.
 mpi 4 "$check" --passes=default --shrink --save-counterexample="$tmp/ds" \
     "$root/corpus/aws_neuron_flip_all_gather_dynamic_slice/unsound_partition_id_index.hlo"
 rc=$?
-if [ $rc -eq 1 ] && grep -q "shrunk from 8 + 8 to 5 + 5 instructions (still different), written" "$tmp/out" &&
-   ! grep -q "cut to element" "$tmp/out" && grep -q "num_partitions=4" "$tmp/ds/before.hlo" &&
+if [ $rc -eq 1 ] && grep -q "shrunk from 8 + 8 to 7 + 7 instructions (still different), written" "$tmp/out" &&
+   grep -q "shapes cut to what element \[2,0,0\] of the output depends on" "$tmp/out" &&
+   grep -q "num_partitions=4" "$tmp/ds/before.hlo" && grep -q "%x = f32\[1,8,8\] parameter(0)" "$tmp/ds/before.hlo" &&
+   grep -q "ROOT .* = f32\[1,1,1\] slice" "$tmp/ds/after.hlo" &&
    grep -q "all-gather" "$tmp/ds/before.hlo" && ! grep -q "partition-id" "$tmp/ds/before.hlo" &&
    [ -f "$tmp/ds/param1.rank3.npy" ]; then
-    ok "--shrink: a gather-dependent difference keeps its shapes and its 4 ranks"
+    ok "--shrink: a gather-dependent difference cut to the failing element's shard, its 4 ranks kept"
 else
-    bad "--shrink keeps what the pair needs" "exit $rc"
+    bad "--shrink cuts shapes" "exit $rc"
 fi
+
+# --shrink cuts the rank count to the failing rank's groups: the pair
+# differs only in the order of group {2,3}, so ranks 2 and 3 alone, as 0
+# and 1 with their inputs, show it under mpirun -np 2.
+cat >"$tmp/groups_b.hlo" <<'EOF'
+HloModule swapped, replica_count=4
+
+ENTRY %main (x: f32[2,4]) -> f32[2,8] {
+  %x = f32[2,4]{1,0} parameter(0)
+  %e = f32[2,4]{1,0} exponential(%x)
+  %ag = f32[2,8]{1,0} all-gather(%e), replica_groups={{0,1},{2,3}}, dimensions={1}
+  ROOT %t = f32[2,8]{1,0} negate(%ag)
+}
+EOF
+sed 's/{2,3}}/{3,2}}/' "$tmp/groups_b.hlo" >"$tmp/groups_a.hlo"
+mpi 4 "$check" "$tmp/groups_b.hlo" "$tmp/groups_a.hlo" --shrink --save-counterexample="$tmp/groups"
+rc=$?
+want=$(grep -o "rank 2, output 0, element \[0,0\]: before [^ ]*, after [^ ]*" "$tmp/out" | sed 's/rank 2/rank 0/')
+if [ $rc -eq 1 ] && grep -q "and from 4 ranks to 2 (the ranks the failing one hears from" "$tmp/out" &&
+   grep -q "replica_count=2" "$tmp/groups/before.hlo" && grep -q "replica_groups={{1,0}}" "$tmp/groups/after.hlo" &&
+   [ -f "$tmp/groups/param0.rank1.npy" ] && [ ! -f "$tmp/groups/param0.rank2.npy" ] &&
+   grep -q "^mpirun --oversubscribe -np 2 hlo-check" "$tmp/groups/command.txt" && [ -n "$want" ]; then
+    replay "$tmp/groups"
+    rc2=$?
+    if [ $rc2 -eq 1 ] && grep -qF "$want" "$tmp/out"; then
+        ok "--shrink: cut from 4 ranks to the failing rank's group of 2, renumbered; command.txt shows the same values"
+    else
+        bad "--shrink group replay" "command.txt gives exit $rc2"
+    fi
+else
+    bad "--shrink to a group" "exit $rc"
+fi
+
+# --per-pass --shrink on every known-unsound corpus case (kind unsound in
+# its .expect, at its rank count): the guilty pass is the one the .expect
+# names, the written pair has at most 10 instructions on each side, and its
+# command.txt replays the difference (exit 1).  A pair judged by accuracy
+# has no bitwise difference to shrink: --compare=exact then shrinks one.
+entry_instrs() { awk '/^ENTRY/ { on = 1; next } on && /^}/ { on = 0 } on && / = / { n++ } END { print n + 0 }' "$1"; }
+for exp in $(grep -l '^kind: unsound' $(find "$root/corpus" -name '*.expect' | sort)); do
+    hlo=${exp%.expect}.hlo name=$(basename "${exp%.expect}") flip=$(sed -n 's/^pass: *//p' "$exp")
+    n=$(sed -n 's/^ranks: *//p' "$exp" | cut -d, -f1)
+    dir=$tmp/unsound_$name extra=()
+    mpi "$n" "$check" --passes="$flip" --per-pass --shrink --save-counterexample="$dir" "$hlo"
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q "judged by accuracy, with no bitwise difference to keep" "$tmp/out"; then
+        extra=(--compare=exact)
+        mpi "$n" "$check" --passes="$flip" --per-pass --shrink "${extra[@]}" --save-counterexample="$dir" "$hlo"
+        rc=$?
+    fi
+    if [ $rc -ne 1 ] || ! grep -q "first pass that breaks equivalence is #[0-9]* $flip\$" "$tmp/out" ||
+       ! grep -q "(still different)" "$tmp/out" || [ ! -f "$dir/before.hlo" ]; then
+        bad "--per-pass --shrink $name @ $n" "exit $rc"
+        continue
+    fi
+    counts=$(grep -o "shrunk from [0-9]* + [0-9]* to [0-9]* + [0-9]*" "$tmp/out" | sed 's/shrunk //')
+    nb=$(entry_instrs "$dir/before.hlo") na=$(entry_instrs "$dir/after.hlo")
+    replay "$dir"
+    rc2=$?
+    if [ "$nb" -le 10 ] && [ "$na" -le 10 ] && [ $rc2 -eq 1 ]; then
+        ok "--per-pass --shrink $name @ $n${extra[*]:+ ${extra[*]}}: $flip named, $counts instructions, replays"
+    else
+        bad "--per-pass --shrink $name @ $n" "$nb + $na instructions (want <= 10 each), replay exit $rc2"
+    fi
+done
 
 # --shrink on a pair judged by accuracy says why it has nothing to shrink;
 # --compare=exact shrinks its first bitwise difference instead.

@@ -377,6 +377,28 @@ bool check_shrink_copy(const CheckShrink *s, CheckShrink *copy, Error *err);
  * array, inputs included.  False (s unchanged) when the pair does not allow
  * it; the caller checks the result again. */
 bool check_shrink_to_element(CheckShrink *s, int64_t index, Error *err);
+/* m through its text (fresh name maps, as a user reads the written file),
+ * verified; m is freed.  NULL with err when it does not verify. */
+IrModule *check_shrink_fresh(IrModule *m, Error *err);
+/* Replaces s's pair and inputs (one reference each, taken over). */
+void check_shrink_install(CheckShrink *s, IrModule *before, IrModule *after, Value **inputs);
+/* shrink_shape.c: cuts a shrunk pair of array instructions to what element
+ * `index` of its root depends on: every instruction computes only the box
+ * of its value that element reads (slices, transposes, reshapes,
+ * broadcasts, concatenates, reductions, all-gathers, reduce-scatters and
+ * element-wise ops given smaller shapes, inputs cut to their boxes, slices
+ * where an op computes more).  False (s unchanged) when nothing gets
+ * smaller; a heuristic: the caller checks the result again. */
+bool check_shrink_to_box(CheckShrink *s, int64_t index, Error *err);
+/* shrink_ranks.c: the ranks rank's results depend on in before and after
+ * (rank, closed under every collective's replica groups), ascending in
+ * ranks[] (world entries); their count when fewer than world and the pair
+ * can be run on them alone (one partition, explicit or iota groups, no
+ * replica-id / partition-id / point-to-point op), else 0. */
+int check_rank_subset(const IrModule *before, const IrModule *after, int world, int rank, int *ranks);
+/* m for ranks[0..n) alone, renumbered 0..n-1: the groups inside them kept
+ * with their ids mapped, the header saying n replicas; verified. */
+IrModule *check_renumber_ranks(const IrModule *m, const int *ranks, int n, Error *err);
 /* Whether m's result on one device depends on nothing but that device's
  * inputs: no collective, no replica-id / partition-id, no async or
  * custom-call op anywhere in it. */
@@ -393,8 +415,11 @@ typedef struct CheckShrunk {
     CheckDifference diff;       /* its first difference, checked again on its inputs */
     char where[96];             /* the whole pair's failing element, before any cut */
     bool element;               /* cut to that element, as scalars */
+    bool box;                   /* cut to the boxes that element depends on */
     bool alone;                 /* the failing rank's inputs show it on one device */
-    int failing_rank;
+    int failing_rank;           /* in the pair's numbering (after a rank cut, its new number) */
+    int ranks;                  /* the ranks the pair runs on: the world, or fewer after a
+                                 * rank cut (the first ranks then hold the kept ranks' inputs) */
 } CheckShrunk;
 /* Shrinks a pair that differs (rep with rep->diff.found), checks it again on
  * its own inputs, cuts it to the failing element and to one rank where it

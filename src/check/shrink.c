@@ -414,8 +414,13 @@ static IrModule *cut_module(const IrModule *m, const IrShape *d, int64_t index, 
             ir_replace_all_uses(e, x, x->operands[0]);
     }
     remove_dead(c);
-    IrModule *fresh = ir_module_copy(c, err);
-    ir_module_free(c);
+    return check_shrink_fresh(c, err);
+}
+
+IrModule *check_shrink_fresh(IrModule *m, Error *err)
+{
+    IrModule *fresh = ir_module_copy(m, err);
+    ir_module_free(m);
     if (fresh && !ir_verify_module(fresh, err)) {
         ir_module_free(fresh);
         return NULL;
@@ -451,17 +456,22 @@ bool check_shrink_to_element(CheckShrink *s, int64_t index, Error *err)
         ir_module_free(a);
         return false;
     }
+    check_shrink_install(s, b, a, in);
+    return true;
+}
+
+void check_shrink_install(CheckShrink *s, IrModule *before, IrModule *after, Value **inputs)
+{
     for (int p = 0; p < s->n_inputs; p++)
         value_release(s->inputs[p]);
     free(s->inputs);
-    s->inputs = in;
+    s->inputs = inputs;
     ir_module_free(s->before);
     ir_module_free(s->after);
-    s->before = b;
-    s->after = a;
-    s->instrs[0][1] = b->entry->n_instrs;
-    s->instrs[1][1] = a->entry->n_instrs;
-    return true;
+    s->before = before;
+    s->after = after;
+    s->instrs[0][1] = before->entry->n_instrs;
+    s->instrs[1][1] = after->entry->n_instrs;
 }
 
 /* ---- Fewer ranks */

@@ -7,6 +7,7 @@
 #include "coll.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -26,16 +27,20 @@ static bool still_differs(Coll *c, const CheckOptions *co, const CheckShrink *s,
     return true;
 }
 
-/* Cuts a pair that works element by element down to its first differing
- * element (scalars), when it still differs so; else leaves it as it was. */
-static bool cut_to_element(Coll *c, const CheckOptions *co, CheckShrink *s, CheckDifference *diff, bool *cut,
-                           Error *err)
+/* A cut of a shrunk pair to what its failing element needs: false with
+ * the pair unchanged when it does not apply. */
+typedef bool (*CutFn)(CheckShrink *s, int64_t index, Error *err);
+
+/* Cuts the pair with cut at its first differing element and keeps the cut
+ * when it still differs (*cut); else leaves the pair as it was. */
+static bool try_cut(Coll *c, const CheckOptions *co, CutFn cut_fn, CheckShrink *s, CheckDifference *diff, bool *cut,
+                    Error *err)
 {
     CheckShrink keep;
     *cut = false;
     if (!coll_all_ok(c, check_shrink_copy(s, &keep, err)))
         return false;
-    bool made = check_shrink_to_element(s, diff->index, err);
+    bool made = cut_fn(s, diff->index, err);
     if (!coll_all_ok(c, made || err->code == ERR_OK)) {
         check_shrink_free(&keep);
         return false;
@@ -51,7 +56,7 @@ static bool cut_to_element(Coll *c, const CheckOptions *co, CheckShrink *s, Chec
         check_shrink_free(&keep);
         return true;
     }
-    if (made) {                 /* cannot happen: element-wise means element i alone */
+    if (made) {                 /* the cut lost the difference: back to the pair */
         check_shrink_free(s);
         *s = keep;
     } else {
@@ -75,6 +80,72 @@ static bool differs_on_one_rank(Coll *c, const CheckShrink *s, int failing_rank)
     }
     coll_bcast(c, &alone, sizeof alone, failing_rank);
     return alone != 0;
+}
+
+/* Values of b's parameter shapes: on rank i < n, rank ids[i]'s inputs
+ * (each sent to all by its owner); on the others, their own. */
+static Value **move_inputs(Coll *c, const CheckShrink *s, const IrModule *b, const int *ids, int n, Error *err)
+{
+    int rank = coll_rank(c);
+    Value **in = xcalloc((size_t)s->n_inputs + 1, sizeof *in);
+    for (int p = 0; p < s->n_inputs; p++) {
+        if (!(in[p] = value_new_array(b->entry->params[p]->shape, err))) {
+            fputs("hlocheck: out of memory\n", stderr);
+            exit(3);
+        }
+        memcpy(in[p]->data, s->inputs[p]->data, value_bytes(in[p]));
+    }
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < s->n_inputs; p++) {
+            size_t bytes = value_bytes(in[p]);
+            char *buf = xcalloc(bytes + 1, 1);
+            if (rank == ids[i])
+                memcpy(buf, s->inputs[p]->data, bytes);
+            coll_bcast(c, buf, bytes, ids[i]);
+            if (rank == i)
+                memcpy(in[p]->data, buf, bytes);
+            free(buf);
+        }
+    return in;
+}
+
+/* The pair on the ranks its failing rank depends on alone, when they are
+ * fewer than the world (check_rank_subset): checked again on those ranks'
+ * inputs, narrowed to them, and kept when it still differs. */
+static void cut_ranks(Coll *c, const CheckOptions *co, CheckShrunk *out)
+{
+    int world = coll_world(c);
+    int *ids = xcalloc((size_t)world + 1, sizeof *ids);
+    int n = check_rank_subset(out->s.before, out->s.after, world, out->failing_rank, ids);
+    for (int p = 0; n && p < out->s.n_inputs; p++)
+        if (!ir_shape_is_array(out->s.inputs[p]->shape))
+            n = 0;
+    Error err = { 0 };
+    CheckShrink cut = out->s;
+    cut.before = n ? check_renumber_ranks(out->s.before, ids, n, &err) : NULL;
+    cut.after = cut.before ? check_renumber_ranks(out->s.after, ids, n, &err) : NULL;
+    cut.inputs = NULL;
+    if (coll_all_ok(c, cut.after != NULL)) {
+        cut.inputs = move_inputs(c, &out->s, cut.before, ids, n, &err);
+        CheckOptions narrow = *co;
+        narrow.replicas = narrow.partitions = 0;
+        CheckDifference d2 = { 0 };
+        bool ok = true;
+        if (coll_narrow(c, n))
+            ok = still_differs(c, &narrow, &cut, &d2, &err);
+        coll_widen(c);
+        coll_bcast(c, &d2, sizeof d2, 0);
+        if (coll_all_ok(c, ok) && d2.found) {
+            check_shrink_free(&out->s);
+            out->s = cut;
+            out->diff = d2;
+            out->ranks = n;
+            out->failing_rank = d2.rank;
+            cut = (CheckShrink){ 0 };
+        }
+    }
+    check_shrink_free(&cut);
+    free(ids);
 }
 
 static void set_one_device(IrModule *m)
@@ -103,9 +174,14 @@ bool check_shrink_pair(Coll *c, const IrModule *before, const IrModule *after, c
     if (!still)
         out->diff = rep->diff;
     memcpy(out->where, out->diff.where, sizeof out->where);
-    if (still && !cut_to_element(c, &quiet, &out->s, &out->diff, &out->element, err))
+    if (still && !try_cut(c, &quiet, check_shrink_to_element, &out->s, &out->diff, &out->element, err))
+        return false;
+    if (still && !out->element && !try_cut(c, &quiet, check_shrink_to_box, &out->s, &out->diff, &out->box, err))
         return false;
     out->failing_rank = out->diff.rank;
+    out->ranks = coll_world(c);
+    if (still && (!check_rank_free(out->s.before) || !check_rank_free(out->s.after)))
+        cut_ranks(c, &quiet, out);
     out->alone = still && differs_on_one_rank(c, &out->s, out->failing_rank);
     return true;
 }
@@ -119,7 +195,8 @@ bool check_shrunk_write(Coll *c, CheckShrunk *sh, const char *dir, const char *c
     }
     int rank = coll_rank(c);
     bool ok = true;
-    for (int p = 0; p < sh->s.n_inputs && ok && (!sh->alone || rank == sh->failing_rank); p++)
+    bool writes = sh->alone ? rank == sh->failing_rank : rank < sh->ranks;
+    for (int p = 0; p < sh->s.n_inputs && ok && writes; p++)
         ok = npy_write_param(dir, p, sh->alone ? 0 : rank, sh->s.inputs[p], err);
     if (!coll_all_ok(c, ok))
         return false;
@@ -132,7 +209,7 @@ bool check_shrunk_write(Coll *c, CheckShrunk *sh, const char *dir, const char *c
     snprintf(path, sizeof path, "%s/after.hlo", dir);
     if (!ir_write_module_file(sh->s.after, path, err))
         return false;
-    int world = sh->alone ? 1 : coll_world(c);
+    int world = sh->alone ? 1 : sh->ranks;
     snprintf(path, sizeof path, "%s/command.txt", dir);
     FILE *f = fopen(path, "w");
     if (!f)

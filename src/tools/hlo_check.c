@@ -396,6 +396,8 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
                s->to_constants, s->parameters_dropped);
         if (sh.element)
             printf("; element-wise: cut to element %s of the output, as scalars", sh.where);
+        if (sh.box)
+            printf("; shapes cut to what element %s of the output depends on", sh.where);
         printf("\n");
     }
     char bn[4096], an[4096];
@@ -403,7 +405,17 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
     snprintf(an, sizeof an, "%s/after.hlo", dir);
     co.inputs = s->inputs;
     co.n_inputs = s->n_inputs;
-    bool still = !check_with(t, &co, s->before, s->after, bn, an, true, NULL);
+    /* After a rank cut the pair runs on the first sh.ranks ranks alone. */
+    bool narrowed = sh.ranks < coll_world(t->c), still = true;
+    if (narrowed)
+        co.replicas = co.partitions = 0;
+    if (!narrowed || coll_narrow(t->c, sh.ranks))
+        still = !check_with(t, &co, s->before, s->after, bn, an, true, NULL);
+    if (narrowed)
+        coll_widen(t->c);
+    int64_t still64 = still;
+    coll_bcast(t->c, &still64, sizeof still64, 0);
+    still = still64 != 0;
     if (!check_shrunk_write(t->c, &sh, dir, compare, &err))
         fail_run(t, &err);
     if (t->rank == 0) {
@@ -411,6 +423,9 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
                s->instrs[0][1], s->instrs[1][1], still ? "still different" : "NOT reproduced: please report this");
         if (sh.alone)
             printf(" and from %d ranks to 1 (rank %d's inputs alone show it)", coll_world(t->c), sh.failing_rank);
+        else if (narrowed)
+            printf(" and from %d ranks to %d (the ranks the failing one hears from, renumbered; it is rank %d)",
+                   coll_world(t->c), sh.ranks, sh.failing_rank);
         printf(", written with its inputs and the command to %s/\n", dir);
     }
     check_shrink_free(&sh.s);
