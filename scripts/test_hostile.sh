@@ -69,6 +69,19 @@ else
     bad "--json in a writable place is written, and the probe leaves nothing behind" "$(ls | tr '\n' ' ')"
 fi
 
+# ---- Directories to write into
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+timeout 60 mpirun --oversubscribe -np 2 "$build/hlo-check" --passes=aws_neuron_flip_all_gather_reshape --shrink \
+    --save-counterexample new/nested/dir "$root/corpus/aws_neuron_flip_all_gather_reshape/unsound_interleave_rows.hlo" \
+    >out 2>err </dev/null
+rc=$?
+if [ $rc -eq 1 ] && [ -s new/nested/dir/before.hlo ] && [ -s new/nested/dir/command.txt ]; then
+    ok "--save-counterexample makes the directories it names (mkdir -p)"
+else
+    bad "--save-counterexample makes the directories it names (mkdir -p)" "exit $rc: $(ls -R new 2>&1 | tr '\n' ' ')"
+fi
+
 [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
 echo "hostile: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -583,8 +583,9 @@ static bool save_inputs(Run *r, const char *dir, Error *err)
 {
     const IrModule *m = r->before.m;
     int n = m->entry->n_params;
+    if (!ir_make_dirs(dir, err))
+        return false;
     Value **in = xcalloc((size_t)n + 1, sizeof *in);
-    mkdir(dir, 0777);
     bool ok = trial_inputs(r, r->rep->diff.seed, in, err);
     for (int i = 0; i < n && ok; i++)
         ok = npy_write_param(dir, i, r->rank, in[i], err);

@@ -188,7 +188,8 @@ bool check_shrink_pair(Coll *c, const IrModule *before, const IrModule *after, c
 
 bool check_shrunk_write(Coll *c, CheckShrunk *sh, const char *dir, const char *compare, Error *err)
 {
-    mkdir(dir, 0777);
+    if (!coll_all_ok(c, ir_make_dirs(dir, err)))
+        return false;
     if (sh->alone) {
         set_one_device(sh->s.before);
         set_one_device(sh->s.after);

@@ -561,6 +561,8 @@ bool ir_module_text_equal(const IrModule *a, const IrModule *b);
 /* Writes the module to path atomically (temp file in the same directory, then
  * rename); "-" or NULL writes to stdout. */
 bool ir_write_module_file(const IrModule *m, const char *path, Error *err);
+/* files.c: mkdir -p dir (an error naming the part that cannot be made). */
+bool ir_make_dirs(const char *dir, Error *err);
 /* A deep copy of m, through its text (so exactly what a user gets from the
  * printed module); NULL with err on failure. */
 IrModule *ir_module_copy(const IrModule *m, Error *err);

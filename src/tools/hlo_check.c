@@ -648,7 +648,8 @@ __attribute__((noreturn)) static void local_check(Tool *t, const IrModule *befor
         printf("hlo-check --local: %s vs %s: %d region%s where they differ\n", t->inputs[0], after_name, n,
                n == 1 ? "" : "s");
     if (t->o.regions_dir && t->rank == 0) {
-        mkdir(t->o.regions_dir, 0777);
+        if (!ir_make_dirs(t->o.regions_dir, &err))
+            fail_all(t, &err);
         for (int i = 0; i < n; i++) {
             char name[64];
             snprintf(name, sizeof name, "region%d.before.hlo", i + 1);

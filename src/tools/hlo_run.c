@@ -350,34 +350,11 @@ static void print_in_rank_order(Coll *c, const StrBuf *mine)
     fflush(stdout);
 }
 
-/* mkdir -p */
-static bool make_dirs(const char *dir, Error *err)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1;; p++) {
-        bool end = *p == '\0';
-        if (*p != '/' && !end)
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return error_set(err, ERR_IO, (IrLoc){ dir, 0, 0 }, "cannot create directory %s: %s", path,
-                             strerror(errno));
-        if (end)
-            break;
-        *p = '/';
-    }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return error_set(err, ERR_IO, (IrLoc){ dir, 0, 0 }, "not a directory");
-    return true;
-}
-
 /* path as for read_input. */
 static bool write_outputs(const char *dir, const Value *const *leaves, int n, int rank, char *path,
                           Error *err)
 {
-    if (!make_dirs(dir, err))
+    if (!ir_make_dirs(dir, err))
         return false;
     for (int i = 0; i < n; i++) {
         if (!ir_shape_is_array(leaves[i]->shape))
