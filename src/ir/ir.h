@@ -469,6 +469,7 @@ typedef struct IrModule {
     int next_instr_id;
     int next_computation_id;
     int64_t max_channel_id;     /* largest channel_id seen; kept by ir_set_channel_id */
+    bool nomem;                 /* an edit ran out of memory: the module is incomplete */
 } IrModule;
 
 /* ------------------------------------------------------------------ */
@@ -476,6 +477,14 @@ typedef struct IrModule {
 
 IrModule *ir_module_new(const char *name);    /* NULL when out of memory */
 void ir_module_free(IrModule *m);
+/* The editing functions below have no error path: out of memory, they set
+ * m->nomem and leave out what they could not allocate (ir_instr_new and
+ * ir_unique_name return NULL; the others do nothing with a NULL
+ * instruction).  After a series of edits this turns m->nomem into
+ * ERR_NOMEM (false); a module it fails on is only fit to be freed. */
+bool ir_module_check_memory(const IrModule *m, Error *err);
+/* p, for an allocation made while editing m: NULL sets m->nomem. */
+void *ir_module_noted(IrModule *m, void *p);
 /* A copy of old (n_old elements) in a new arena block of n_new; NULL on OOM. */
 void *ir_grow_array(Arena *a, void *old, size_t n_old, size_t n_new, size_t size);
 IrComputation *ir_computation_new(IrModule *m, const char *name);
@@ -499,7 +508,8 @@ void ir_computation_insert_before(IrComputation *comp, IrInstr *before, IrInstr 
 /* Redirects every use of from (operands, control predecessors, root) to to. */
 void ir_replace_all_uses(IrComputation *comp, IrInstr *from, IrInstr *to);
 /* Drops instrs with no users that are not root, parameters or side-effecting;
- * repeats until nothing changes.  Returns the number removed. */
+ * repeats until nothing changes.  Returns the number removed, -1 (none
+ * removed, m->nomem set) when out of memory. */
 int  ir_remove_dead(IrComputation *comp);
 /* ir_remove_dead on every computation.  Ids stay as they are (holes where
  * removed instructions were): ir_module_compact renumbers. */
