@@ -574,7 +574,9 @@ IrModule *ir_parse_file(const char *path, Error *err);
 /* ------------------------------------------------------------------ */
 /* print.c                                                              */
 
-/* Canonical HLO text: read back identically by this parser and XLA's. */
+/* Canonical HLO text: read back identically by this parser and XLA's.
+ * Into a buffer from strbuf_init_may_fail, out of memory leaves the text
+ * incomplete and b->nomem set (strbuf_check). */
 void ir_print_module(StrBuf *b, const IrModule *m);
 void ir_print_computation(StrBuf *b, const IrComputation *comp);
 void ir_print_instr(StrBuf *b, const IrInstr *instr);
