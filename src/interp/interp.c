@@ -39,11 +39,18 @@ bool eval_unsupported(const IrInstr *instr, Error *err)
 
 /* ---- Plans */
 
+/* NULL when out of memory. */
 static Plan *build_plan(Interp *it, const IrComputation *c)
 {
-    Plan *plan = xcalloc(1, sizeof *plan);
+    Plan *plan = xcalloc_try(1, sizeof *plan);
+    int *last_use = xcalloc_try((size_t)(c->n_instrs ? c->n_instrs : 1), sizeof(int));
+    if (!plan || !last_use) {
+        free(plan);
+        free(last_use);
+        return NULL;
+    }
     plan->n = c->n_instrs;
-    plan->last_use = xcalloc((size_t)(c->n_instrs ? c->n_instrs : 1), sizeof(int));
+    plan->last_use = last_use;
     for (int i = 0; i < c->n_instrs; i++) {
         it->pos[c->instrs[i]->id] = i;
         plan->last_use[i] = i;      /* unused values die at once */
@@ -67,18 +74,27 @@ static Plan *build_plan(Interp *it, const IrComputation *c)
 Interp *interp_new(const IrModule *m, const InterpOptions *opt, Error *err)
 {
     value_tune_allocator();
-    Interp *it = xcalloc(1, sizeof *it);
+    Interp *it = xcalloc_try(1, sizeof *it);
+    if (!it) {
+        error_nomem(err, (IrLoc){ m->file, 0, 0 });
+        return NULL;
+    }
     it->m = m;
     if (opt)
         it->opt = *opt;
     if (it->opt.device.world <= 0)
         it->opt.device = (InterpDevice){ 0, 1, 1, 1 };
-    it->pos = xcalloc((size_t)(m->next_instr_id ? m->next_instr_id : 1), sizeof(int));
+    it->pos = xcalloc_try((size_t)(m->next_instr_id ? m->next_instr_id : 1), sizeof(int));
     it->n_plans = ir_module_max_computation_id(m) + 1;
-    it->plans = xcalloc((size_t)it->n_plans, sizeof *it->plans);
-    for (int i = 0; i < m->n_computations; i++)
-        it->plans[m->computations[i]->id] = build_plan(it, m->computations[i]);
-    (void)err;
+    it->plans = xcalloc_try((size_t)it->n_plans, sizeof *it->plans);
+    bool ok = it->pos && it->plans;
+    for (int i = 0; ok && i < m->n_computations; i++)
+        ok = (it->plans[m->computations[i]->id] = build_plan(it, m->computations[i])) != NULL;
+    if (!ok) {
+        interp_free(it);
+        error_nomem(err, (IrLoc){ m->file, 0, 0 });
+        return NULL;
+    }
     return it;
 }
 
@@ -86,7 +102,7 @@ void interp_free(Interp *it)
 {
     if (!it)
         return;
-    for (int i = 0; i < it->n_plans; i++)
+    for (int i = 0; it->plans && i < it->n_plans; i++)
         if (it->plans[i]) {
             free(it->plans[i]->last_use);
             free(it->plans[i]);
@@ -227,14 +243,23 @@ static bool eval_conditional(Interp *it, const IrInstr *instr, Value *const *arg
     return run_computation(it, branch, &args[1 + index], 1, out, err);
 }
 
-static bool eval_tuple(const IrInstr *instr, Value *const *args, Value **out, Error *err)
+/* *out = the tuple of shape s holding args[0 .. n) (retained). */
+static bool tuple_of_args(const IrInstr *instr, const IrShape *s, Value *const *args, int n,
+                          Value **out, Error *err)
 {
-    Value **el = xcalloc((size_t)(instr->n_operands ? instr->n_operands : 1), sizeof *el);
-    for (int i = 0; i < instr->n_operands; i++)
+    Value **el = xcalloc_try((size_t)(n ? n : 1), sizeof *el);
+    if (!el)
+        return error_nomem(err, instr->info->loc);
+    for (int i = 0; i < n; i++)
         el[i] = value_retain(args[i]);
-    *out = value_new_tuple(instr->shape, instr->n_operands, el, err);
+    *out = value_new_tuple(s, n, el, err);
     free(el);
     return *out != NULL;
+}
+
+static bool eval_tuple(const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    return tuple_of_args(instr, instr->shape, args, instr->n_operands, out, err);
 }
 
 static bool eval_custom_call(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
@@ -298,15 +323,19 @@ static Value *loopback_take(Interp *it, int64_t channel)
     return NULL;
 }
 
-static void loopback_put(Interp *it, int64_t channel, Value *v)
+/* False when out of memory. */
+static bool loopback_put(Interp *it, int64_t channel, Value *v)
 {
     if (it->n_loopback == it->cap_loopback) {
-        it->cap_loopback = it->cap_loopback ? 2 * it->cap_loopback : 4;
-        it->loopback = xrealloc(it->loopback, (size_t)it->cap_loopback * sizeof *it->loopback);
-        it->loopback_channel = xrealloc(it->loopback_channel, (size_t)it->cap_loopback * sizeof(int64_t));
+        int cap = it->cap_loopback ? 2 * it->cap_loopback : 4;
+        if (!xgrow_try((void **)&it->loopback, (size_t)cap, sizeof *it->loopback) ||
+            !xgrow_try((void **)&it->loopback_channel, (size_t)cap, sizeof(int64_t)))
+            return false;
+        it->cap_loopback = cap;
     }
     it->loopback[it->n_loopback] = value_retain(v);
     it->loopback_channel[it->n_loopback++] = channel;
+    return true;
 }
 
 /* send/recv on one device: its only possible pair is {0,0}, the device
@@ -341,8 +370,8 @@ static bool single_device_p2p(Interp *it, const IrInstr *instr, Value *const *ar
                          "%s between devices needs more than one device: run under mpirun with the module's "
                          "device count", name);
     if (instr->op == IR_OP_SEND) {
-        if (n == 1)
-            loopback_put(it, channel, args[0]);
+        if (n == 1 && !loopback_put(it, channel, args[0]))
+            return error_nomem(err, instr->info->loc);
         return p2p_tuple(instr, value_retain(args[0]), 0, out, err);
     }
     return p2p_tuple(instr, value_new_zeroed(instr->shape->elements[0], err), (uint32_t)n, out, err);
@@ -370,12 +399,7 @@ static bool single_device_collective(Interp *it, const IrInstr *instr, const IrS
         *out = value_retain(args[0]);
         return true;
     }
-    Value **el = xcalloc((size_t)instr->n_operands, sizeof *el);
-    for (int i = 0; i < instr->n_operands; i++)
-        el[i] = value_retain(args[i]);
-    *out = value_new_tuple(result, instr->n_operands, el, err);
-    free(el);
-    return *out != NULL;
+    return tuple_of_args(instr, result, args, instr->n_operands, out, err);
 }
 
 static bool run_collective(Interp *it, const IrInstr *instr, const IrShape *result,
@@ -429,14 +453,15 @@ bool interp_wrap_start(const IrInstr *instr, Value *const *args, Value *result, 
         *out = result;
         return true;
     }
-    Value **el = xcalloc((size_t)s->n_elements, sizeof *el);
+    Value **el = xcalloc_try((size_t)s->n_elements, sizeof *el);
+    if (!el) {
+        value_release(result);
+        return error_nomem(err, instr->info->loc);
+    }
     const IrShape *in = s->elements[0];
     if (in->type == IR_TYPE_TUPLE) {
-        Value **ops = xcalloc((size_t)(instr->n_operands ? instr->n_operands : 1), sizeof *ops);
-        for (int i = 0; i < instr->n_operands; i++)
-            ops[i] = value_retain(args[i]);
-        el[0] = value_new_tuple(in, instr->n_operands, ops, err);
-        free(ops);
+        if (!tuple_of_args(instr, in, args, instr->n_operands, &el[0], err))
+            el[0] = NULL;
     } else {
         el[0] = value_retain(args[0]);
     }
@@ -674,10 +699,11 @@ static bool run_computation(Interp *it, const IrComputation *c, Value *const *ar
     Plan *plan = c->id < it->n_plans ? it->plans[c->id] : NULL;
     if (!plan || plan->n != c->n_instrs)
         return error_set(err, ERR_INTERNAL, c->loc, "computation %s changed after interp_new", c->name);
-    Value **vals = xcalloc((size_t)(c->n_instrs ? c->n_instrs : 1), sizeof *vals);
+    Value **vals = xcalloc_try((size_t)(c->n_instrs ? c->n_instrs : 1), sizeof *vals);
     Value *stack_ops[8];
-    Value **ops = plan->max_operands <= 8 ? stack_ops : xcalloc((size_t)plan->max_operands, sizeof *ops);
-    bool ok = true;
+    Value **ops =
+        plan->max_operands <= 8 ? stack_ops : xcalloc_try((size_t)plan->max_operands, sizeof *ops);
+    bool ok = (vals && ops) || error_nomem(err, c->loc);
     for (int i = 0; i < c->n_instrs && ok; i++) {
         const IrInstr *instr = c->instrs[i];
         for (int k = 0; k < instr->n_operands; k++)
@@ -708,7 +734,7 @@ static bool run_computation(Interp *it, const IrComputation *c, Value *const *ar
     int root = it->pos[c->root->id];
     if (ok)
         *result = value_retain(vals[root]);
-    for (int i = 0; i < c->n_instrs; i++)
+    for (int i = 0; vals && i < c->n_instrs; i++)
         value_release(vals[i]);
     free(vals);
     return ok;

@@ -15,11 +15,37 @@ void xmalloc_fail_after(long n)
     fail_countdown = n;
 }
 
+bool xmalloc_fail_pending(void)
+{
+    return fail_countdown > 0;
+}
+
+/* Counts one allocation; true when it is the one to fail. */
+static bool injected_failure(void)
+{
+    return fail_countdown > 0 && --fail_countdown == 0;
+}
+
 void *xmalloc_try(size_t n)
 {
-    if (fail_countdown > 0 && --fail_countdown == 0)
+    if (injected_failure())
         return NULL;
     return malloc(n ? n : 1);
+}
+
+void *xcalloc_try(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    void *p = xmalloc_try(n * size);
+    return p ? memset(p, 0, n * size) : NULL;
+}
+
+void *xrealloc_try(void *p, size_t n)
+{
+    if (injected_failure())
+        return NULL;
+    return realloc(p, n ? n : 1);
 }
 
 static void out_of_memory(size_t n)
@@ -38,21 +64,29 @@ void *xmalloc(size_t n)
 
 void *xcalloc(size_t n, size_t size)
 {
-    if (size && n > SIZE_MAX / size)
-        out_of_memory(SIZE_MAX);
-    void *p = xmalloc(n * size);
-    memset(p, 0, n * size);
+    void *p = xcalloc_try(n, size);
+    if (!p)
+        out_of_memory(size && n > SIZE_MAX / size ? SIZE_MAX : n * size);
     return p;
 }
 
 void *xrealloc(void *p, size_t n)
 {
-    if (fail_countdown > 0 && --fail_countdown == 0)
-        out_of_memory(n);
-    void *q = realloc(p, n ? n : 1);
+    void *q = xrealloc_try(p, n);
     if (!q)
         out_of_memory(n);
     return q;
+}
+
+bool xgrow_try(void **p, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return false;
+    void *q = xrealloc_try(*p, n * size);
+    if (!q)
+        return false;
+    *p = q;
+    return true;
 }
 
 char *xstrdup(const char *s)
@@ -201,30 +235,52 @@ size_t arena_bytes_used(const Arena *a)
 
 void strbuf_init(StrBuf *b)
 {
-    b->s = NULL;
-    b->len = b->cap = 0;
+    *b = (StrBuf){ 0 };
+}
+
+void strbuf_init_may_fail(StrBuf *b)
+{
+    *b = (StrBuf){ .may_fail = true };
 }
 
 void strbuf_free(StrBuf *b)
 {
     free(b->s);
-    strbuf_init(b);
+    b->s = NULL;
+    b->len = b->cap = 0;
+    b->nomem = false;
 }
 
-static void strbuf_reserve(StrBuf *b, size_t extra)
+bool strbuf_check(const StrBuf *b, Error *err)
 {
+    return !b->nomem || error_nomem(err, (IrLoc){ 0 });
+}
+
+/* False (the text unchanged, b->nomem set) when b may fail and the
+ * memory is not there; a buffer that may not fail ends the program. */
+static bool strbuf_reserve(StrBuf *b, size_t extra)
+{
+    if (b->nomem)
+        return false;
     if (b->len + extra + 1 <= b->cap)
-        return;
+        return true;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra + 1)
         cap *= 2;
-    b->s = xrealloc(b->s, cap);
+    char *s = b->may_fail ? xrealloc_try(b->s, cap) : xrealloc(b->s, cap);
+    if (!s) {
+        b->nomem = true;
+        return false;
+    }
+    b->s = s;
     b->cap = cap;
+    return true;
 }
 
 void strbuf_putn(StrBuf *b, const char *s, size_t n)
 {
-    strbuf_reserve(b, n);
+    if (!strbuf_reserve(b, n))
+        return;
     memcpy(b->s + b->len, s, n);
     b->len += n;
     b->s[b->len] = 0;
@@ -246,9 +302,8 @@ void strbuf_printf(StrBuf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0)
+    if (n < 0 || !strbuf_reserve(b, (size_t)n))
         return;
-    strbuf_reserve(b, (size_t)n);
     va_start(ap, fmt);
     vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);

@@ -17,6 +17,11 @@ bool error_set(Error *err, ErrCode code, IrLoc loc, const char *fmt, ...)
     return false;
 }
 
+bool error_nomem(Error *err, IrLoc loc)
+{
+    return error_set(err, ERR_NOMEM, loc, "out of memory");
+}
+
 void error_set_loc(Error *err, IrLoc loc)
 {
     err->loc = loc;

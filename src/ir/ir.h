@@ -46,19 +46,28 @@ void error_set_loc(Error *err, IrLoc loc);
 void error_print(const Error *err, FILE *out);
 /* The process exit code for an error: 2 for bad input, 3 for internal. */
 int error_exit_code(const Error *err);
+/* ERR_NOMEM, "out of memory", at loc; returns false. */
+bool error_nomem(Error *err, IrLoc loc);
 
 /* ------------------------------------------------------------------ */
 /* arena.c: all raw allocation goes through here                       */
 
-void *xmalloc(size_t n);                 /* never returns NULL: aborts with a message */
+void *xmalloc(size_t n);                 /* never returns NULL: ends the program with a message */
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
-/* Test hook: the nth allocation from now fails (0 disables).  With the hook
- * armed, xmalloc returns NULL instead of aborting; only the arena and the
- * parser are written to survive that (they report ERR_NOMEM). */
+/* Test hook: the nth allocation from now fails (0 disables); the x*_try
+ * calls then return NULL, the others end the program (exit 3).  Parsing,
+ * verifying, printing, copying, the passes and interp_new / interp_run
+ * (but not yet every eval_*.c kernel) use only the _try calls and report
+ * ERR_NOMEM (tests/interp/test_alloc_fail.c). */
 void xmalloc_fail_after(long n);
+bool xmalloc_fail_pending(void);         /* armed, and that allocation not reached yet */
 void *xmalloc_try(size_t n);             /* NULL on failure or injected failure */
+void *xcalloc_try(size_t n, size_t size);            /* zeroed; NULL also if n*size overflows */
+void *xrealloc_try(void *p, size_t n);   /* NULL (p untouched) on failure */
+/* *p resized to n elements of size; false (*p untouched) on failure. */
+bool xgrow_try(void **p, size_t n, size_t size);
 
 typedef struct Arena Arena;              /* opaque */
 Arena *arena_new(size_t chunk_bytes);
@@ -73,10 +82,19 @@ size_t arena_bytes_used(const Arena *a);
 #define ARENA_NEW(a, T)       ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n)  ((T *)arena_alloc_array((a), (n), sizeof(T)))
 
-/* A growable string, heap-backed. */
-typedef struct StrBuf { char *s; size_t len, cap; } StrBuf;
+/* A growable string, heap-backed.  Out of memory, a buffer from
+ * strbuf_init ends the program; one from strbuf_init_may_fail sets nomem
+ * and ignores later appends (strbuf_check turns that into ERR_NOMEM). */
+typedef struct StrBuf {
+    char *s;
+    size_t len, cap;
+    bool may_fail;
+    bool nomem;             /* an append failed: the text is incomplete */
+} StrBuf;
 void strbuf_init(StrBuf *b);
-void strbuf_free(StrBuf *b);
+void strbuf_init_may_fail(StrBuf *b);
+void strbuf_free(StrBuf *b);             /* keeps may_fail: the buffer can be used again */
+bool strbuf_check(const StrBuf *b, Error *err);
 void strbuf_putc(StrBuf *b, char c);
 void strbuf_puts(StrBuf *b, const char *s);
 void strbuf_putn(StrBuf *b, const char *s, size_t n);
@@ -451,6 +469,7 @@ typedef struct IrModule {
     int next_instr_id;
     int next_computation_id;
     int64_t max_channel_id;     /* largest channel_id seen; kept by ir_set_channel_id */
+    bool nomem;                 /* an edit ran out of memory: the module is incomplete */
 } IrModule;
 
 /* ------------------------------------------------------------------ */
@@ -458,6 +477,14 @@ typedef struct IrModule {
 
 IrModule *ir_module_new(const char *name);    /* NULL when out of memory */
 void ir_module_free(IrModule *m);
+/* The editing functions below have no error path: out of memory, they set
+ * m->nomem and leave out what they could not allocate (ir_instr_new and
+ * ir_unique_name return NULL; the others do nothing with a NULL
+ * instruction).  After a series of edits this turns m->nomem into
+ * ERR_NOMEM (false); a module it fails on is only fit to be freed. */
+bool ir_module_check_memory(const IrModule *m, Error *err);
+/* p, for an allocation made while editing m: NULL sets m->nomem. */
+void *ir_module_noted(IrModule *m, void *p);
 /* A copy of old (n_old elements) in a new arena block of n_new; NULL on OOM. */
 void *ir_grow_array(Arena *a, void *old, size_t n_old, size_t n_new, size_t size);
 IrComputation *ir_computation_new(IrModule *m, const char *name);
@@ -481,7 +508,8 @@ void ir_computation_insert_before(IrComputation *comp, IrInstr *before, IrInstr 
 /* Redirects every use of from (operands, control predecessors, root) to to. */
 void ir_replace_all_uses(IrComputation *comp, IrInstr *from, IrInstr *to);
 /* Drops instrs with no users that are not root, parameters or side-effecting;
- * repeats until nothing changes.  Returns the number removed. */
+ * repeats until nothing changes.  Returns the number removed, -1 (none
+ * removed, m->nomem set) when out of memory. */
 int  ir_remove_dead(IrComputation *comp);
 /* ir_remove_dead on every computation.  Ids stay as they are (holes where
  * removed instructions were): ir_module_compact renumbers. */
@@ -546,7 +574,9 @@ IrModule *ir_parse_file(const char *path, Error *err);
 /* ------------------------------------------------------------------ */
 /* print.c                                                              */
 
-/* Canonical HLO text: read back identically by this parser and XLA's. */
+/* Canonical HLO text: read back identically by this parser and XLA's.
+ * Into a buffer from strbuf_init_may_fail, out of memory leaves the text
+ * incomplete and b->nomem set (strbuf_check). */
 void ir_print_module(StrBuf *b, const IrModule *m);
 void ir_print_computation(StrBuf *b, const IrComputation *comp);
 void ir_print_instr(StrBuf *b, const IrInstr *instr);

@@ -42,15 +42,20 @@ const bool ir_word_attr_quoted[IR_WORD_COUNT] = {
 #undef IR_ATTR_WORD
 };
 
-/* Arena allocations made while editing a module (not while parsing) have no
- * error path: running out of memory there ends the program. */
-static void *must(void *p)
+/* Editing a module has no error path of its own: an allocation that fails
+ * marks the module (ir_module_check_memory reports it), and the edit
+ * leaves out what it could not allocate.  The builders take a NULL
+ * instruction (one that could not be made) and do nothing. */
+void *ir_module_noted(IrModule *m, void *p)
 {
-    if (!p) {
-        fprintf(stderr, "hlocheck: out of memory\n");
-        exit(3);
-    }
+    if (!p)
+        m->nomem = true;
     return p;
+}
+
+bool ir_module_check_memory(const IrModule *m, Error *err)
+{
+    return !m->nomem || error_nomem(err, (IrLoc){ m->file, 0, 0 });
 }
 
 /* ---- Name map: open addressing, FNV-1a, grows at 1/2 load. */
@@ -151,10 +156,10 @@ bool ir_namemap_put(IrNameMap *map, const char *name, void *value)
     NameSlot *s = find_slot(map->slots, map->cap, name, len, hash);
     if (s->key)
         return false;
-    if ((map->count + 1) * 2 > map->cap) {
-        must(namemap_grow(map) ? map : NULL);
+    if ((map->count + 1) * 2 > map->cap && namemap_grow(map))
         s = find_slot(map->slots, map->cap, name, len, hash);
-    }
+    else if (map->count + 2 > map->cap)
+        return false;           /* out of memory and full (the probe needs a free slot) */
     *s = (NameSlot){ name, (uint32_t)len, hash, value };
     map->count++;
     return true;
@@ -162,15 +167,30 @@ bool ir_namemap_put(IrNameMap *map, const char *name, void *value)
 
 /* ---- Opcodes */
 
+/* The slow way, for when the map cannot be made. */
+static IrOpcode opcode_by_scan(const char *s, size_t len)
+{
+    for (int op = 0; op < IR_OP_COUNT; op++)
+        if (strlen(ir_op_info[op].name) == len && memcmp(ir_op_info[op].name, s, len) == 0)
+            return (IrOpcode)op;
+    return IR_OP_COUNT;
+}
+
 IrOpcode ir_opcode_from_name(const char *s, size_t len)
 {
     static IrNameMap *map;
     static Arena *arena;
     if (!map) {
-        arena = must(arena_new(16 * 1024));
-        map = must(ir_namemap_new(arena));
-        for (int op = 0; op < IR_OP_COUNT; op++)
-            ir_namemap_put(map, ir_op_info[op].name, (void *)(intptr_t)(op + 1));
+        arena = arena_new(16 * 1024);
+        map = arena ? ir_namemap_new(arena) : NULL;
+        for (int op = 0; map && op < IR_OP_COUNT; op++)
+            if (!ir_namemap_put(map, ir_op_info[op].name, (void *)(intptr_t)(op + 1)))
+                map = NULL;
+        if (!map) {             /* out of memory: try again next time */
+            arena_free(arena);
+            arena = NULL;
+            return opcode_by_scan(s, len);
+        }
     }
     intptr_t v = (intptr_t)ir_namemap_get(map, s, len);
     return v ? (IrOpcode)(v - 1) : IR_OP_COUNT;
@@ -235,10 +255,16 @@ IrComputation *ir_computation_new(IrModule *m, const char *name)
 
 void ir_module_insert_computation(IrModule *m, IrComputation *comp, int pos)
 {
+    if (!comp)
+        return;
     if (m->n_computations == m->cap_computations) {
         int cap = m->cap_computations ? 2 * m->cap_computations : 16;
-        m->computations = must(ir_grow_array(m->arena, m->computations, (size_t)m->n_computations,
-                                             (size_t)cap, sizeof *m->computations));
+        IrComputation **grown = ir_module_noted(
+            m, ir_grow_array(m->arena, m->computations, (size_t)m->n_computations, (size_t)cap,
+                             sizeof *m->computations));
+        if (!grown)
+            return;
+        m->computations = grown;
         m->cap_computations = cap;
     }
     if (pos < 0 || pos > m->n_computations)
@@ -271,10 +297,11 @@ IrComputation *ir_module_find_computation(const IrModule *m, const char *name)
 IrInstr *ir_instr_new(IrModule *m, IrOpcode op, const char *name, IrShape *shape,
                       int n_operands, IrInstr *const *operands)
 {
-    IrInstr *instr = must(arena_alloc_line(m->instr_arena, sizeof(IrInstr)));
-    instr->info = must(ARENA_NEW(m->arena, IrInstrInfo));
+    IrInstr *instr = name ? arena_alloc_line(m->instr_arena, sizeof(IrInstr)) : NULL;
+    if (!instr || !(instr->info = ARENA_NEW(m->arena, IrInstrInfo)) ||
+        !(instr->name = arena_strdup(m->arena, name)))
+        return ir_module_noted(m, NULL);    /* a NULL name: ir_unique_name ran out */
     instr->op = op;
-    instr->name = must(arena_strdup(m->arena, name));
     instr->shape = shape;
     instr->id = m->next_instr_id++;
     instr->info->n_slice = -1;
@@ -285,29 +312,33 @@ IrInstr *ir_instr_new(IrModule *m, IrOpcode op, const char *name, IrShape *shape
     if (n_operands > 0) {
         instr->operands = n_operands <= IR_INLINE_OPERANDS
                               ? instr->inline_operands
-                              : must(ARENA_ARRAY(m->arena, IrInstr *, (size_t)n_operands));
+                              : ARENA_ARRAY(m->arena, IrInstr *, (size_t)n_operands);
+        if (!instr->operands)
+            return ir_module_noted(m, NULL);
         memcpy(instr->operands, operands, (size_t)n_operands * sizeof *operands);
     }
     return instr;
 }
 
-static void *dup_array(Arena *a, const void *src, size_t n, size_t size)
+static void *dup_array(IrModule *m, const void *src, size_t n, size_t size)
 {
     if (!src || n == 0)
         return NULL;
-    void *p = must(arena_alloc_array(a, n, size));
-    return memcpy(p, src, n * size);
+    void *p = ir_module_noted(m, arena_alloc_array(m->arena, n, size));
+    return p ? memcpy(p, src, n * size) : NULL;
 }
 
-static void copy_replica_groups(Arena *a, IrReplicaGroups *dst, const IrReplicaGroups *src)
+static void copy_replica_groups(IrModule *m, IrReplicaGroups *dst, const IrReplicaGroups *src)
 {
     *dst = *src;
-    dst->group_sizes = dup_array(a, src->group_sizes, (size_t)src->n_groups, sizeof(int));
-    dst->groups = dup_array(a, src->groups, (size_t)src->n_groups, sizeof(int64_t *));
-    for (int g = 0; g < src->n_groups; g++)
-        dst->groups[g] = dup_array(a, src->groups[g], (size_t)src->group_sizes[g], sizeof(int64_t));
-    dst->iota_dims = dup_array(a, src->iota_dims, (size_t)src->n_iota_dims, sizeof(int64_t));
-    dst->iota_perm = dup_array(a, src->iota_perm, (size_t)src->n_iota_dims, sizeof(int64_t));
+    dst->group_sizes = dup_array(m, src->group_sizes, (size_t)src->n_groups, sizeof(int));
+    dst->groups = dup_array(m, src->groups, (size_t)src->n_groups, sizeof(int64_t *));
+    if (!dst->groups || !dst->group_sizes)
+        dst->n_groups = 0;      /* out of memory (noted) or none */
+    for (int g = 0; g < dst->n_groups; g++)
+        dst->groups[g] = dup_array(m, src->groups[g], (size_t)src->group_sizes[g], sizeof(int64_t));
+    dst->iota_dims = dup_array(m, src->iota_dims, (size_t)src->n_iota_dims, sizeof(int64_t));
+    dst->iota_perm = dup_array(m, src->iota_perm, (size_t)src->n_iota_dims, sizeof(int64_t));
 }
 
 const IrIntList ir_no_lists[IR_LIST_COUNT] = { { false, 0, NULL } };
@@ -315,79 +346,102 @@ const IrOptInt ir_no_ints[IR_INT_COUNT] = { { false, 0 } };
 
 static IrIntList *own_lists(IrModule *m, IrInstr *instr)
 {
-    if (instr->lists == ir_no_lists)
-        instr->lists = must(ARENA_ARRAY(m->arena, IrIntList, IR_LIST_COUNT));
-    return instr->lists;
+    IrIntList *lists = instr->lists != ir_no_lists
+                           ? instr->lists
+                           : ir_module_noted(m, ARENA_ARRAY(m->arena, IrIntList, IR_LIST_COUNT));
+    if (lists)
+        instr->lists = lists;
+    return lists;
 }
 
 static IrOptInt *own_ints(IrModule *m, IrInstr *instr)
 {
-    if (instr->ints == ir_no_ints)
-        instr->ints = must(ARENA_ARRAY(m->arena, IrOptInt, IR_INT_COUNT));
-    return instr->ints;
+    IrOptInt *ints = instr->ints != ir_no_ints
+                         ? instr->ints
+                         : ir_module_noted(m, ARENA_ARRAY(m->arena, IrOptInt, IR_INT_COUNT));
+    if (ints)
+        instr->ints = ints;
+    return ints;
 }
 
 void ir_instr_set_list(IrModule *m, IrInstr *instr, IrListAttr k, IrIntList v)
 {
-    own_lists(m, instr)[k] = v;
+    IrIntList *lists = instr ? own_lists(m, instr) : NULL;
+    if (lists)
+        lists[k] = v;
 }
 
 void ir_instr_set_int(IrModule *m, IrInstr *instr, IrIntAttr k, int64_t v)
 {
-    own_ints(m, instr)[k] = (IrOptInt){ true, v };
+    IrOptInt *ints = instr ? own_ints(m, instr) : NULL;
+    if (ints)
+        ints[k] = (IrOptInt){ true, v };
+}
+
+/* Typed lists: src's, each with its own copy of the values. */
+static void copy_lists(IrModule *m, IrInstr *dst, const IrInstr *src)
+{
+    IrIntList *lists = own_lists(m, dst);
+    for (int i = 0; lists && i < IR_LIST_COUNT; i++) {
+        lists[i] = src->lists[i];
+        lists[i].v = dup_array(m, src->lists[i].v, (size_t)src->lists[i].n, sizeof(int64_t));
+        if (!lists[i].v)
+            lists[i].n = 0;     /* out of memory (noted) or empty */
+    }
 }
 
 void ir_instr_copy_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
 {
-    Arena *a = m->arena;
+    if (!dst)
+        return;
+    IrOptInt *ints;
     dst->info->parameter_number = src->info->parameter_number;
     dst->info->literal = src->info->literal;
     dst->info->async_wrapped = src->info->async_wrapped;
     dst->info->async_is_done = src->info->async_is_done;
     dst->info->async_is_update = src->info->async_is_update;
-    if (src->lists != ir_no_lists || dst->lists != ir_no_lists) {
-        IrIntList *lists = own_lists(m, dst);
-        for (int i = 0; i < IR_LIST_COUNT; i++) {
-            lists[i] = src->lists[i];
-            lists[i].v = dup_array(a, src->lists[i].v, (size_t)src->lists[i].n, sizeof(int64_t));
-        }
-    }
-    if (src->ints != ir_no_ints || dst->ints != ir_no_ints)
-        memcpy(own_ints(m, dst), src->ints, IR_INT_COUNT * sizeof *src->ints);
+    if (src->lists != ir_no_lists || dst->lists != ir_no_lists)
+        copy_lists(m, dst, src);
+    if ((src->ints != ir_no_ints || dst->ints != ir_no_ints) && (ints = own_ints(m, dst)))
+        memcpy(ints, src->ints, IR_INT_COUNT * sizeof *src->ints);
     memcpy(dst->info->bools, src->info->bools, sizeof dst->info->bools);
     memcpy(dst->info->comps, src->info->comps, sizeof dst->info->comps);
     memcpy(dst->info->words, src->info->words, sizeof dst->info->words);
     dst->info->n_slice = src->info->n_slice;
-    dst->info->slice = dup_array(a, src->info->slice, src->info->n_slice > 0 ? (size_t)src->info->n_slice : 0, sizeof(IrSliceDim));
+    dst->info->slice = dup_array(m, src->info->slice, src->info->n_slice > 0 ? (size_t)src->info->n_slice : 0, sizeof(IrSliceDim));
     dst->info->has_padding = src->info->has_padding;
     dst->info->n_padding = src->info->n_padding;
-    dst->info->padding = dup_array(a, src->info->padding, (size_t)src->info->n_padding, sizeof(IrPadDim));
+    dst->info->padding = dup_array(m, src->info->padding, (size_t)src->info->n_padding, sizeof(IrPadDim));
     dst->info->has_window = src->info->has_window;
     dst->info->n_window = src->info->n_window;
-    dst->info->window = dup_array(a, src->info->window, (size_t)src->info->n_window, sizeof(IrWindowDim));
-    copy_replica_groups(a, &dst->info->replica_groups, &src->info->replica_groups);
+    dst->info->window = dup_array(m, src->info->window, (size_t)src->info->n_window, sizeof(IrWindowDim));
+    copy_replica_groups(m, &dst->info->replica_groups, &src->info->replica_groups);
     dst->info->has_source_target_pairs = src->info->has_source_target_pairs;
     dst->info->n_source_target_pairs = src->info->n_source_target_pairs;
-    dst->info->source_target_pairs = dup_array(a, src->info->source_target_pairs,
+    dst->info->source_target_pairs = dup_array(m, src->info->source_target_pairs,
                                          (size_t)src->info->n_source_target_pairs, 2 * sizeof(int64_t));
     dst->info->direction = src->info->direction;
     dst->info->compare_type = src->info->compare_type;
     dst->info->n_branches = src->info->n_branches;
-    dst->info->branches = dup_array(a, src->info->branches, (size_t)src->info->n_branches, sizeof(IrComputation *));
+    dst->info->branches = dup_array(m, src->info->branches, (size_t)src->info->n_branches, sizeof(IrComputation *));
     dst->info->n_raw_attrs = src->info->n_raw_attrs;
-    dst->info->raw_attrs = dup_array(a, src->info->raw_attrs, (size_t)src->info->n_raw_attrs, sizeof(IrRawAttr));
+    dst->info->raw_attrs = dup_array(m, src->info->raw_attrs, (size_t)src->info->n_raw_attrs, sizeof(IrRawAttr));
 }
 
-static void instrs_reserve(IrComputation *comp, int extra)
+static bool instrs_reserve(IrComputation *comp, int extra)
 {
     if (comp->n_instrs + extra <= comp->cap_instrs)
-        return;
+        return true;
     int cap = comp->cap_instrs ? comp->cap_instrs : 16;
     while (cap < comp->n_instrs + extra)
         cap *= 2;
-    comp->instrs = must(ir_grow_array(comp->module->arena, comp->instrs, (size_t)comp->n_instrs,
-                                      (size_t)cap, sizeof *comp->instrs));
+    IrInstr **instrs = ir_grow_array(comp->module->arena, comp->instrs, (size_t)comp->n_instrs,
+                                     (size_t)cap, sizeof *comp->instrs);
+    if (!ir_module_noted(comp->module, instrs))
+        return false;
+    comp->instrs = instrs;
     comp->cap_instrs = cap;
+    return true;
 }
 
 static void note_name(IrComputation *comp, IrInstr *instr)
@@ -398,8 +452,11 @@ static void note_name(IrComputation *comp, IrInstr *instr)
         return;
     int k = (int)instr->info->parameter_number;
     if (k >= comp->n_params) {
-        comp->params = must(ir_grow_array(comp->module->arena, comp->params, (size_t)comp->n_params,
-                                          (size_t)k + 1, sizeof *comp->params));
+        IrInstr **params = ir_grow_array(comp->module->arena, comp->params, (size_t)comp->n_params,
+                                         (size_t)k + 1, sizeof *comp->params);
+        if (!ir_module_noted(comp->module, params))
+            return;
+        comp->params = params;
         comp->n_params = k + 1;
     }
     comp->params[k] = instr;
@@ -407,7 +464,8 @@ static void note_name(IrComputation *comp, IrInstr *instr)
 
 void ir_computation_append(IrComputation *comp, IrInstr *instr)
 {
-    instrs_reserve(comp, 1);
+    if (!instr || !instrs_reserve(comp, 1))
+        return;
     comp->instrs[comp->n_instrs++] = instr;
     instr->parent = comp;
     note_name(comp, instr);
@@ -424,7 +482,8 @@ void ir_computation_insert_before(IrComputation *comp, IrInstr *before, IrInstr 
             pos = i;
             break;
         }
-    instrs_reserve(comp, 1);
+    if (!instr || !instrs_reserve(comp, 1))
+        return;
     memmove(&comp->instrs[pos + 1], &comp->instrs[pos],
             (size_t)(comp->n_instrs - pos) * sizeof *comp->instrs);
     comp->instrs[pos] = instr;
@@ -458,12 +517,16 @@ void ir_computation_build_users(IrComputation *comp)
     for (int i = 0; i < comp->n_instrs; i++)
         for (int k = 0; k < comp->instrs[i]->n_operands; k++)
             comp->instrs[i]->operands[k]->n_users++;
+    bool ok = true;
     for (int i = 0; i < comp->n_instrs; i++) {
         IrInstr *instr = comp->instrs[i];
-        instr->users = instr->n_users ? must(ARENA_ARRAY(a, IrInstr *, (size_t)instr->n_users)) : NULL;
+        instr->users = instr->n_users && ok ? ARENA_ARRAY(a, IrInstr *, (size_t)instr->n_users) : NULL;
+        ok &= ir_module_noted(comp->module, instr->users || !instr->n_users ? comp : NULL) != NULL;
         instr->n_users = 0;
     }
-    for (int i = 0; i < comp->n_instrs; i++) {
+    for (int i = 0; i < comp->n_instrs && !ok; i++)
+        comp->instrs[i]->users = NULL;      /* out of memory: no users lists */
+    for (int i = 0; i < comp->n_instrs && ok; i++) {
         IrInstr *user = comp->instrs[i];
         for (int k = 0; k < user->n_operands; k++) {
             IrInstr *op = user->operands[k];
@@ -513,11 +576,17 @@ int ir_remove_dead(IrComputation *comp)
     int n = comp->n_instrs;
     DeadScan d = { .comp = comp };
     d.span = ir_computation_id_span(comp, &d.lo);
-    d.uses = xcalloc((size_t)d.span + 1, sizeof *d.uses);
-    d.pos = xmalloc(((size_t)d.span + 1) * sizeof *d.pos);
-    d.work = xmalloc(((size_t)n + 1) * sizeof *d.work);
-    int *ids = xmalloc(((size_t)n + 1) * sizeof *ids);
-    char *gone = xcalloc((size_t)n + 1, 1);
+    d.uses = xcalloc_try((size_t)d.span + 1, sizeof *d.uses);
+    d.pos = xmalloc_try(((size_t)d.span + 1) * sizeof *d.pos);
+    d.work = xmalloc_try(((size_t)n + 1) * sizeof *d.work);
+    int *ids = xmalloc_try(((size_t)n + 1) * sizeof *ids);
+    char *gone = xcalloc_try((size_t)n + 1, 1);
+    int removed = 0;
+    if (!d.uses || !d.pos || !d.work || !ids || !gone) {
+        ir_module_noted(comp->module, NULL);
+        removed = -1;
+        goto done;
+    }
     for (int i = 0; i < n; i++) {
         const IrInstr *instr = comp->instrs[i];
         ids[i] = instr->id;
@@ -533,7 +602,6 @@ int ir_remove_dead(IrComputation *comp)
     for (int i = 0; i < n; i++)
         if (d.uses[ids[i] - d.lo] == 0)
             d.work[d.n_work++] = i;
-    int removed = 0;
     while (d.n_work > 0) {
         int i = d.work[--d.n_work];
         IrInstr *instr = comp->instrs[i];
@@ -554,6 +622,7 @@ int ir_remove_dead(IrComputation *comp)
                 comp->instrs[kept++] = comp->instrs[i];
         comp->n_instrs = kept;
     }
+done:
     free(d.uses);
     free(d.pos);
     free(d.work);
@@ -565,8 +634,12 @@ int ir_remove_dead(IrComputation *comp)
 int ir_module_remove_dead(IrModule *m)
 {
     int removed = 0;
-    for (int c = 0; c < m->n_computations; c++)
-        removed += ir_remove_dead(m->computations[c]);
+    for (int c = 0; c < m->n_computations; c++) {
+        int n = ir_remove_dead(m->computations[c]);
+        if (n < 0)
+            return -1;
+        removed += n;
+    }
     return removed;
 }
 
@@ -621,9 +694,11 @@ int ir_computation_id_span(const IrComputation *comp, int *lo)
 
 const char *ir_unique_name(IrComputation *comp, const char *base)
 {
-    Arena *a = comp->module->arena;
+    IrModule *m = comp->module;
+    Arena *a = m->arena;
     if (!comp->names) {
-        comp->names = must(ir_namemap_new(a));
+        if (!(comp->names = ir_module_noted(m, ir_namemap_new(a))))
+            return NULL;
         for (int i = 0; i < comp->n_instrs; i++)
             ir_namemap_put(comp->names, comp->instrs[i]->name, comp->instrs[i]);
     }
@@ -634,10 +709,11 @@ const char *ir_unique_name(IrComputation *comp, const char *base)
     size_t len = strlen(base);
     intptr_t known = comp->name_suffixes ? (intptr_t)ir_namemap_get(comp->name_suffixes, base, len) : 0;
     if (!known && !ir_namemap_get(comp->names, base, len))
-        return must(arena_strndup(a, base, len));
-    if (!comp->name_suffixes)
-        comp->name_suffixes = must(ir_namemap_new(a));
+        return ir_module_noted(m, arena_strndup(a, base, len));
+    if (!comp->name_suffixes && !(comp->name_suffixes = ir_module_noted(m, ir_namemap_new(a))))
+        return NULL;
     char buf[256];
+    const char *key;
     intptr_t k;
     for (k = known ? known : 1;; k++) {
         snprintf(buf, sizeof buf, "%.200s.%ld", base, (long)k);
@@ -646,9 +722,9 @@ const char *ir_unique_name(IrComputation *comp, const char *base)
     }
     if (known)
         ir_namemap_set(comp->name_suffixes, base, (void *)(k + 1));    /* the key is there: kept */
-    else
-        ir_namemap_put(comp->name_suffixes, must(arena_strndup(a, base, len)), (void *)(k + 1));
-    return must(arena_strdup(a, buf));
+    else if ((key = ir_module_noted(m, arena_strndup(a, base, len))))
+        ir_namemap_put(comp->name_suffixes, key, (void *)(k + 1));
+    return ir_module_noted(m, arena_strdup(a, buf));
 }
 
 /* ---- Raw attributes and channel ids */
@@ -663,22 +739,31 @@ const char *ir_raw_attr_get(const IrInstr *instr, const char *name)
 
 void ir_raw_attr_set(IrModule *m, IrInstr *instr, const char *name, const char *value)
 {
-    for (int i = 0; i < instr->info->n_raw_attrs; i++)
+    if (!instr)
+        return;
+    const char *copy = ir_module_noted(m, arena_strdup(m->arena, value));
+    for (int i = 0; copy && i < instr->info->n_raw_attrs; i++)
         if (strcmp(instr->info->raw_attrs[i].name, name) == 0) {
-            instr->info->raw_attrs[i].value = must(arena_strdup(m->arena, value));
+            instr->info->raw_attrs[i].value = copy;
             return;
         }
-    IrRawAttr *attrs = must(ARENA_ARRAY(m->arena, IrRawAttr, (size_t)instr->info->n_raw_attrs + 1));
+    size_t n = (size_t)instr->info->n_raw_attrs + 1;
+    IrRawAttr *attrs = copy ? ir_module_noted(m, ARENA_ARRAY(m->arena, IrRawAttr, n)) : NULL;
+    const char *key = attrs ? ir_module_noted(m, arena_strdup(m->arena, name)) : NULL;
+    if (!key)
+        return;
     if (instr->info->n_raw_attrs)
         memcpy(attrs, instr->info->raw_attrs, (size_t)instr->info->n_raw_attrs * sizeof *attrs);
-    attrs[instr->info->n_raw_attrs].name = must(arena_strdup(m->arena, name));
-    attrs[instr->info->n_raw_attrs].value = must(arena_strdup(m->arena, value));
+    attrs[instr->info->n_raw_attrs].name = key;
+    attrs[instr->info->n_raw_attrs].value = copy;
     instr->info->raw_attrs = attrs;
     instr->info->n_raw_attrs++;
 }
 
 void ir_set_channel_id(IrModule *m, IrInstr *instr, int64_t id)
 {
+    if (!instr)
+        return;
     if (id >= 0)
         ir_instr_set_int(m, instr, IR_INT_CHANNEL_ID, id);
     else if (instr->ints[IR_INT_CHANNEL_ID].present)

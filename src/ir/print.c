@@ -783,7 +783,9 @@ static int write_synced(const char *tmp, const StrBuf *text)
 static bool write_atomic(const StrBuf *text, const char *path, Error *err)
 {
     size_t cap = strlen(path) + 32;
-    char *tmp = xmalloc(cap);
+    char *tmp = xmalloc_try(cap);
+    if (!tmp)
+        return error_nomem(err, (IrLoc){ path, 0, 0 });
     snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());
     errno = 0;
     int e = write_synced(tmp, text);
@@ -801,10 +803,11 @@ static bool write_atomic(const StrBuf *text, const char *path, Error *err)
 bool ir_write_module_file(const IrModule *m, const char *path, Error *err)
 {
     StrBuf text;
-    strbuf_init(&text);
+    strbuf_init_may_fail(&text);
     ir_print_module(&text, m);
-    bool ok = (!path || strcmp(path, "-") == 0) ? write_stdout(&text, err)
-                                                : write_atomic(&text, path, err);
+    bool to_stdout = !path || strcmp(path, "-") == 0;
+    bool ok = strbuf_check(&text, err) &&
+              (to_stdout ? write_stdout(&text, err) : write_atomic(&text, path, err));
     strbuf_free(&text);
     return ok;
 }
@@ -839,9 +842,9 @@ static void keep_locations(IrModule *c, const IrModule *m)
 IrModule *ir_module_copy(const IrModule *m, Error *err)
 {
     StrBuf text;
-    strbuf_init(&text);
+    strbuf_init_may_fail(&text);
     ir_print_module(&text, m);
-    IrModule *c = ir_parse_module(text.s, text.len, m->file, err);
+    IrModule *c = strbuf_check(&text, err) ? ir_parse_module(text.s, text.len, m->file, err) : NULL;
     strbuf_free(&text);
     if (c)
         keep_locations(c, m);

@@ -280,12 +280,13 @@ void ir_shape_print(StrBuf *b, const IrShape *s, bool with_layout)
         print_layout(b, s);
 }
 
-/* With layout, truncated to the buffer with "..." at the end. */
+/* With layout, truncated to the buffer with "..." at the end (or where
+ * memory ran out). */
 const char *ir_shape_str(const IrShape *s)
 {
     static char buf[256];
     StrBuf b;
-    strbuf_init(&b);
+    strbuf_init_may_fail(&b);
     ir_shape_print(&b, s, true);
     size_t n = b.len;
     if (n >= sizeof buf) {

@@ -2838,12 +2838,14 @@ static void put_bare(StrBuf *b, const char *s, size_t n)
     }
 }
 
+/* Out of memory, b->nomem is set. */
 static void put_bare_shape(StrBuf *b, const IrShape *s)
 {
     StrBuf t;
-    strbuf_init(&t);
+    strbuf_init_may_fail(&t);
     ir_shape_print(&t, s, false);
     put_bare(b, t.s ? t.s : "", t.len);
+    b->nomem |= t.nomem;
     strbuf_free(&t);
 }
 
@@ -2886,12 +2888,16 @@ static int split_layout(const char *s, size_t *starts, size_t *ends, int max)
     return n;
 }
 
-static bool piece_is(const char *text, size_t start, size_t end, const IrShape *s)
+/* 1 when text[start, end) is s without layout, 0 when not, -1 when out of
+ * memory. */
+static int piece_is(const char *text, size_t start, size_t end, const IrShape *s)
 {
     StrBuf b;
-    strbuf_init(&b);
+    strbuf_init_may_fail(&b);
     put_bare_shape(&b, s);
-    bool same = b.len == end - start && memcmp(b.s ? b.s : "", text + start, b.len) == 0;
+    int same = b.len == end - start && memcmp(b.s ? b.s : "", text + start, b.len) == 0;
+    if (b.nomem)
+        same = -1;
     strbuf_free(&b);
     return same;
 }
@@ -2906,11 +2912,17 @@ static bool check_layout_pieces(const IrComputation *e, const char *bare, const 
                          e->n_params);
     for (int k = 0; k < n; k++) {
         const IrInstr *p = e->params ? e->params[k] : NULL;
-        if (p && !piece_is(bare, starts[k], ends[k], p->shape))
+        int same = p ? piece_is(bare, starts[k], ends[k], p->shape) : 1;
+        if (same < 0)
+            return out_of_memory(p->info->loc, err);
+        if (!same)
             return fail(p, err, "shape %s differs from entry_computation_layout parameter %d (%.*s)", sh(p->shape),
                         k, (int)(ends[k] - starts[k]), bare + starts[k]);
     }
-    if (e->root && !piece_is(bare, starts[n], ends[n], e->root->shape))
+    int same = e->root ? piece_is(bare, starts[n], ends[n], e->root->shape) : 1;
+    if (same < 0)
+        return out_of_memory(e->loc, err);
+    if (!same)
         return fail(e->root, err, "root shape %s differs from the entry_computation_layout result %.*s",
                     sh(e->root->shape), (int)(ends[n] - starts[n]), bare + starts[n]);
     return true;
@@ -2947,9 +2959,10 @@ static bool check_entry_layout(const IrModule *m, Error *err)
     if (len >= 2 && v[0] == '{' && v[len - 1] == '}')
         v++, len -= 2;
     StrBuf bare;
-    strbuf_init(&bare);
+    strbuf_init_may_fail(&bare);
     put_bare(&bare, v, len);
-    bool ok = check_layout_text(m, bare.s ? bare.s : "", err);
+    bool ok = bare.nomem ? out_of_memory(m->entry->loc, err)
+                         : check_layout_text(m, bare.s ? bare.s : "", err);
     strbuf_free(&bare);
     return ok;
 }

@@ -145,6 +145,28 @@ int64_t combine_most_frequent_dim(IrInstr *const *group, int n)
 /* ------------------------------------------------------------------ */
 /* Small containers                                                     */
 
+/* An allocation of the combiner run under way failed (combiners run one at
+ * a time): what needed it was left out, and combine_run fails with
+ * ERR_NOMEM instead of rewriting. */
+static bool short_of_memory;
+
+/* p; NULL notes that the run is short of memory. */
+static void *got(void *p)
+{
+    short_of_memory |= p == NULL;
+    return p;
+}
+
+/* *v (of elements of size) resized to cap elements, *n_cap set; false,
+ * both untouched, when out of memory. */
+static bool grow(void **v, int *n_cap, int cap, size_t size)
+{
+    if (!got(xgrow_try(v, (size_t)cap, size) ? v : NULL))
+        return false;
+    *n_cap = cap;
+    return true;
+}
+
 typedef struct IntVec {
     int *v;
     int n, cap;
@@ -152,10 +174,8 @@ typedef struct IntVec {
 
 static void ivec_push(IntVec *a, int x)
 {
-    if (a->n == a->cap) {
-        a->cap = a->cap ? 2 * a->cap : 8;
-        a->v = xrealloc(a->v, (size_t)a->cap * sizeof *a->v);
-    }
+    if (a->n == a->cap && !grow((void **)&a->v, &a->cap, a->cap ? 2 * a->cap : 8, sizeof *a->v))
+        return;
     a->v[a->n++] = x;
 }
 
@@ -177,26 +197,29 @@ typedef struct IdMap {
     size_t mask;
 } IdMap;
 
-/* For n ids between lo and hi. */
-static void idmap_alloc(IdMap *map, int lo, int hi, int n)
+/* For n ids between lo and hi; false when out of memory (the map can
+ * still be freed). */
+static bool idmap_alloc(IdMap *map, int lo, int hi, int n)
 {
     *map = (IdMap){ 0 };
     if ((int64_t)hi - lo + 1 <= 4 * (int64_t)n + 64) {
         map->base = lo;
         map->span = hi - lo + 1;
-        map->a = xmalloc(((size_t)map->span + 1) * sizeof *map->a);
-        map->b = xmalloc(((size_t)map->span + 1) * sizeof *map->b);
-        for (int i = 0; i < map->span; i++)
+        map->a = got(xmalloc_try(((size_t)map->span + 1) * sizeof *map->a));
+        map->b = got(xmalloc_try(((size_t)map->span + 1) * sizeof *map->b));
+        for (int i = 0; map->a && i < map->span; i++)
             map->a[i] = INT_MIN;
-        return;
+        return map->a && map->b;
     }
     size_t cap = 16;
     while (cap < 2 * (size_t)n + 2)
         cap *= 2;
     map->mask = cap - 1;
-    map->slots = xmalloc(cap * sizeof *map->slots);
+    if (!(map->slots = got(xmalloc_try(cap * sizeof *map->slots))))
+        return false;
     for (size_t i = 0; i < cap; i++)
         map->slots[i].id = -1;
+    return true;
 }
 
 static void idmap_free(IdMap *map)
@@ -317,15 +340,17 @@ static int post_pos(const Engine *e, const IrInstr *x)
 
 /* ---- Buckets and their dependency sets */
 
-static long next_stamp(Engine *e)
+/* A new stamp for e->mark; false (no stamp) when out of memory. */
+static bool next_stamp(Engine *e)
 {
     if (e->cap_mark < e->n_buckets) {
-        int cap = e->n_buckets * 2 + 8;
-        e->mark = xrealloc(e->mark, (size_t)cap * sizeof *e->mark);
-        memset(e->mark + e->cap_mark, 0, (size_t)(cap - e->cap_mark) * sizeof *e->mark);
-        e->cap_mark = cap;
+        int old = e->cap_mark;
+        if (!grow((void **)&e->mark, &e->cap_mark, e->n_buckets * 2 + 8, sizeof *e->mark))
+            return false;
+        memset(e->mark + old, 0, (size_t)(e->cap_mark - old) * sizeof *e->mark);
     }
-    return ++e->stamp;
+    ++e->stamp;
+    return true;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -402,7 +427,8 @@ static void add_deps_of(Engine *e, const IrInstr *dep, IntVec *out)
 static void collect_deps(Engine *e, const IrInstr *x)
 {
     e->deps.n = 0;
-    next_stamp(e);
+    if (!next_stamp(e))
+        return;
     for (int k = 0; k < x->n_operands; k++)
         add_deps_of(e, x->operands[k], &e->deps);
     for (int k = 0; k < x->n_control_predecessors; k++)
@@ -421,7 +447,8 @@ static void remember_deps(Engine *e, int p)
  * The search visits open buckets only, at most one per key. */
 static bool reaches(Engine *e, int target)
 {
-    next_stamp(e);
+    if (!next_stamp(e))
+        return false;
     e->queue.n = 0;
     for (int i = 0; i < e->deps.n; i++)
         add_open(e, e->deps.v[i], &e->queue);
@@ -438,11 +465,14 @@ static bool reaches(Engine *e, int target)
 
 /* ---- Groups */
 
-static void table_grow(Engine *e)
+static bool table_grow(Engine *e)
 {
     size_t cap = e->table ? 2 * (e->table_mask + 1) : 16;
+    int *table = got(xmalloc_try(cap * sizeof *e->table));
+    if (!table)
+        return false;
     free(e->table);
-    e->table = xmalloc(cap * sizeof *e->table);
+    e->table = table;
     for (size_t i = 0; i < cap; i++)
         e->table[i] = -1;
     e->table_mask = cap - 1;
@@ -452,12 +482,14 @@ static void table_grow(Engine *e)
             i = (i + 1) & e->table_mask;
         e->table[i] = g;
     }
+    return true;
 }
 
+/* The group of key, made if new; -1 when out of memory. */
 static int find_group(Engine *e, const CombineKey *key)
 {
-    if (!e->table || 2 * (size_t)(e->n_groups + 1) > e->table_mask + 1)
-        table_grow(e);
+    if ((!e->table || 2 * (size_t)(e->n_groups + 1) > e->table_mask + 1) && !table_grow(e))
+        return -1;
     uint64_t h = key_hash(key);
     size_t i = h & e->table_mask;
     for (; e->table[i] >= 0; i = (i + 1) & e->table_mask) {
@@ -465,21 +497,21 @@ static int find_group(Engine *e, const CombineKey *key)
         if (g->hash == h && combine_key_equal(&g->key, key))
             return e->table[i];
     }
-    if (e->n_groups == e->cap_groups) {
-        e->cap_groups = e->cap_groups ? 2 * e->cap_groups : 8;
-        e->groups = xrealloc(e->groups, (size_t)e->cap_groups * sizeof *e->groups);
-    }
+    if (e->n_groups == e->cap_groups &&
+        !grow((void **)&e->groups, &e->cap_groups, e->cap_groups ? 2 * e->cap_groups : 8, sizeof *e->groups))
+        return -1;
     e->groups[e->n_groups] = (KeyGroup){ *key, h, -1 };
     e->table[i] = e->n_groups;
     return e->n_groups++;
 }
 
+/* A new open bucket for group; -1 when out of memory. */
 static int new_bucket(Engine *e, int group)
 {
-    if (e->n_buckets == e->cap_buckets) {
-        e->cap_buckets = e->cap_buckets ? 2 * e->cap_buckets : 16;
-        e->buckets = xrealloc(e->buckets, (size_t)e->cap_buckets * sizeof *e->buckets);
-    }
+    if (e->n_buckets == e->cap_buckets &&
+        !grow((void **)&e->buckets, &e->cap_buckets, e->cap_buckets ? 2 * e->cap_buckets : 16,
+              sizeof *e->buckets))
+        return -1;
     e->buckets[e->n_buckets] = (Bucket){ .group = group, .open = true, .first = -1, .last = -1 };
     e->groups[group].bucket = e->n_buckets;
     return e->n_buckets++;
@@ -511,7 +543,8 @@ static void join(Engine *e, int b, int p, int64_t bytes)
     bk->last = p;
     bk->n_members++;
     bk->bytes += bytes;
-    next_stamp(e);
+    if (!next_stamp(e))
+        return;
     for (int i = 0; i < bk->dep.n; i++)
         e->mark[bk->dep.v[i]] = e->stamp;
     IntVec add = { 0 };
@@ -560,14 +593,16 @@ static void visit(Engine *e, int p)
         return;
     }
     int g = find_group(e, &key);
+    if (g < 0)
+        return;
     int b = e->groups[g].bucket;
     if (b >= 0) {
         int why = close_reason(e, b, bytes);
         if (why >= 0)
             close_group(e, g, (CombineClose)why);
     }
-    if (e->groups[g].bucket < 0)
-        new_bucket(e, g);
+    if (e->groups[g].bucket < 0 && new_bucket(e, g) < 0)
+        return;
     join(e, e->groups[g].bucket, p, bytes);
 }
 
@@ -582,15 +617,19 @@ static bool has_candidates(const IrComputation *comp, IrOpcode op)
     return false;
 }
 
-static void engine_init(Engine *e, IrComputation *comp)
+/* False when out of memory (engine_free frees what was made). */
+static bool engine_init(Engine *e, IrComputation *comp)
 {
     int n = comp->n_instrs;
     e->comp = comp;
-    e->n = n;
-    e->order = xmalloc(((size_t)n + 1) * sizeof *e->order);
-    e->n = pass_post_order(comp, e->order);
+    e->n = 0;
+    e->order = got(xmalloc_try(((size_t)n + 1) * sizeof *e->order));
+    int n_post = e->order ? pass_post_order(comp, e->order) : -1;
     int lo, span = ir_computation_id_span(comp, &lo);
-    idmap_alloc(&e->pos, lo, lo + span - 1, n);
+    e->at = got(xcalloc_try((size_t)n + 1, sizeof *e->at));
+    if (!got(n_post >= 0 ? e : NULL) || !idmap_alloc(&e->pos, lo, lo + span - 1, n) || !e->at)
+        return false;
+    e->n = n_post;
     /* One pass over the instructions (each is a trip through memory on big
      * modules): the post order is usually the instruction order itself. */
     IntVec with_preds = { 0 };
@@ -603,7 +642,6 @@ static void engine_init(Engine *e, IrComputation *comp)
     for (int p = 0; p < e->n; p++)
         if (p >= n || e->order[p] != comp->instrs[p])
             idmap_set_a(&e->pos, e->order[p]->id, p);
-    e->at = xcalloc((size_t)n + 1, sizeof *e->at);
     for (int p = 0; p < n; p++)
         e->at[p].member_of = e->at[p].member_next = -1;
     for (int j = 0; j < with_preds.n; j++) {
@@ -615,6 +653,7 @@ static void engine_init(Engine *e, IrComputation *comp)
         }
     }
     free(with_preds.v);
+    return !short_of_memory;
 }
 
 static void engine_free(Engine *e)
@@ -650,10 +689,11 @@ typedef struct Rewrite {
 
 static void emit(Rewrite *rw, IrInstr *instr)
 {
-    if (rw->n_block == rw->cap_block) {
-        rw->cap_block = rw->cap_block ? 2 * rw->cap_block : 64;
-        rw->block = xrealloc(rw->block, (size_t)rw->cap_block * sizeof *rw->block);
-    }
+    if (!got(instr))
+        return;
+    if (rw->n_block == rw->cap_block &&
+        !grow((void **)&rw->block, &rw->cap_block, rw->cap_block ? 2 * rw->cap_block : 64, sizeof *rw->block))
+        return;
     instr->parent = rw->e->comp;
     rw->block[rw->n_block++] = instr;
 }
@@ -662,7 +702,8 @@ static void emit(Rewrite *rw, IrInstr *instr)
 static const char *fresh_name(IrComputation *comp, const char *base)
 {
     const char *name = ir_unique_name(comp, base);
-    ir_namemap_put(comp->names, name, (void *)name);
+    if (name)
+        ir_namemap_put(comp->names, name, (void *)name);
     return name;
 }
 
@@ -676,7 +717,9 @@ static const char *suffixed(IrComputation *comp, const char *name, const char *s
 /* shape with dimensions a and b swapped (and its layout, as a bitcast would). */
 static IrShape *swapped_shape(IrModule *m, const IrShape *shape, int64_t a, int64_t b)
 {
-    IrShape *s = ir_shape_clone(m->arena, shape);
+    IrShape *s = ir_module_noted(m, ir_shape_clone(m->arena, shape));
+    if (!s)
+        return NULL;
     int64_t t = s->dims[a];
     s->dims[a] = s->dims[b];
     s->dims[b] = t;
@@ -693,7 +736,7 @@ static IrShape *swapped_shape(IrModule *m, const IrShape *shape, int64_t a, int6
 
 static void copy_raw(IrModule *m, IrInstr *dst, const IrInstr *src, const char *name)
 {
-    const char *v = ir_raw_attr_get(src, name);
+    const char *v = dst ? ir_raw_attr_get(src, name) : NULL;
     if (v)
         ir_raw_attr_set(m, dst, name, v);
 }
@@ -702,13 +745,12 @@ static void copy_raw(IrModule *m, IrInstr *dst, const IrInstr *src, const char *
 static IrInstr *make_swap(Rewrite *rw, IrInstr *x, int64_t a, int64_t b, const char *name)
 {
     IrModule *m = rw->e->comp->module;
-    IrInstr *t = ir_instr_new(m, IR_OP_TRANSPOSE, name, swapped_shape(m, x->shape, a, b), 1, &x);
-    int rank = x->shape->rank;
-    int64_t *perm = ARENA_ARRAY(m->arena, int64_t, (size_t)rank);
-    if (!perm) {
-        fputs("hlocheck: out of memory\n", stderr);
-        exit(3);
-    }
+    IrShape *shape = x ? swapped_shape(m, x->shape, a, b) : NULL;
+    IrInstr *t = shape ? ir_instr_new(m, IR_OP_TRANSPOSE, name, shape, 1, &x) : NULL;
+    int rank = t ? x->shape->rank : 0;
+    int64_t *perm = t ? ir_module_noted(m, ARENA_ARRAY(m->arena, int64_t, (size_t)rank)) : NULL;
+    if (!perm)
+        return ir_module_noted(m, NULL);
     for (int i = 0; i < rank; i++)
         perm[i] = i == a ? b : i == b ? a : i;
     ir_instr_set_list(m, t, IR_LIST_DIMENSIONS, (IrIntList){ true, rank, perm });
@@ -724,14 +766,15 @@ static void set_tuple_sharding(IrModule *m, IrInstr *combined, IrInstr *const *g
     if (!any)
         return;
     StrBuf b;
-    strbuf_init(&b);
+    strbuf_init_may_fail(&b);
     strbuf_putc(&b, '{');
     for (int i = 0; i < n; i++) {
         const char *s = ir_raw_attr_get(group[i], "sharding");
         strbuf_printf(&b, "%s%s", i ? ", " : "", s ? s : "{replicated}");
     }
     strbuf_putc(&b, '}');
-    ir_raw_attr_set(m, combined, "sharding", b.s);
+    if (ir_module_noted(m, b.nomem ? NULL : b.s))
+        ir_raw_attr_set(m, combined, "sharding", b.s);
     strbuf_free(&b);
 }
 
@@ -748,9 +791,12 @@ static IrInstr *make_combined(Rewrite *rw, IrInstr *const *group, int n, IrInstr
         snprintf(base, sizeof base, "%s.combined", ir_opcode_name(group[0]->op));
     else
         snprintf(base, sizeof base, "%s.combined.%d", ir_opcode_name(group[0]->op), k);
-    IrShape *tuple = ir_shape_new_tuple(m->arena, n, shapes);
-    IrInstr *c = ir_instr_new(m, group[0]->op, fresh_name(comp, base), tuple, n, operands);
+    IrShape *tuple = ir_module_noted(m, ir_shape_new_tuple(m->arena, n, shapes));
+    const char *name = tuple ? fresh_name(comp, base) : NULL;
+    IrInstr *c = ir_instr_new(m, group[0]->op, name, tuple, n, operands);
     ir_instr_copy_attrs(m, c, group[0]);
+    if (!c || m->nomem)
+        return NULL;
     c->info->loc = group[0]->info->loc;
     c->info->bools[IR_BOOL_CONSTRAIN_LAYOUT] = false;
     if (dim >= 0)
@@ -770,6 +816,8 @@ static IrInstr *make_result(Rewrite *rw, IrInstr *combined, int i, IrInstr *memb
     const char *gname = swap ? suffixed(comp, member->name, "element") : member->name;
     IrInstr *gte = ir_instr_new(m, IR_OP_GET_TUPLE_ELEMENT, gname, combined->shape->elements[i], 1,
                                 &combined);
+    if (!gte)
+        return NULL;
     ir_instr_set_int(m, gte, IR_INT_INDEX, i);
     gte->info->loc = member->info->loc;
     copy_raw(m, gte, member, "metadata");
@@ -779,6 +827,8 @@ static IrInstr *make_result(Rewrite *rw, IrInstr *combined, int i, IrInstr *memb
         return gte;
     }
     IrInstr *back = make_swap(rw, gte, d, dim, member->name);
+    if (!back)
+        return NULL;
     back->info->loc = member->info->loc;
     copy_raw(m, back, member, "metadata");
     copy_raw(m, back, member, "sharding");
@@ -791,9 +841,9 @@ static void build_group(Rewrite *rw, IrInstr *const *group, int n, const int *po
     const Combiner *c = rw->e->c;
     IrModule *m = rw->e->comp->module;
     int64_t dim = c->dimension ? c->dimension(group, n) : -1;
-    IrInstr **operands = xmalloc((size_t)n * sizeof *operands);
-    IrShape **shapes = xmalloc((size_t)n * sizeof *shapes);
-    for (int i = 0; i < n; i++) {
+    IrInstr **operands = got(xmalloc_try((size_t)n * sizeof *operands));
+    IrShape **shapes = got(xmalloc_try((size_t)n * sizeof *shapes));
+    for (int i = 0; operands && shapes && i < n; i++) {
         IrInstr *x = group[i];
         int64_t d = dim_of(x);
         operands[i] = x->operands[0];
@@ -805,9 +855,10 @@ static void build_group(Rewrite *rw, IrInstr *const *group, int n, const int *po
         emit(rw, operands[i]);
         shapes[i] = swapped_shape(m, x->shape, d, dim);
     }
-    IrInstr *combined = make_combined(rw, group, n, operands, shapes, dim);
+    bool out = short_of_memory || m->nomem;
+    IrInstr *combined = out ? NULL : make_combined(rw, group, n, operands, shapes, dim);
     emit(rw, combined);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; combined && i < n; i++)
         rw->repl[positions[i]] = make_result(rw, combined, i, group[i], dim_of(group[i]), dim);
     free(operands);
     free(shapes);
@@ -818,9 +869,14 @@ static void combine_bucket(Rewrite *rw, int b)
 {
     Engine *e = rw->e;
     const Bucket *bk = &e->buckets[b];
-    IrInstr **group = xmalloc((size_t)bk->n_members * sizeof *group);
-    int *positions = xmalloc((size_t)bk->n_members * sizeof *positions);
+    IrInstr **group = got(xmalloc_try((size_t)bk->n_members * sizeof *group));
+    int *positions = got(xmalloc_try((size_t)bk->n_members * sizeof *positions));
     int n = 0, anchor = -1;
+    if (!group || !positions) {
+        free(group);
+        free(positions);
+        return;
+    }
     for (int p = bk->first; p >= 0; p = e->at[p].member_next) {
         group[n] = e->order[p];
         positions[n++] = p;
@@ -871,14 +927,19 @@ static void place(Rewrite *rw, Spliced *sp, IrInstr *x)
 
 /* The computation's instructions with each combined group's block at its
  * anchor and its members left out, every use of a member pointed at its
- * replacement (in the same pass over the instructions). */
-static void splice(Rewrite *rw, Spliced *sp)
+ * replacement (in the same pass over the instructions).  False, comp
+ * untouched, when out of memory for sp (one short of memory for dep_ids
+ * has edited comp). */
+static bool splice(Rewrite *rw, Spliced *sp)
 {
     Engine *e = rw->e;
     IrComputation *comp = e->comp;
     size_t cap = (size_t)comp->n_instrs + (size_t)rw->n_block + 1;
-    *sp = (Spliced){ .seq = xmalloc(cap * sizeof *sp->seq), .ids = xmalloc(cap * sizeof *sp->ids),
-                     .dep_first = xmalloc((cap + 1) * sizeof *sp->dep_first) };
+    *sp = (Spliced){ .seq = got(xmalloc_try(cap * sizeof *sp->seq)),
+                     .ids = got(xmalloc_try(cap * sizeof *sp->ids)),
+                     .dep_first = got(xmalloc_try((cap + 1) * sizeof *sp->dep_first)) };
+    if (short_of_memory)
+        return false;
     for (int i = 0; i < comp->n_instrs; i++) {
         IrInstr *x = comp->instrs[i];
         int p = post_pos(e, x);
@@ -896,6 +957,7 @@ static void splice(Rewrite *rw, Spliced *sp)
     int p = post_pos(e, comp->root);
     if (p >= 0 && rw->repl[p])
         comp->root = rw->repl[p];
+    return !short_of_memory;
 }
 
 static void spliced_free(Spliced *sp)
@@ -913,25 +975,37 @@ typedef struct Graph {
 
 /* The users of every placed instruction among the placed ones, from the
  * recorded ids alone.  They are comp's old instructions and the new ones,
- * numbered after every old id. */
-static void build_graph(Graph *g, const IrComputation *comp, const Spliced *sp)
+ * numbered after every old id.  False when out of memory (g can still be
+ * freed). */
+static bool build_graph(Graph *g, const IrComputation *comp, const Spliced *sp)
 {
     int n = sp->n, lo;
     ir_computation_id_span(comp, &lo);
-    idmap_alloc(&g->index, lo, comp->module->next_instr_id - 1, n);
+    *g = (Graph){ 0 };
+    bool ok = idmap_alloc(&g->index, lo, comp->module->next_instr_id - 1, n);
+    int *at = got(xmalloc_try(((size_t)sp->dep_ids.n + 1) * sizeof *at)); /* dep_ids by seq index, -1 outside */
+    int *count = got(xcalloc_try((size_t)n + 1, sizeof *count));
+    g->start = got(xcalloc_try((size_t)n + 2, sizeof *g->start));
+    if (!ok || !at || !count || !g->start) {
+        free(at);
+        free(count);
+        return false;
+    }
     for (int i = 0; i < n; i++)
         idmap_put(&g->index, sp->ids[i], i, 0);
-    int *at = xmalloc(((size_t)sp->dep_ids.n + 1) * sizeof *at);    /* dep_ids as seq indices, -1 outside */
-    int *count = xcalloc((size_t)n + 1, sizeof *count);
     for (int k = 0; k < sp->dep_ids.n; k++)
         if (idmap_get(&g->index, sp->dep_ids.v[k], &at[k], NULL))
             count[at[k]]++;
         else
             at[k] = -1;
-    g->start = xcalloc((size_t)n + 2, sizeof *g->start);
     for (int i = 0; i < n; i++)
         g->start[i + 1] = g->start[i] + count[i];
-    g->users = xmalloc(((size_t)g->start[n] + 1) * sizeof *g->users);
+    g->users = got(xmalloc_try(((size_t)g->start[n] + 1) * sizeof *g->users));
+    if (!g->users) {
+        free(at);
+        free(count);
+        return false;
+    }
     memset(count, 0, ((size_t)n + 1) * sizeof *count);
     for (int i = 0; i < n; i++)
         for (int k = sp->dep_first[i]; k < sp->dep_first[i + 1]; k++)
@@ -939,23 +1013,25 @@ static void build_graph(Graph *g, const IrComputation *comp, const Spliced *sp)
                 g->users[g->start[at[k]] + count[at[k]]++] = i;
     free(at);
     free(count);
+    return true;
 }
 
 /* Depth-first over users from the last instruction back: an instruction is
  * emitted once all its users are, so the reversed emission is a valid order
- * that leaves an already valid order as it is.  False on a cycle. */
+ * that leaves an already valid order as it is.  False on a cycle, or when
+ * out of memory (short_of_memory set). */
 static bool reorder(const IrComputation *comp, const Spliced *sp, IrInstr **out)
 {
     IrInstr *const *seq = sp->seq;
     int n = sp->n;
     Graph g;
-    build_graph(&g, comp, sp);
-    char *state = xcalloc((size_t)n + 1, 1);        /* 0 new, 1 on the stack, 2 emitted */
-    int *stack = xmalloc(((size_t)n + 1) * sizeof *stack);
-    int *cursor = xcalloc((size_t)n + 1, sizeof *cursor);
+    bool built = build_graph(&g, comp, sp);
+    char *state = got(xcalloc_try((size_t)n + 1, 1));        /* 0 new, 1 on the stack, 2 emitted */
+    int *stack = got(xmalloc_try(((size_t)n + 1) * sizeof *stack));
+    int *cursor = got(xcalloc_try((size_t)n + 1, sizeof *cursor));
     int n_out = 0;
-    bool acyclic = true;
-    for (int root = n - 1; root >= 0; root--) {
+    bool acyclic = built && state && stack && cursor;
+    for (int root = n - 1; acyclic && root >= 0; root--) {
         if (state[root])
             continue;
         int top = 0;
@@ -992,8 +1068,11 @@ static bool install(Rewrite *rw, const Spliced *sp, Error *err)
     int n = sp->n;
     IrInstr **order = ARENA_ARRAY(comp->module->arena, IrInstr *, (size_t)n + 1);
     if (!order)
-        return error_set(err, ERR_NOMEM, comp->loc, "out of memory");
-    if (!reorder(comp, sp, order))
+        return error_nomem(err, comp->loc);
+    bool acyclic = reorder(comp, sp, order);
+    if (short_of_memory)
+        return error_nomem(err, comp->loc);
+    if (!acyclic)
         return error_set(err, ERR_INTERNAL, comp->loc,
                          "combiner: combining made a cycle in computation %s", comp->name);
     comp->instrs = order;
@@ -1006,15 +1085,18 @@ static bool rewrite(Engine *e, Error *err)
 {
     int nb = e->n_buckets;
     Rewrite rw = { .e = e };
-    rw.repl = xcalloc((size_t)e->n + 1, sizeof *rw.repl);
-    rw.block_start = xcalloc((size_t)nb + 1, sizeof(int));
-    rw.block_count = xcalloc((size_t)nb + 1, sizeof(int));
-    rw.anchor = xcalloc((size_t)nb + 1, sizeof(int));
-    for (int i = 0; i < e->combined.n; i++)
+    rw.repl = got(xcalloc_try((size_t)e->n + 1, sizeof *rw.repl));
+    rw.block_start = got(xcalloc_try((size_t)nb + 1, sizeof(int)));
+    rw.block_count = got(xcalloc_try((size_t)nb + 1, sizeof(int)));
+    rw.anchor = got(xcalloc_try((size_t)nb + 1, sizeof(int)));
+    for (int i = 0; i < e->combined.n && !short_of_memory; i++)
         combine_bucket(&rw, e->combined.v[i]);
-    Spliced sp;
-    splice(&rw, &sp);
-    bool ok = install(&rw, &sp, err);
+    /* Nothing of comp has changed yet: out of memory, it stays as it is. */
+    Spliced sp = { 0 };
+    IrModule *m = e->comp->module;
+    bool ok = !short_of_memory && !m->nomem && splice(&rw, &sp) && install(&rw, &sp, err);
+    if (!ok && (short_of_memory || m->nomem))
+        error_nomem(err, e->comp->loc);
     spliced_free(&sp);
     free(rw.repl);
     free(rw.block);
@@ -1034,14 +1116,18 @@ bool combine_run(IrComputation *comp, const Combiner *c, const PassOptions *opt,
         return true;
     PassStats scratch = { 0 };
     Engine e = { .c = c, .opt = opt, .limits = limits, .stats = stats ? stats : &scratch };
-    engine_init(&e, comp);
-    for (int p = 0; p < e.n; p++)
+    short_of_memory = false;
+    if (!engine_init(&e, comp)) {
+        engine_free(&e);
+        return error_nomem(err, comp->loc);
+    }
+    for (int p = 0; p < e.n && !short_of_memory; p++)
         visit(&e, p);
     for (int b = 0; b < e.n_buckets; b++)
         if (e.buckets[b].open)
             close_group(&e, e.buckets[b].group, CLOSE_END);
-    bool ok = true;
-    if (e.combined.n > 0) {
+    bool ok = !short_of_memory || error_nomem(err, comp->loc);
+    if (ok && e.combined.n > 0) {
         ok = rewrite(&e, err);
         *changed = true;
     }
@@ -1059,7 +1145,8 @@ PassResult combine_pass(IrModule *m, const Combiner *c, const PassOptions *opt, 
         return PASS_UNCHANGED;
     }
     PassScan scan;
-    pass_scan(m, c->op, &scan);
+    if (!pass_scan(m, c->op, &scan, err))
+        return PASS_FAILED;
     if (scan.constrained) {
         pass_scan_free(&scan);
         stats->skipped++;

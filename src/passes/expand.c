@@ -8,16 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Editing a module has no error path for running out of memory (module.c
- * does the same). */
-static void *need(void *p)
-{
-    if (!p) {
-        fprintf(stderr, "hlocheck: out of memory\n");
-        exit(3);
-    }
-    return p;
-}
+/* Out of memory, the builders' helpers set m->nomem (as module.c's
+ * editing functions do) and return NULL; the driver checks after each
+ * build, the pipeline after each pass. */
 
 /* ---- The driver
  *
@@ -67,26 +60,35 @@ static void forward_operands(const ExpandSweep *sw, IrInstr *instr)
     }
 }
 
-static void set_forward(ExpandSweep *sw, IrInstr *from, IrInstr *to)
+static bool set_forward(ExpandSweep *sw, IrInstr *from, IrInstr *to)
 {
     if (from->id >= sw->n_forward) {
         int n = 2 * from->id + 16;
-        sw->forward = xrealloc(sw->forward, (size_t)n * sizeof *sw->forward);
+        if (!xgrow_try((void **)&sw->forward, (size_t)n, sizeof *sw->forward))
+            return false;
         memset(sw->forward + sw->n_forward, 0, (size_t)(n - sw->n_forward) * sizeof *sw->forward);
         sw->n_forward = n;
     }
     sw->forward[from->id] = to;
+    return true;
 }
 
-/* The new order: each instruction preceded by the new ones anchored to it. */
+/* The new order: each instruction preceded by the new ones anchored to it.
+ * Out of memory, comp stays as it is and m->nomem is set. */
 static void merge_pending(IrComputation *comp, ExpandSweep *sw)
 {
     if (sw->n_pending == 0)
         return;
     int total = comp->n_instrs + sw->n_pending, out = 0;
-    IrInstr **order = need(ir_grow_array(comp->module->arena, NULL, 0, (size_t)total, sizeof *order));
+    IrInstr **order = ir_grow_array(comp->module->arena, NULL, 0, (size_t)total, sizeof *order);
     int lo, span = ir_computation_id_span(comp, &lo);      /* anchors are in comp */
-    int *first = xcalloc((size_t)span + 1, sizeof *first), *next = xcalloc((size_t)sw->n_pending, sizeof *next);
+    int *first = xcalloc_try((size_t)span + 1, sizeof *first);
+    int *next = xcalloc_try((size_t)sw->n_pending, sizeof *next);
+    if (!ir_module_noted(comp->module, order && first && next ? order : NULL)) {
+        free(first);
+        free(next);
+        return;
+    }
     for (int i = sw->n_pending - 1; i >= 0; i--) {       /* per anchor, a list in creation order */
         next[i] = first[sw->anchor[i]->id - lo];
         first[sw->anchor[i]->id - lo] = i + 1;
@@ -116,8 +118,9 @@ static void finish_sweep(IrComputation *comp, ExpandSweep *sw)
 
 /* Gives rep what the spec says a replacement inherits from the instruction
  * it replaces: metadata, and control predecessors (so ordering edges
- * survive the original's removal); then forwards every use. */
-static void splice(ExpandCtx *ctx, IrInstr *old, IrInstr *rep)
+ * survive the original's removal); then forwards every use.  False when
+ * out of memory. */
+static bool splice(ExpandCtx *ctx, IrInstr *old, IrInstr *rep, Error *err)
 {
     const char *metadata = ir_raw_attr_get(old, "metadata");
     if (metadata)
@@ -128,14 +131,20 @@ static void splice(ExpandCtx *ctx, IrInstr *old, IrInstr *rep)
         old->control_predecessors = NULL;
         old->n_control_predecessors = 0;
     }
-    set_forward(ctx->sweep, old, rep);
+    if (!set_forward(ctx->sweep, old, rep))
+        return error_nomem(err, old->info->loc);
     ctx->stats->fired++;
+    return ir_module_check_memory(ctx->m, err);
 }
 
 static bool sweep(IrComputation *comp, ExpandMatch match, ExpandBuild build, ExpandCtx *ctx, Error *err)
 {
-    IrInstr **order = xmalloc(((size_t)comp->n_instrs + 1) * sizeof *order);
-    int n = pass_post_order(comp, order);
+    IrInstr **order = xmalloc_try(((size_t)comp->n_instrs + 1) * sizeof *order);
+    int n = order ? pass_post_order(comp, order) : -1;
+    if (n < 0) {
+        free(order);
+        return error_nomem(err, comp->loc);
+    }
     ExpandSweep sw = { 0 };
     ctx->sweep = current_sweep = &sw;
     bool ok = true;
@@ -145,11 +154,11 @@ static bool sweep(IrComputation *comp, ExpandMatch match, ExpandBuild build, Exp
         if (instr->dead || !match(instr, ctx))
             continue;
         IrInstr *rep = build(instr, ctx, err);
-        ok = rep != NULL;
-        if (ok)
-            splice(ctx, instr, rep);
+        /* A builder that ran out of memory may return an incomplete rep. */
+        ok = ir_module_check_memory(ctx->m, err) && rep && splice(ctx, instr, rep, err);
     }
-    finish_sweep(comp, &sw);
+    if (!ctx->m->nomem)
+        finish_sweep(comp, &sw);
     ctx->sweep = current_sweep = NULL;
     free(sw.forward);
     free(sw.pending);
@@ -165,7 +174,8 @@ PassResult pass_expand(IrModule *m, const PassOptions *opt, PassStats *stats, Ex
     ExpandCtx ctx = { m, opt, stats ? stats : &scratch, state, NULL };
     long fired = ctx.stats->fired;
     PassScan scan;
-    pass_scan(m, IR_OP_COUNT, &scan);
+    if (!pass_scan(m, IR_OP_COUNT, &scan, err))
+        return PASS_FAILED;
     bool ok = true;
     for (int i = 0; i < scan.n_comps && ok; i++)
         ok = sweep(scan.comps[i], match, build, &ctx, err);
@@ -237,9 +247,13 @@ static void place_before(ExpandSweep *sw, IrComputation *comp, IrInstr *before, 
         return;
     }
     if (sw->n_pending == sw->cap_pending) {
-        sw->cap_pending = sw->cap_pending ? 2 * sw->cap_pending : 16;
-        sw->pending = xrealloc(sw->pending, (size_t)sw->cap_pending * sizeof *sw->pending);
-        sw->anchor = xrealloc(sw->anchor, (size_t)sw->cap_pending * sizeof *sw->anchor);
+        int cap = sw->cap_pending ? 2 * sw->cap_pending : 16;
+        if (!xgrow_try((void **)&sw->pending, (size_t)cap, sizeof *sw->pending) ||
+            !xgrow_try((void **)&sw->anchor, (size_t)cap, sizeof *sw->anchor)) {
+            ir_module_noted(comp->module, NULL);
+            return;
+        }
+        sw->cap_pending = cap;
     }
     sw->pending[sw->n_pending] = instr;
     sw->anchor[sw->n_pending++] = before;
@@ -250,8 +264,15 @@ static void place_before(ExpandSweep *sw, IrComputation *comp, IrInstr *before, 
 IrInstr *expand_new(IrInstr *before, IrOpcode op, IrShape *shape, int n_operands, IrInstr *const *operands)
 {
     IrComputation *comp = before->parent;
+    bool made = shape != NULL;      /* shape and operands: NULL when out of memory */
+    for (int k = 0; k < n_operands; k++)
+        made &= operands[k] != NULL;
+    if (!ir_module_noted(comp->module, made ? comp : NULL))
+        return NULL;
     const char *name = ir_unique_name(comp, ir_opcode_name(op));
     IrInstr *instr = ir_instr_new(comp->module, op, name, shape, n_operands, operands);
+    if (!instr)
+        return NULL;
     instr->info->loc = before->info->loc;
     place_before(current_sweep, comp, before, instr);
     return instr;
@@ -259,6 +280,8 @@ IrInstr *expand_new(IrInstr *before, IrOpcode op, IrShape *shape, int n_operands
 
 void expand_copy_typed_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
 {
+    if (!dst)
+        return;
     ir_instr_copy_attrs(m, dst, src);
     dst->info->raw_attrs = NULL;
     dst->info->n_raw_attrs = 0;
@@ -268,10 +291,11 @@ void expand_copy_typed_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
 
 IrShape *expand_shape(IrModule *m, const IrShape *like, IrElemType t, int rank, const int64_t *dims)
 {
-    IrShape *s = need(ir_shape_new_array(m->arena, t, rank, dims));
-    if (like && like->has_layout && rank > 0) {
+    IrShape *s = ir_module_noted(m, ir_shape_new_array(m->arena, t, rank, dims));
+    if (s && like && like->has_layout && rank > 0) {
         s->has_layout = true;
-        s->minor_to_major = need(ARENA_ARRAY(m->arena, int64_t, (size_t)rank));
+        if (!(s->minor_to_major = ir_module_noted(m, ARENA_ARRAY(m->arena, int64_t, (size_t)rank))))
+            return NULL;
         for (int i = 0; i < rank; i++)
             s->minor_to_major[i] = rank - 1 - i;
     }
@@ -282,10 +306,13 @@ IrShape *expand_shape(IrModule *m, const IrShape *like, IrElemType t, int rank, 
 
 static IrLiteral *retype_literal(IrModule *m, const IrLiteral *lit, IrShape *shape, IrElemType from)
 {
-    IrLiteral *l = need(ARENA_NEW(m->arena, IrLiteral));
+    IrLiteral *l = ir_module_noted(m, ARENA_NEW(m->arena, IrLiteral));
     IrElemType to = shape->type;
+    if (l)
+        l->data = ir_module_noted(m, arena_alloc(m->arena, (size_t)ir_type_storage_bytes(to)));
+    if (!l || !l->data)
+        return NULL;
     l->shape = shape;
-    l->data = need(arena_alloc(m->arena, (size_t)ir_type_storage_bytes(to)));
     if (ir_type_is_float(from) || ir_type_is_float(to))
         ir_elem_set_f64(to, l->data, ir_elem_get_f64(from, lit->data));
     else
@@ -302,11 +329,15 @@ static IrInstr *copy_retyped(IrComputation *dst, const IrInstr *src, IrInstr **c
     for (int k = 0; k < src->n_operands; k++)
         ops[k] = copies[src->operands[k]->id];
     bool retype = src->shape->type == from;
-    IrShape *shape = need(retype ? ir_shape_with_type(m->arena, src->shape, to)
-                                 : ir_shape_clone(m->arena, src->shape));
+    IrShape *shape = ir_module_noted(m, retype ? ir_shape_with_type(m->arena, src->shape, to)
+                                               : ir_shape_clone(m->arena, src->shape));
+    if (!shape)
+        return NULL;
     char name[256];
     snprintf(name, sizeof name, "%.200s.%s", src->name, ir_type_name(to));
     IrInstr *instr = ir_instr_new(m, src->op, name, shape, src->n_operands, ops);
+    if (!instr)
+        return NULL;
     ir_instr_copy_attrs(m, instr, src);
     instr->info->loc = src->info->loc;
     if (src->op == IR_OP_CONSTANT && retype)
@@ -315,13 +346,13 @@ static IrInstr *copy_retyped(IrComputation *dst, const IrInstr *src, IrInstr **c
     return instr;
 }
 
-static const char *unique_computation_name(const IrModule *m, const char *base)
+static const char *unique_computation_name(IrModule *m, const char *base)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%.240s", base);
     for (long k = 1; ir_module_find_computation(m, buf); k++)
         snprintf(buf, sizeof buf, "%.200s.%ld", base, k);
-    return need(arena_strdup(m->arena, buf));
+    return ir_module_noted(m, arena_strdup(m->arena, buf));
 }
 
 /* The copy, not yet in m->computations; NULL when an instruction of it
@@ -330,8 +361,14 @@ static IrComputation *build_retyped(IrModule *m, const IrComputation *comp, IrEl
 {
     char base[256];
     snprintf(base, sizeof base, "%.200s.%s", comp->name, ir_type_name(to));
-    IrComputation *c = need(ir_computation_new(m, unique_computation_name(m, base)));
-    IrInstr **copies = xcalloc((size_t)m->next_instr_id + 1, sizeof *copies);
+    const char *name = unique_computation_name(m, base);
+    IrComputation *c = name ? ir_module_noted(m, ir_computation_new(m, name)) : NULL;
+    IrInstr **copies = xcalloc_try((size_t)m->next_instr_id + 1, sizeof *copies);
+    ir_module_noted(m, copies);
+    if (!c || !copies) {
+        free(copies);
+        return NULL;
+    }
     bool ok = true;
     for (int i = 0; i < comp->n_instrs && ok; i++) {
         const IrInstr *src = comp->instrs[i];
@@ -340,7 +377,9 @@ static IrComputation *build_retyped(IrModule *m, const IrComputation *comp, IrEl
         IrInstr *copy = copy_retyped(c, src, copies, from, to);
         copies[src->id] = copy;
         Error err = { 0 };
-        ok = ir_verify_instr(copy, &err);
+        ok = copy && ir_verify_instr(copy, &err);
+        if (err.code == ERR_NOMEM)
+            ir_module_noted(m, NULL);   /* out of memory is not "does not verify" */
     }
     c->root = copies[comp->root->id];
     free(copies);

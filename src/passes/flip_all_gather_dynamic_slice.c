@@ -99,14 +99,20 @@ static IrInstr *build(IrInstr *ds, ExpandCtx *ctx, Error *err)
     IrInstr *g = ds->operands[0], *x = g->operands[0];
     int64_t d = g->lists[IR_LIST_DIMENSIONS].v[0], local = x->shape->dims[d];
     IrShape *shape = ir_shape_clone(m->arena, ds->shape);
+    IrInstr **ops = xmalloc_try((size_t)ds->n_operands * sizeof *ops);
+    if (!shape || !ops) {
+        free(ops);
+        return ir_module_noted(m, NULL);
+    }
     shape->dims[d] = local;
-    IrInstr **ops = xmalloc((size_t)ds->n_operands * sizeof *ops);
     ops[0] = x;
     for (int k = 1; k < ds->n_operands; k++)
         ops[k] = ds->operands[k];
     IrInstr *slice = expand_new(ds, IR_OP_DYNAMIC_SLICE, shape, ds->n_operands, ops);
     free(ops);
     expand_copy_typed_attrs(m, slice, ds);
+    if (!slice || m->nomem)
+        return NULL;
     slice->lists[IR_LIST_DYNAMIC_SLICE_SIZES].v[d] = local;
     IrInstr *ng = expand_new(ds, IR_OP_ALL_GATHER, ir_shape_clone(m->arena, ds->shape), 1, &slice);
     expand_copy_typed_attrs(m, ng, g);

@@ -186,10 +186,14 @@ static IrInstr *build(IrInstr *reshape, ExpandCtx *ctx, Error *err)
     flip_reshape_dim_map(g->shape->dims, g->shape->rank, reshape->shape->dims, reshape->shape->rank, &map);
     int e = map.first[d];
     IrShape *local = ir_shape_clone(m->arena, reshape->shape);
+    if (!local)
+        return ir_module_noted(m, NULL);
     local->dims[e] /= n;
     IrInstr *r = expand_new(reshape, IR_OP_RESHAPE, local, 1, &x);
     IrInstr *ng = expand_new(reshape, IR_OP_ALL_GATHER, ir_shape_clone(m->arena, reshape->shape), 1, &r);
     expand_copy_typed_attrs(m, ng, g);
+    if (!ng || m->nomem)
+        return NULL;
     ng->lists[IR_LIST_DIMENSIONS].v[0] = e;
     return ng;
 }

@@ -78,6 +78,8 @@ static IrInstr *build(IrInstr *add, ExpandCtx *ctx, Error *err)
     IrShape *shape = ir_shape_with_type(m->arena, p.reduce->shape, wide);
     IrInstr *r = expand_new(add, p.reduce->op, shape, 1, &cg);
     expand_copy_typed_attrs(m, r, p.reduce);
+    if (!r)
+        return NULL;
     r->info->comps[IR_COMP_TO_APPLY] = wide_reducer(ctx, &p);
     expand_adopt_computation(m, r->info->comps[IR_COMP_TO_APPLY]);
     ir_set_channel_id(m, r, ir_fresh_channel_id(m));

@@ -82,6 +82,8 @@ static IrInstr *transpose_of(IrInstr *t, IrInstr *src, IrModule *m)
 {
     const IrIntList *perm = &t->lists[IR_LIST_DIMENSIONS];
     IrShape *shape = ir_shape_with_type(m->arena, t->shape, src->shape->type);
+    if (!shape)
+        return ir_module_noted(m, NULL);
     for (int i = 0; i < perm->n; i++)
         shape->dims[i] = src->shape->dims[perm->v[i]];
     IrInstr *tr = expand_new(t, IR_OP_TRANSPOSE, shape, 1, &src);
@@ -109,6 +111,8 @@ static IrInstr *build(IrInstr *t, ExpandCtx *ctx, Error *err)
     IrInstr *tr = transpose_of(t, src, m);
     IrInstr *rs = expand_new(t, IR_OP_REDUCE_SCATTER, ir_shape_clone(m->arena, t->shape), 1, &tr);
     expand_copy_typed_attrs(m, rs, c.rs);
+    if (!rs || m->nomem)
+        return NULL;
     rs->lists[IR_LIST_DIMENSIONS].v[0] = nd;
     rs->info->comps[IR_COMP_TO_APPLY] = reducer_for(ctx, &c);
     expand_adopt_computation(m, rs->info->comps[IR_COMP_TO_APPLY]);

@@ -86,7 +86,8 @@ void pass_print_stats(FILE *out, const PipelineStats *stats);
 /* The instructions of comp in XLA's post order (hlo-reference.md 7.3):
  * for each instruction with no users, in order, a DFS that visits control
  * predecessors, then operands in order; the schedule order if the module is
- * scheduled.  out has comp->n_instrs slots; returns the count. */
+ * scheduled.  out has comp->n_instrs slots; returns the count, -1 when out
+ * of memory. */
 int pass_post_order(const IrComputation *comp, IrInstr **out);
 /* What a pass needs before it starts, from one scan of the module: the
  * computations it visits (all but fusion bodies, in module order), which
@@ -98,10 +99,12 @@ typedef struct PassScan {
     bool *in_while;         /* by computation id */
     bool constrained;
 } PassScan;
-void pass_scan(const IrModule *m, IrOpcode op, PassScan *s);
+/* False (ERR_NOMEM, nothing to free) when out of memory. */
+bool pass_scan(const IrModule *m, IrOpcode op, PassScan *s, Error *err);
 void pass_scan_free(PassScan *s);
 /* Removes dead instructions from every computation (and may move and
- * renumber the live ones: see pipeline.c); returns how many. */
+ * renumber the live ones: see pipeline.c); returns how many, -1 (m->nomem
+ * set) when out of memory. */
 int pass_remove_dead_code(IrModule *m);
 
 #endif /* PASS_H */

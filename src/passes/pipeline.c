@@ -70,7 +70,10 @@ bool pass_parse_list(const char *spec, const Pass **out, int *n, Error *err)
             out[(*n)++] = &registry[i];
         return true;
     }
-    char *copy = xstrdup(spec), *save = NULL;
+    char *copy = xmalloc_try(strlen(spec) + 1), *save = NULL;
+    if (!copy)
+        return error_nomem(err, (IrLoc){ 0 });
+    strcpy(copy, spec);
     bool ok = true;
     for (char *tok = strtok_r(copy, ",", &save); tok && ok; tok = strtok_r(NULL, ",", &save)) {
         const Pass *p = pass_find(tok);
@@ -95,11 +98,14 @@ typedef struct Walk {
     int lo;
 } Walk;
 
-/* Iterative DFS: control predecessors first, then operands in order. */
-static void visit(Walk *w, const IrComputation *comp, IrInstr *start)
+/* Iterative DFS: control predecessors first, then operands in order.
+ * False when out of memory. */
+static bool visit(Walk *w, const IrComputation *comp, IrInstr *start)
 {
     int cap = 64, top = 0;
-    IrInstr **stack = xmalloc((size_t)cap * sizeof *stack);
+    IrInstr **stack = xmalloc_try((size_t)cap * sizeof *stack);
+    if (!stack)
+        return false;
     stack[top++] = start;
     while (top > 0) {
         IrInstr *instr = stack[top - 1];
@@ -117,8 +123,10 @@ static void visit(Walk *w, const IrComputation *comp, IrInstr *start)
                                                               : instr->operands[k - instr->n_control_predecessors];
             if (dep->parent != comp || dep->dead || w->state[w->pos[dep->id - w->lo]] != 0)
                 continue;
-            if (top == cap)
-                stack = xrealloc(stack, (size_t)(cap *= 2) * sizeof *stack);
+            if (top == cap && !xgrow_try((void **)&stack, (size_t)(cap *= 2), sizeof *stack)) {
+                free(stack);
+                return false;
+            }
             stack[top++] = dep;
             pushed = true;
         }
@@ -129,6 +137,7 @@ static void visit(Walk *w, const IrComputation *comp, IrInstr *start)
         }
     }
     free(stack);
+    return true;
 }
 
 int pass_post_order(const IrComputation *comp, IrInstr **out)
@@ -138,11 +147,14 @@ int pass_post_order(const IrComputation *comp, IrInstr **out)
         return comp->n_instrs;
     }
     int lo, span = ir_computation_id_span(comp, &lo);
-    Walk w = { out, 0, xcalloc((size_t)comp->n_instrs + 1, 1), xcalloc((size_t)span + 1, sizeof(int)), lo };
-    int *users = xcalloc((size_t)comp->n_instrs + 1, sizeof *users);
-    for (int i = 0; i < comp->n_instrs; i++)
+    Walk w = { out, 0, xcalloc_try((size_t)comp->n_instrs + 1, 1), xcalloc_try((size_t)span + 1, sizeof(int)),
+               lo };
+    int *users = xcalloc_try((size_t)comp->n_instrs + 1, sizeof *users);
+    if (!w.state || !w.pos || !users)
+        w.n = -1;
+    for (int i = 0; i < comp->n_instrs && w.n >= 0; i++)
         w.pos[comp->instrs[i]->id - lo] = i;
-    for (int i = 0; i < comp->n_instrs; i++) {
+    for (int i = 0; i < comp->n_instrs && w.n >= 0; i++) {
         IrInstr *instr = comp->instrs[i];
         int n_deps = instr->n_operands + instr->n_control_predecessors;
         for (int k = 0; k < n_deps; k++) {
@@ -152,11 +164,11 @@ int pass_post_order(const IrComputation *comp, IrInstr **out)
                 users[w.pos[d->id - lo]]++;
         }
     }
-    for (int i = 0; i < comp->n_instrs; i++)
-        if (users[i] == 0)
-            visit(&w, comp, comp->instrs[i]);
+    for (int i = 0; i < comp->n_instrs && w.n >= 0; i++)
+        if (users[i] == 0 && !visit(&w, comp, comp->instrs[i]))
+            w.n = -1;
     /* Anything left (cannot happen in a verified module) keeps text order. */
-    for (int i = 0; i < comp->n_instrs; i++)
+    for (int i = 0; i < comp->n_instrs && w.n >= 0; i++)
         if (w.state[i] != 2)
             w.out[w.n++] = comp->instrs[i];
     free(users);
@@ -173,11 +185,16 @@ static void mark(bool *marks, const IrComputation *c)
 
 /* One scan of the module (on big modules every scan is a trip through
  * memory, so everything a pass needs first is gathered in one). */
-void pass_scan(const IrModule *m, IrOpcode op, PassScan *s)
+bool pass_scan(const IrModule *m, IrOpcode op, PassScan *s, Error *err)
 {
-    bool *fused = xcalloc((size_t)m->next_computation_id + 1, sizeof *fused);
-    *s = (PassScan){ .comps = xmalloc(((size_t)m->n_computations + 1) * sizeof *s->comps),
-                     .in_while = xcalloc((size_t)m->next_computation_id + 1, sizeof *s->in_while) };
+    bool *fused = xcalloc_try((size_t)m->next_computation_id + 1, sizeof *fused);
+    *s = (PassScan){ .comps = xmalloc_try(((size_t)m->n_computations + 1) * sizeof *s->comps),
+                     .in_while = xcalloc_try((size_t)m->next_computation_id + 1, sizeof *s->in_while) };
+    if (!fused || !s->comps || !s->in_while) {
+        free(fused);
+        pass_scan_free(s);
+        return error_nomem(err, (IrLoc){ m->file, 0, 0 });
+    }
     for (int i = 0; i < m->n_computations; i++) {
         const IrComputation *c = m->computations[i];
         for (int k = 0; k < c->n_instrs; k++) {
@@ -196,6 +213,7 @@ void pass_scan(const IrModule *m, IrOpcode op, PassScan *s)
         if (!fused[m->computations[i]->id])
             s->comps[s->n_comps++] = m->computations[i];
     free(fused);
+    return true;
 }
 
 void pass_scan_free(PassScan *s)
@@ -223,7 +241,8 @@ static void compact_if_sparse(IrModule *m)
 int pass_remove_dead_code(IrModule *m)
 {
     int removed = ir_module_remove_dead(m);
-    compact_if_sparse(m);
+    if (removed >= 0)
+        compact_if_sparse(m);
     return removed;
 }
 
@@ -246,6 +265,8 @@ static bool verify_after(IrModule *m, const Pass *p, Error *err)
     Error verr = { 0 };
     if (ir_verify_module(m, &verr))
         return true;
+    if (verr.code == ERR_NOMEM)
+        return error_nomem(err, verr.loc);
     char where[300] = "";
     if (verr.file[0] && verr.loc.line > 0)
         snprintf(where, sizeof where, " (near %s:%d:%d)", verr.file, verr.loc.line, verr.loc.col);
@@ -262,7 +283,7 @@ static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOp
         PassStats scratch = { 0 };
         double t0 = now_seconds();
         PassResult r = passes[i]->run(m, opt, st ? st : &scratch, err);
-        if (r == PASS_FAILED)
+        if (r == PASS_FAILED || !ir_module_check_memory(m, err))
             return false;
         if (r == PASS_CHANGED) {
             *changed = true;
@@ -271,7 +292,7 @@ static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOp
             else
                 pass_remove_dead_code(m);
             *dead_free = true;
-            if (!verify_after(m, passes[i], err))
+            if (!ir_module_check_memory(m, err) || !verify_after(m, passes[i], err))
                 return false;
         }
         if (st)
