@@ -2,10 +2,12 @@
 # libfuzz.sh [SECONDS]: builds the libFuzzer targets of tests/libfuzzer/
 # with clang (-fsanitize=fuzzer,address,undefined) into build-fuzz/ and runs
 # each for SECONDS (default $FUZZ_TIME or 60), seeded with every module of
-# corpus/, tests/passes/ and tests/ir/malformed/.  A crash is kept in
-# build-fuzz/crashes/<target>/ with the command that replays it; exit 1 when
-# any target found one.  Every crash fixed so far is a case in
-# tests/ir/malformed/ or tests/passes/.
+# corpus/, tests/passes/, tests/ir/malformed/ and tests/libfuzzer/regressions/.
+# A crash is kept in build-fuzz/crashes/<target>/ with the command that
+# replays it; exit 1 when any target found one.  Every crash fixed so far is
+# a case in tests/ir/malformed/ or tests/passes/, or, when it needs text
+# without a final NUL (which no file read by the tools lacks), a seed in
+# tests/libfuzzer/regressions/ that every run replays first.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +17,7 @@ out=build-fuzz
 command -v clang >/dev/null || { echo "libfuzz: clang is needed (scripts/install-deps.sh installs it)" >&2; exit 2; }
 mkdir -p "$out/seeds"
 k=0
-while IFS= read -r f; do k=$((k + 1)); cp "$f" "$out/seeds/$k.hlo"; done < <(find corpus tests/passes tests/ir/malformed -name '*.hlo')
+while IFS= read -r f; do k=$((k + 1)); cp "$f" "$out/seeds/$k.hlo"; done < <(find corpus tests/passes tests/ir/malformed tests/libfuzzer/regressions -name '*.hlo')
 flags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_POSIX_C_SOURCE=200809L
        -Isrc/ir -Isrc/passes -Isrc/interp)
 declare -A srcs=(

@@ -789,8 +789,7 @@ static void parse_float_scalar(Parser *p, IrElemType t, void *dst)
         set_float_bits(t, dst, neg, 0);
         return;
     }
-    if (p->tok.kind == T_IDENT && (n == 3 || n == 4) &&
-        (memcmp(w, "inf", 3) == 0 || memcmp(w, "-inf", 4) == 0)) {
+    if (p->tok.kind == T_IDENT && ((n == 3 && memcmp(w, "inf", 3) == 0) || (n == 4 && memcmp(w, "-inf", 4) == 0))) {
         ir_elem_set_f64(t, dst, w[0] == '-' ? -INFINITY : INFINITY);
         next(p);
         return;
@@ -888,7 +887,7 @@ static void parse_scalar(Parser *p, IrElemType t, void *dst)
         bool is_nan = p->tok.kind == T_IDENT &&
                       ((tok_len(&p->tok) == 3 && memcmp(w, "nan", 3) == 0) ||
                        (tok_len(&p->tok) == 4 && memcmp(w, "-nan", 4) == 0));
-        bool neg = w[0] == '-';
+        bool neg = tok_len(&p->tok) > 0 && w[0] == '-';     /* the text need not end in NUL */
         parse_float_scalar(p, t, dst);
         if (is_nan && p->tok.kind == T_LPAREN)
             parse_nan_payload(p, t, dst, neg);

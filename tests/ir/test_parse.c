@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -547,6 +548,30 @@ static void test_parse_rejects_nul_byte(void **state)
     assert_int_equal(err.loc.col, 29);
 }
 
+/* ir_parse_module takes (text, len), not a C string: every prefix of a
+ * module, in a heap block of exactly its length, parses or fails without
+ * reading past the end (libFuzzer found `constant(` at the end read one
+ * byte too far; under ASan this test sees any such read). */
+static void test_parse_reads_no_byte_past_the_text(void **state)
+{
+    (void)state;
+    const char *text =
+        "HloModule m, replica_count=1\nENTRY e {\n  a = bf16[3] constant({-inf, nan, -nan(0x1)})\n"
+        "  b = c64[] constant((1, -2.5e-3))\n  c = pred[2] constant({true, 0})\n  d = s8[] constant(-128)\n"
+        "  e = f32[] constant(inf)\n  ROOT t = (bf16[3], c64[], pred[2], s8[], f32[]) tuple(a, b, c, d, e)\n}\n";
+    size_t n = strlen(text);
+    for (size_t len = 0; len <= n; len++) {
+        char *exact = malloc(len ? len : 1);
+        memcpy(exact, text, len);
+        Error err = { 0 };
+        IrModule *m = ir_parse_module(exact, len, "prefix.hlo", &err);
+        assert_true(len == n ? m != NULL : (m == NULL) == (err.code != ERR_OK));
+        if (m)
+            ir_module_free(m);
+        free(exact);
+    }
+}
+
 static void test_parse_survives_every_allocation_failure(void **state)
 {
     (void)state;
@@ -595,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_parse_reports_literal_count),
         cmocka_unit_test(test_parse_reports_unterminated_comment),
         cmocka_unit_test(test_parse_rejects_nul_byte),
+        cmocka_unit_test(test_parse_reads_no_byte_past_the_text),
         cmocka_unit_test(test_parse_survives_every_allocation_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
