@@ -182,6 +182,7 @@ int ir_elem_format(IrElemType t, const void *p, bool pred_words, char *buf, size
 /* shape.c: array and tuple shapes with layouts                         */
 
 #define IR_MAX_RANK 16
+#define IR_MAX_DEVICES (1 << 24)   /* replicas x partitions, and the devices a replica group may name */
 
 typedef enum IrDimKind { IR_DIM_STATIC, IR_DIM_BOUNDED, IR_DIM_UNBOUNDED } IrDimKind;
 

@@ -597,6 +597,15 @@ static void parse_layout(Parser *p, IrShape *s)
     expect(p, T_RBRACE);
     if ((int)n != s->rank)
         fail_at(p, at, "layout has %zu entries for a shape of rank %d", n, s->rank);
+    /* minor_to_major names every dimension once, as XLA requires. */
+    unsigned seen = 0;      /* rank is at most IR_MAX_RANK (16) here */
+    for (size_t k = 0; k < n; k++) {
+        if (v[k] < 0 || v[k] >= s->rank || (seen >> v[k]) & 1u)
+            fail_at(p, at, "layout entry %lld %s: a layout names each dimension 0..%d once",
+                    (long long)v[k], v[k] < 0 || v[k] >= s->rank ? "is out of range" : "is repeated",
+                    s->rank - 1);
+        seen |= 1u << v[k];
+    }
     s->has_layout = true;
     s->minor_to_major = v;
 }
@@ -2019,6 +2028,10 @@ static void add_header_attr(Parser *p, const char *name, size_t n, size_t *cap)
         slot->present = true;
         if (slot->v < 1)
             fail_at(p, at, "%.*s must be at least 1", (int)n, name);
+        int64_t other = (slot == &m->replica_count ? m->num_partitions : m->replica_count).v;
+        if (slot->v > IR_MAX_DEVICES || (other > 0 && slot->v * other > IR_MAX_DEVICES))
+            fail_at(p, at, "%.*s=%lld: at most %d devices (replicas x partitions) are supported", (int)n, name,
+                    (long long)slot->v, IR_MAX_DEVICES);
     } else {
         IrRawAttr r = { p_strndup(p, name, n), parse_raw_value(p) };
         size_t count = (size_t)m->n_header_attrs;
@@ -2192,13 +2205,23 @@ IrModule *ir_parse_module(const char *text, size_t len, const char *filename, Er
     return m;
 }
 
-static char *read_stream(FILE *f, size_t *len)
+/* Module text is read whole.  Reading stops at the first NUL byte, which
+ * the parser then reports where it stands (`hlo-opt /dev/zero` ends at
+ * once), and at MAX_TEXT_BYTES (*too_big: an endless stream of text). */
+#define MAX_TEXT_BYTES ((size_t)8 << 30)
+
+static char *read_stream(FILE *f, size_t *len, bool *too_big)
 {
     size_t cap = 1 << 16, n = 0;
     char *buf = xmalloc_try(cap);
+    *too_big = false;
     if (!buf)
         return NULL;
     for (;;) {
+        if (n >= MAX_TEXT_BYTES) {
+            *too_big = true;
+            break;
+        }
         if (n + 1 >= cap) {
             char *bigger = xmalloc_try(cap * 2);
             if (!bigger) {
@@ -2211,8 +2234,9 @@ static char *read_stream(FILE *f, size_t *len)
             cap *= 2;
         }
         size_t got = fread(buf + n, 1, cap - n - 1, f);
+        bool nul = got > 0 && memchr(buf + n, 0, got) != NULL;
         n += got;
-        if (got == 0)
+        if (got == 0 || nul)
             break;
     }
     buf[n] = 0;
@@ -2229,7 +2253,8 @@ IrModule *ir_parse_file(const char *path, Error *err)
         return NULL;
     }
     size_t len = 0;
-    char *text = read_stream(f, &len);
+    bool too_big;
+    char *text = read_stream(f, &len, &too_big);
     bool read_error = ferror(f);
     if (!is_stdin)
         fclose(f);
@@ -2237,9 +2262,13 @@ IrModule *ir_parse_file(const char *path, Error *err)
         error_set(err, ERR_NOMEM, (IrLoc){ path, 0, 0 }, "out of memory reading the file");
         return NULL;
     }
-    if (read_error) {
+    if (read_error || too_big) {
         free(text);
-        error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "read error");
+        if (too_big)
+            error_set(err, ERR_SYNTAX, (IrLoc){ path, 0, 0 }, "more than %zu GiB of module text: not read further",
+                      MAX_TEXT_BYTES >> 30);
+        else
+            error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "read error: %s", strerror(errno));
         return NULL;
     }
     IrModule *m = ir_parse_module(text, len, path, err);

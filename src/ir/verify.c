@@ -737,7 +737,10 @@ static bool check_pad(const IrInstr *in, const IrShape *out, Error *err)
             return fail(in, err, "interior padding %lld in dimension %d is negative", (long long)p.interior, d);
         if (n < 0)
             continue;
-        int64_t want = p.lo + p.hi + n + (n > 0 ? n - 1 : 0) * p.interior;
+        int64_t want, inner;
+        if (__builtin_mul_overflow(n > 0 ? n - 1 : 0, p.interior, &inner) || __builtin_add_overflow(inner, n, &want) ||
+            __builtin_add_overflow(want, p.lo, &want) || __builtin_add_overflow(want, p.hi, &want))
+            return fail(in, err, "padding of dimension %d of %s overflows 64 bits", d, sh(x));
         if (want < 0)
             return fail(in, err, "padding makes dimension %d of %s negative", d, sh(x));
         if (!dim_eq(out->dims[d], want))
@@ -2749,7 +2752,13 @@ typedef struct CallGraph {
     const IrModule *m;
     CompRef *sorted;
     unsigned char *color;       /* WHITE, GRAY (on the DFS stack), BLACK */
+    int *height;                /* BLACK: the longest chain of calls from it, itself included */
+    int depth;                  /* GRAY computations, the one being visited included */
 } CallGraph;
+
+/* The interpreter, the passes and the proof walk a call by recursion, as
+ * this check does: a deeper chain would overflow their stacks. */
+enum { MAX_CALL_DEPTH = 256 };
 
 enum { WHITE, GRAY, BLACK };
 
@@ -2777,34 +2786,51 @@ static bool visit_callee(CallGraph *g, const IrInstr *in, const IrComputation *c
         return fail(in, err, "calls computation %s, which is not in the module", c ? c->name : "(null)");
     if (g->color[j] == GRAY)
         return fail(in, err, "calls computation %s, which is already being called (a call cycle)", c->name);
-    return g->color[j] == BLACK || visit_calls(g, j, err);
+    bool deep = g->color[j] == WHITE ? g->depth >= MAX_CALL_DEPTH : g->depth + g->height[j] > MAX_CALL_DEPTH;
+    if (!deep && g->color[j] == WHITE) {
+        if (!visit_calls(g, j, err))
+            return false;
+        deep = g->depth + g->height[j] > MAX_CALL_DEPTH;
+    }
+    if (deep)
+        return fail(in, err, "calls computation %s: computations call each other more than %d deep", c->name,
+                    MAX_CALL_DEPTH);
+    return true;
 }
 
 static bool visit_calls(CallGraph *g, int pos, Error *err)
 {
     const IrComputation *c = g->m->computations[pos];
     g->color[pos] = GRAY;
+    g->depth++;
+    int below = 0;
     for (int i = 0; i < c->n_instrs; i++) {
         const IrInstr *in = c->instrs[i];
         if (in->dead)
             continue;
-        for (int k = 0; k < IR_COMP_COUNT; k++)
-            if (in->info->comps[k] && !visit_callee(g, in, in->info->comps[k], err))
+        for (int k = 0; k < IR_COMP_COUNT + in->info->n_branches; k++) {
+            const IrComputation *callee = k < IR_COMP_COUNT ? in->info->comps[k] : in->info->branches[k - IR_COMP_COUNT];
+            if (k < IR_COMP_COUNT && !callee)
+                continue;
+            if (!visit_callee(g, in, callee, err))
                 return false;
-        for (int k = 0; k < in->info->n_branches; k++)
-            if (!visit_callee(g, in, in->info->branches[k], err))
-                return false;
+            int j = comp_position(g, callee);
+            below = g->height[j] > below ? g->height[j] : below;
+        }
     }
+    g->depth--;
+    g->height[pos] = below + 1;
     g->color[pos] = BLACK;
     return true;
 }
 
-/* Every callee is in the module and no computation calls itself. */
+/* Every callee is in the module, no computation calls itself, and no chain
+ * of calls is deeper than MAX_CALL_DEPTH. */
 static bool check_call_graph(const IrModule *m, Error *err)
 {
     size_t n = (size_t)m->n_computations;
-    CallGraph g = { m, xmalloc_try((n + 1) * sizeof(CompRef)), xmalloc_try(n + 1) };
-    bool ok = g.sorted && g.color;
+    CallGraph g = { m, xmalloc_try((n + 1) * sizeof(CompRef)), xmalloc_try(n + 1), xmalloc_try((n + 1) * sizeof(int)), 0 };
+    bool ok = g.sorted && g.color && g.height;
     if (!ok)
         out_of_memory((IrLoc){ m->file, 0, 0 }, err);
     for (size_t i = 0; ok && i < n; i++) {
@@ -2818,6 +2844,7 @@ static bool check_call_graph(const IrModule *m, Error *err)
             ok = visit_calls(&g, (int)i, err);
     free(g.sorted);
     free(g.color);
+    free(g.height);
     return ok;
 }
 
