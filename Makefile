@@ -105,12 +105,14 @@ demo:
 
 # The validation suite: hlo-check --passes=default --prove over corpus/ at 1,
 # 2, 4 and 8 ranks against each module's expectation, validate.sh and
-# ci-gate.sh on a directory of one's own modules (both also part of test), then
-# every real dump run and checked, the MaxText steps with --local (tens of
-# minutes: not part of test).
+# ci-gate.sh on a directory of one's own modules, hlo-check's own cases
+# (--per-pass --shrink on every unsound corpus case among them; all three
+# also part of test), then every real dump run and checked, the MaxText steps
+# with --local (tens of minutes: not part of test).
 validate: all
 	scripts/validate.sh --prove $(BUILD)
 	scripts/test_validate.sh $(BUILD)
+	scripts/test_hlo_check.sh $(BUILD)
 	scripts/run_real_dumps.sh --local $(BUILD)
 
 # Open MPI keeps memory at exit that LeakSanitizer cannot attribute (its
