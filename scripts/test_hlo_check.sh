@@ -319,8 +319,8 @@ else
 fi
 
 # --per-pass --shrink on every known-unsound corpus case (kind unsound in
-# its .expect, at its rank count): the guilty pass is the one the .expect
-# names, the written pair has at most 10 instructions on each side, and its
+# its .expect, at its rank count) under the whole default pipeline: the
+# guilty pass is the one the .expect names, the written pair has at most 10 instructions on each side, and its
 # command.txt replays the difference (exit 1).  A pair judged by accuracy
 # has no bitwise difference to shrink: --compare=exact then shrinks one.
 entry_instrs() { awk '/^ENTRY/ { on = 1; next } on && /^}/ { on = 0 } on && / = / { n++ } END { print n + 0 }' "$1"; }
@@ -328,11 +328,11 @@ for exp in $(grep -l '^kind: unsound' $(find "$root/corpus" -name '*.expect' | s
     hlo=${exp%.expect}.hlo name=$(basename "${exp%.expect}") flip=$(sed -n 's/^pass: *//p' "$exp")
     n=$(sed -n 's/^ranks: *//p' "$exp" | cut -d, -f1)
     dir=$tmp/unsound_$name extra=()
-    mpi "$n" "$check" --passes="$flip" --per-pass --shrink --save-counterexample="$dir" "$hlo"
+    mpi "$n" "$check" --passes=default --per-pass --shrink --save-counterexample="$dir" "$hlo"
     rc=$?
     if [ $rc -eq 1 ] && grep -q "judged by accuracy, with no bitwise difference to keep" "$tmp/out"; then
         extra=(--compare=exact)
-        mpi "$n" "$check" --passes="$flip" --per-pass --shrink "${extra[@]}" --save-counterexample="$dir" "$hlo"
+        mpi "$n" "$check" --passes=default --per-pass --shrink "${extra[@]}" --save-counterexample="$dir" "$hlo"
         rc=$?
     fi
     if [ $rc -ne 1 ] || ! grep -q "first pass that breaks equivalence is #[0-9]* $flip\$" "$tmp/out" ||
