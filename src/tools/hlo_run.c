@@ -45,6 +45,7 @@ typedef struct Options {
     bool fill_elided;
     int64_t max_memory;     /* 0: the default */
     double timeout;         /* --timeout, 0: none */
+    int64_t threads;        /* --threads, 0: the default */
     bool help;
     const char *in_path;    /* "-": standard input; the one positional argument */
 } Options;
@@ -120,6 +121,8 @@ static bool parse_args(int argc, char **argv, Options *opt)
         return usage_error("--print and --outputs exclude each other; see --help");
     if (opt->timeout < 0)
         return usage_error("--timeout must be positive");
+    if (!startup_threads_ok(opt->threads, msg, sizeof msg))
+        return usage_error("%s", msg);
     if (cli_same_file(opt->outputs, opt->inputs))
         return usage_error("--outputs %s is the --inputs directory: refusing to write over the inputs", opt->outputs);
     if (cli_same_file(opt->outputs, opt->in_path))
@@ -591,7 +594,7 @@ int main(int argc, char **argv)
         coll_finish(c, 0);
     }
     watchdog_start("hlo-run", this_rank, opt.timeout);
-    static const char *const outputs[] = { "--outputs", "--print", "--time", NULL };
+    static const char *const outputs[] = { "--outputs", "--print", "--time", RUN_FLAGS_NO_AGREEMENT, NULL };
     StartupItem items[] = {
         { "module files (by content)", startup_hash_file(opt.in_path) },
         { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) },
@@ -603,5 +606,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "hlo-run: %s\n", msg);
         coll_finish(c, EXIT_USAGE);
     }
+    startup_threads(c, opt.threads);
     coll_finish(c, run(c, &opt));
 }
