@@ -8,8 +8,14 @@
  * byte stride into the destination and one into the source.  walk_copy
  * drops size-1 dimensions, merges dimensions that are contiguous in both,
  * and then copies with memcpy runs, a cache-blocked tile (transposes) or a
- * strided row.  Results that would equal the operand's bytes alias it. */
+ * strided row.  Results that would equal the operand's bytes alias it.
+ *
+ * Threads (parallel.h): a walk is split over one of its dimensions into
+ * contiguous ranges, each copied by the same leaf kernel; broadcast, pad
+ * and concatenate split over their outer dimension the same way.  Every
+ * element is moved, never computed, so any split gives the same bytes. */
 #include "eval.h"
+#include "parallel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -276,16 +282,39 @@ static const Kernels *kernels_for(int64_t esize)
     }
 }
 
+#define REPLICATE_BLOCK_BYTES ((int64_t)64 << 10)   /* doubled up to this, then copied in parallel */
+
+typedef struct ReplicateJob {
+    char *d;
+    int64_t block_bytes, total_bytes;   /* block: the first copies, already in place */
+} ReplicateJob;
+
+static void replicate_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    const ReplicateJob *j = ctx;
+    for (int64_t k = begin + 1; k < end + 1; k++) {
+        int64_t at = k * j->block_bytes;
+        int64_t m = j->total_bytes - at < j->block_bytes ? j->total_bytes - at : j->block_bytes;
+        memcpy(j->d + at, j->d, (size_t)m);
+    }
+}
+
 /* Fills n copies of slab (slab_bytes) after the first, which is in place:
- * doubling copies, so a small slab costs log2(n) calls. */
+ * doubling copies, so a small slab costs log2(n) calls, until a block of
+ * REPLICATE_BLOCK_BYTES; the rest copies that block over the pool. */
 static void replicate(char *d, int64_t slab_bytes, int64_t n)
 {
     int64_t have = 1;
-    while (have < n) {
+    while (have < n && have * slab_bytes < REPLICATE_BLOCK_BYTES) {
         int64_t m = have < n - have ? have : n - have;
         memcpy(d + have * slab_bytes, d, (size_t)(m * slab_bytes));
         have += m;
     }
+    if (have >= n)
+        return;
+    ReplicateJob j = { d, have * slab_bytes, n * slab_bytes };
+    int64_t blocks = (n + have - 1) / have;
+    parallel_for(blocks - 1, 2 * j.block_bytes, 1, replicate_chunk, &j);
 }
 
 /* ------------------------------------------------------------------ */
@@ -437,6 +466,34 @@ static void walk_outer(const Walk *w, const Leaf *leaf, char *dst, const char *s
     }
 }
 
+/* A walk split over dim d: each chunk is the walk with dims[d] narrowed. */
+typedef struct WalkJob {
+    const Walk *w;
+    const Leaf *leaf;
+    int d;
+    char *dst;
+    const char *src;
+} WalkJob;
+
+static void walk_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    const WalkJob *j = ctx;
+    Walk part = *j->w;
+    part.dims[j->d] = end - begin;
+    walk_outer(&part, j->leaf, j->dst + begin * part.dst[j->d], j->src + begin * part.src[j->d]);
+}
+
+/* The dim to split: the largest one the leaf kernel does not run along
+ * (a tile's `a` dim splits in whole tiles), else the leaf's own. */
+static int split_dim(const Walk *w, const Leaf *leaf)
+{
+    int best = leaf->inner;
+    for (int d = 0; d < w->rank; d++)
+        if (d != leaf->inner && (best == leaf->inner || w->dims[d] > w->dims[best]))
+            best = d;
+    return best;
+}
+
 /* Copies by a walk built with walk_init; w is simplified on the way. */
 static void walk_copy(Walk *w, char *dst, const char *src)
 {
@@ -448,7 +505,13 @@ static void walk_copy(Walk *w, char *dst, const char *src)
     }
     walk_widen(w);
     Leaf leaf = walk_leaf(w);
-    walk_outer(w, &leaf, dst, src);
+    WalkJob j = { w, &leaf, split_dim(w, &leaf), dst, src };
+    int64_t per = 2 * w->esize;             /* bytes moved per index of dim j.d: read and write */
+    for (int d = 0; d < w->rank; d++)
+        if (d != j.d)
+            per *= w->dims[d];
+    int64_t quantum = j.d == leaf.a ? TILE_FOR(w->esize) : j.d == leaf.inner ? 4096 / w->esize : 1;
+    parallel_for(w->dims[j.d], per, quantum, walk_chunk, &j);
 }
 
 /* ------------------------------------------------------------------ */
@@ -823,7 +886,7 @@ bool eval_dynamic_update_slice(Interp *it, const IrInstr *instr, Value *const *a
     Value *v = value_new_array(instr->shape, err);
     if (!v)
         return false;
-    memcpy(v->data, args[0]->data, value_bytes(v));
+    parallel_memcpy(v->data, args[0]->data, (int64_t)value_bytes(v));
     Walk w;
     walk_init(&w, u);
     row_major(x->rank, x->dims, w.esize, w.src); /* the result's strides, for now */
