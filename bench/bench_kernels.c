@@ -599,12 +599,12 @@ static void thread_lines(const ThreadCase *c, int threads, const double *t_ours,
 static int bench_threads(int threads)
 {
     static const ThreadCase cases[] = {
-        { "add f32 [16M]", ELEMENTWISE("f32", "add"), 3.0 * 64 * MIB, false },
-        { "add bf16 [16M]", ELEMENTWISE("bf16", "add"), 3.0 * 32 * MIB, false },
-        { "convert f32->bf16 [16M]", CONVERT_F32_BF16, 96.0 * MIB, false },
-        { "transpose f32[4096,4096]", TRANSPOSE_4096, 128.0 * MIB, false },
+        { "add f32 [16M]", ELEMENTWISE("f32", "add"), 3.0 * 64 * MIB, false, false },
+        { "add bf16 [16M]", ELEMENTWISE("bf16", "add"), 3.0 * 32 * MIB, false, false },
+        { "convert f32->bf16 [16M]", CONVERT_F32_BF16, 96.0 * MIB, false, false },
+        { "transpose f32[4096,4096]", TRANSPOSE_4096, 128.0 * MIB, false, false },
         { "reduce-sum f32[4096,4096] over dim 1", REDUCE_SUM_4096, 64.0 * MIB, false, true },
-        { "dot f32 1024x1024x1024", DOT2("f32", 1024, 1024, 1024, 1), 2.0 * 1024 * 1024 * 1024, true },
+        { "dot f32 1024x1024x1024", DOT2("f32", 1024, 1024, 1024, 1), 2.0 * 1024 * 1024 * 1024, true, false },
     };
     copy_cap = 96 * MIB;
     copy_src = malloc(copy_cap);
