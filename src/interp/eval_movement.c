@@ -11,8 +11,9 @@
  * strided row.  Results that would equal the operand's bytes alias it.
  *
  * Threads (parallel.h): a walk is split over one of its dimensions into
- * contiguous ranges, each copied by the same leaf kernel; broadcast, pad
- * and concatenate split over their outer dimension the same way.  Every
+ * contiguous ranges, each copied by the same leaf kernel; broadcast and pad
+ * split over the result's first dimension, concatenate over the dims before
+ * its own (or each operand's copy, when there are none).  Every
  * element is moved, never computed, so any split gives the same bytes. */
 #include "eval.h"
 #include "parallel.h"
@@ -990,25 +991,55 @@ static void copy_rows(char *d, int64_t ds, const char *s, int64_t ss, int64_t n,
         memcpy(d + i * ds, s + i * ss, (size_t)bytes);
 }
 
-/* For each index of the dims before d, the operands' slabs in turn; a block
- * of such indices at a time, so the result stays in cache across operands. */
+typedef struct ConcatJob {
+    const IrInstr *instr;
+    Value *const *args;
+    int64_t d;
+    int64_t inner;          /* bytes per index of d */
+    char *dst;
+} ConcatJob;
+
+/* For each index in [begin, end) of the dims before d, the operands' slabs
+ * in turn; a block of such indices at a time, so the result stays in cache
+ * across operands. */
+static void concat_range(void *ctx, int64_t begin, int64_t end)
+{
+    const ConcatJob *j = ctx;
+    int64_t row = j->instr->shape->dims[j->d] * j->inner; /* result bytes per outer index */
+    int64_t block = row >= CONCAT_BLOCK_BYTES ? 1 : CONCAT_BLOCK_BYTES / row;
+    for (int64_t o = begin; o < end; o += block) {
+        int64_t n = end - o < block ? end - o : block, at = 0;
+        for (int i = 0; i < j->instr->n_operands; i++) {
+            int64_t chunk = j->args[i]->shape->dims[j->d] * j->inner;
+            if (chunk > 0)
+                copy_rows(j->dst + o * row + at, row, (const char *)j->args[i]->data + o * chunk, chunk, n,
+                          chunk);
+            at += chunk;
+        }
+    }
+}
+
+/* Split over the dims before d; with none (or too few to split), each
+ * operand is one copy, itself split. */
 static void concat_copy(const IrInstr *instr, Value *const *args, int64_t d, char *dst)
 {
     const IrShape *s = instr->shape;
-    int64_t outer = 1, inner = ir_type_storage_bytes(s->type); /* inner: bytes per index of d */
+    ConcatJob j = { instr, args, d, ir_type_storage_bytes(s->type), dst };
+    int64_t outer = 1;
     for (int k = 0; k < d; k++)
         outer *= s->dims[k];
     for (int k = (int)d + 1; k < s->rank; k++)
-        inner *= s->dims[k];
-    int64_t row = s->dims[d] * inner; /* result bytes per outer index */
-    int64_t block = row >= CONCAT_BLOCK_BYTES ? 1 : CONCAT_BLOCK_BYTES / row;
-    for (int64_t o = 0; o < outer; o += block) {
-        int64_t n = outer - o < block ? outer - o : block, at = 0;
+        j.inner *= s->dims[k];
+    int64_t row = s->dims[d] * j.inner;
+    if (outer > 1 && parallel_chunks(outer, 2 * row) >= parallel_chunks(outer * row, 2)) {
+        parallel_for(outer, 2 * row, 1, concat_range, &j);
+        return;
+    }
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t at = 0;
         for (int i = 0; i < instr->n_operands; i++) {
-            int64_t chunk = args[i]->shape->dims[d] * inner;
-            if (chunk > 0)
-                copy_rows(dst + o * row + at, row, (const char *)args[i]->data + o * chunk, chunk,
-                          n, chunk);
+            int64_t chunk = args[i]->shape->dims[d] * j.inner;
+            parallel_memcpy(dst + o * row + at, (const char *)args[i]->data + o * chunk, chunk);
             at += chunk;
         }
     }
@@ -1146,6 +1177,31 @@ static bool pad_plan(const IrInstr *instr, const IrShape *x, const Value *value,
     return true;
 }
 
+/* pad and broadcast split over the result's dim 0: a plan (Pad, Walk)
+ * and where the whole result and operand start. */
+typedef struct DimJob {
+    const void *plan;
+    char *dst;
+    const char *src;
+} DimJob;
+
+/* Result indices [begin, end) of dim 0, each a kept operand slab (laid out
+ * by pad_fill_dims) or padding: the bytes pad_fill_dims(p, 0, ...) writes. */
+static void pad_rows(void *ctx, int64_t begin, int64_t end)
+{
+    const DimJob *j = ctx;
+    const Pad *p = j->plan;
+    const PadDim *x = &p->dim[0];
+    for (int64_t r = begin; r < end; r++) {
+        int64_t k = r - x->first;
+        char *at = j->dst + r * p->dst[0];
+        if (k >= 0 && k % x->step == 0 && k / x->step < x->count)
+            pad_fill_dims(p, 1, at, j->src + k / x->step * p->src[0]);
+        else
+            p->k->fill(at, p->value, p->dst[0] / p->esize);
+    }
+}
+
 bool eval_pad(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
     (void)it;
@@ -1165,8 +1221,11 @@ bool eval_pad(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
         return false;
     if (p.rank == 0)
         memcpy(v->data, args[0]->data, (size_t)p.esize);
-    else if (ir_shape_elements(instr->shape) > 0)
+    else if (ir_shape_elements(instr->shape) > 0 && p.rank == 1)
         pad_fill_dims(&p, 0, v->data, (const char *)args[0]->data + off);
+    else if (ir_shape_elements(instr->shape) > 0)
+        parallel_for(p.dim[0].out, 2 * p.dst[0], 1, pad_rows,
+                     &(DimJob){ &p, v->data, (const char *)args[0]->data + off });
     *out = v;
     return true;
 }
@@ -1195,6 +1254,15 @@ static void broadcast_dims(const Walk *w, const Kernels *k, int d, char *dst, co
         for (int64_t i = 0; i < w->dims[d]; i++)
             broadcast_dims(w, k, d + 1, dst + i * w->dst[d], src + i * w->src[d]);
     }
+}
+
+/* Indices [begin, end) of result dim 0: the walk narrowed to them. */
+static void broadcast_range(void *ctx, int64_t begin, int64_t end)
+{
+    const DimJob *j = ctx;
+    Walk part = *(const Walk *)j->plan;
+    part.dims[0] = end - begin;
+    broadcast_dims(&part, kernels_for(part.esize), 0, j->dst + begin * part.dst[0], j->src + begin * part.src[0]);
 }
 
 /* Operand dim k becomes result dim dimensions[k]; the other result dims
@@ -1236,7 +1304,7 @@ bool eval_broadcast(Interp *it, const IrInstr *instr, Value *const *args, Value 
     if (moves && w.rank == 0)
         memcpy(v->data, args[0]->data, (size_t)w.esize);
     else if (moves)
-        broadcast_dims(&w, kernels_for(w.esize), 0, v->data, args[0]->data);
+        parallel_for(w.dims[0], 2 * w.dst[0], 1, broadcast_range, &(DimJob){ &w, v->data, args[0]->data });
     *out = v;
     return true;
 }
