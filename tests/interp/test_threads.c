@@ -2,7 +2,8 @@
  * kernel gives the same bits at any thread count.
  *
  * HLOCHECK_PAR_MIN=1 is set before anything runs, so even these small
- * arrays split across the threads.  The dot cases are the ones that depend
+ * arrays split across the threads.  Inputs are each module's seeded random
+ * ones (check_random_inputs).  The dot cases are the ones that depend
  * on how OpenBLAS orders a sum (eval_dot.c's GEMM_ROW_QUANTUM): row counts
  * around the split quantum, contractions long enough for OpenBLAS to block
  * them, both operand layouts, f32 and f64, batches. */
@@ -12,7 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "interp_test_util.h"
+#include "check.h"
+#include "interp.h"
 #include "parallel.h"
 
 #include <stdio.h>
@@ -33,31 +35,40 @@ static int os_threads(void)
     return n;
 }
 
-static float *random_floats(int64_t n, uint32_t seed)
+/* text's entry run at `threads` on its seeded random inputs; NULL on failure. */
+static Value *run_at(const IrModule *m, int threads)
 {
-    float *p = malloc((size_t)n * sizeof *p);
-    for (int64_t i = 0; i < n; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        p[i] = (float)(seed >> 8) / 8388608.0f - 1.0f;
-    }
-    return p;
+    Error err = { .code = ERR_OK };
+    Value *params[8] = { 0 }, *result = NULL;
+    Interp *it = interp_new(m, NULL, &err);
+    bool ok = it && m->entry->n_params <= 8 && check_random_inputs(m, 0, 42, CHECK_DIST_UNIFORM, params, &err);
+    interp_set_threads(threads);
+    ok = ok && interp_run(it, params, m->entry->n_params, &result, &err);
+    interp_set_threads(1);
+    interp_free(it);
+    if (!ok)
+        error_print(&err, stderr);
+    return ok ? result : NULL;
 }
 
-/* Runs text on params at 1, 2 and 3 threads; the results must be bitwise equal. */
-static void assert_same_at_every_count(const char *text, const void *const *params)
+/* text at 2 and 3 threads must give the bits it gives at 1. */
+static void assert_same_at_every_count(const char *text)
 {
-    TestRun one, other;
-    interp_set_threads(1);
-    test_run_ok(&one, text, params);
+    Error err = { .code = ERR_OK };
+    IrModule *m = ir_parse_module(text, strlen(text), "test.hlo", &err);
+    if (!m || !ir_verify_module(m, &err))
+        fail_msg("bad module: %s", err.msg);
+    Value *one = run_at(m, 1);
+    assert_non_null(one);
     for (int t = 2; t <= 3; t++) {
-        interp_set_threads(t);
-        test_run_ok(&other, text, params);
-        if (!value_bits_equal(one.result, other.result))
+        Value *other = run_at(m, t);
+        assert_non_null(other);
+        if (!value_bits_equal(one, other))
             fail_msg("%d threads differ from 1 for:\n%s", t, text);
-        test_run_free(&other);
+        value_release(other);
     }
-    test_run_free(&one);
-    interp_set_threads(1);
+    value_release(one);
+    ir_module_free(m);
 }
 
 #define ADD_1M                                                                                   \
@@ -68,20 +79,15 @@ static void assert_same_at_every_count(const char *text, const void *const *para
 static void test_one_thread_starts_no_thread_and_two_start_one(void **state)
 {
     (void)state;
-    float *x = random_floats(1 << 20, 1);
-    const void *params[] = { x, x };
-    TestRun run;
+    Error err = { .code = ERR_OK };
+    IrModule *m = ir_parse_module(ADD_1M, strlen(ADD_1M), "test.hlo", &err);
+    assert_non_null(m);
     int before = os_threads();
-    interp_set_threads(1);
-    test_run_ok(&run, ADD_1M, params);
-    test_run_free(&run);
+    value_release(run_at(m, 1));
     assert_int_equal(os_threads(), before);
-    interp_set_threads(2);
-    test_run_ok(&run, ADD_1M, params);
-    test_run_free(&run);
+    value_release(run_at(m, 2));
     assert_int_equal(os_threads(), before + 1);
-    interp_set_threads(1);
-    free(x);
+    ir_module_free(m);
 }
 
 typedef struct Cover {
@@ -128,19 +134,7 @@ static void check_dot(const char *t, int m, int k, int n, int lhs_k)
              "HloModule m\nENTRY e {\n  a = %s[%d,%d] parameter(0)\n  b = %s[%d,%d] parameter(1)\n"
              "  ROOT c = %s[%d,%d] dot(a, b), lhs_contracting_dims={%d}, rhs_contracting_dims={0}\n}\n",
              t, lhs_k ? m : k, lhs_k ? k : m, t, k, n, t, m, n, lhs_k);
-    int64_t words = strcmp(t, "f64") == 0 ? 2 : 1;
-    float *a = random_floats((int64_t)m * k * words, 7), *b = random_floats((int64_t)k * n * words, 11);
-    const void *params[] = { a, b };
-    if (words == 2) {       /* finite doubles: the random words' high halves as floats */
-        double *da = (double *)(void *)a, *db = (double *)(void *)b;
-        for (int64_t i = 0; i < (int64_t)m * k; i++)
-            da[i] = a[2 * i + 1];
-        for (int64_t i = 0; i < (int64_t)k * n; i++)
-            db[i] = b[2 * i + 1];
-    }
-    assert_same_at_every_count(text, params);
-    free(a);
-    free(b);
+    assert_same_at_every_count(text);
 }
 
 static void test_dot_split_by_rows_gives_the_same_bits(void **state)
@@ -163,11 +157,7 @@ static void test_batched_dot_split_gives_the_same_bits(void **state)
         "HloModule m\nENTRY e {\n  a = f32[7,40,300] parameter(0)\n  b = f32[7,300,33] parameter(1)\n"
         "  ROOT c = f32[7,40,33] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
         "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n";
-    float *a = random_floats(7 * 40 * 300, 3), *b = random_floats(7 * 300 * 33, 5);
-    const void *params[] = { a, b };
-    assert_same_at_every_count(text, params);
-    free(a);
-    free(b);
+    assert_same_at_every_count(text);
 }
 
 static void test_reduce_and_movement_split_give_the_same_bits(void **state)
@@ -187,11 +177,8 @@ static void test_reduce_and_movement_split_give_the_same_bits(void **state)
         "HloModule m\nENTRY e {\n  a = f32[300,77] parameter(0)\n"
         "  ROOT c = bf16[300,77] convert(a)\n}\n",
     };
-    float *a = random_floats(300 * 77, 9);
-    const void *params[] = { a };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
-        assert_same_at_every_count(texts[i], params);
-    free(a);
+        assert_same_at_every_count(texts[i]);
 }
 
 int main(void)
