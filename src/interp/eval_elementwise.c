@@ -679,7 +679,8 @@ static UnaryLoop unary_loop(IrOpcode op, IrElemType t)
  * too, so the sign no longer depends on where an element falls. */
 static inline float lhs_nan_first(float a, float r)
 {
-    return a != a ? a : r;
+    uint32_t ua = f32_to_bits(a), m = 0u - ((ua & 0x7fffffffu) > 0x7f800000u);   /* a is NaN */
+    return f32_from_bits((ua & m) | (f32_to_bits(r) & ~m));    /* on the bits: vectorises, a != a did not */
 }
 
 #define FUSED_BF16_OPS(X, P, T) ARITH_OPS(X, P, T) X(P, T, MAXIMUM, maximum) X(P, T, MINIMUM, minimum)
@@ -698,7 +699,59 @@ static const BinaryLoop bf16_fused_base[IR_OP_COUNT] = { FUSED_BF16_OPS(FUSED_BF
 #ifdef INTERP_HAVE_AVX2
 FUSED_BF16_OPS(DEFINE_FUSED_BF16, avx2, __attribute__((target("avx2"))))
 static const BinaryLoop bf16_fused_avx2[IR_OP_COUNT] = { FUSED_BF16_OPS(FUSED_BF16_ENTRY, avx2, ) };
-#define BF16_FUSED (interp_use_avx2() ? bf16_fused_avx2 : bf16_fused_base)
+/* AVX-512: add, subtract, multiply and divide written with intrinsics over
+ * 16 lanes (gcc's vectoriser stays at 256 bits and needs more steps),
+ * maximum and minimum compiled from the C above.  The lanes do exactly what
+ * the C does: the same IEEE op, the lhs's NaN kept, bf16_encode's rounding
+ * and canonical NaN; the tail runs the C.  16M bf16 adds: 2.5-2.7 ms
+ * against 4.7 with AVX2 (memcpy of the same bytes 3.0). */
+#include <immintrin.h>
+#define AVX512_ATTR __attribute__((target("avx512f,avx512bw,avx512vl")))
+FUSED_BF16_OPS(DEFINE_FUSED_BF16, avx512vl, AVX512_ATTR)
+
+AVX512_ATTR static inline __m512 bf16_load16(const uint16_t *p)
+{
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+/* bf16_encode(lhs_nan_first(lhs, r)) in each lane. */
+AVX512_ATTR static inline void bf16_store16(uint16_t *p, __m512 lhs, __m512 r)
+{
+    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(lhs, lhs, _CMP_UNORD_Q), lhs);
+    __m512i u = _mm512_castps_si512(r), hi = _mm512_srli_epi32(u, 16);
+    __m512i odd = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+    __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd), 16);
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                            _mm512_set1_epi32(0x7f800000));
+    __m512i quiet = _mm512_or_si512(_mm512_and_si512(hi, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0x7fc0));
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet)));
+}
+
+#define DEFINE_BF16_AVX512(name, INTRIN)                                                 \
+    AVX512_ATTR static void bf16_##name##_avx512(void *restrict out, const void *restrict a_, \
+                                                 const void *restrict b_, int64_t n)    \
+    {                                                                                    \
+        uint16_t *restrict o = out;                                                      \
+        const uint16_t *restrict a = a_, *restrict b = b_;                               \
+        int64_t i = 0;                                                                   \
+        for (; i + 16 <= n; i += 16) {                                                   \
+            __m512 x = bf16_load16(a + i);                                               \
+            bf16_store16(o + i, x, INTRIN(x, bf16_load16(b + i)));                       \
+        }                                                                                \
+        bf16_##name##_avx512vl(o + i, a + i, b + i, n - i);                              \
+    }
+DEFINE_BF16_AVX512(add, _mm512_add_ps)
+DEFINE_BF16_AVX512(subtract, _mm512_sub_ps)
+DEFINE_BF16_AVX512(multiply, _mm512_mul_ps)
+DEFINE_BF16_AVX512(divide, _mm512_div_ps)
+static const BinaryLoop bf16_fused_avx512[IR_OP_COUNT] = {
+    [IR_OP_ADD] = bf16_add_avx512, [IR_OP_SUBTRACT] = bf16_subtract_avx512,
+    [IR_OP_MULTIPLY] = bf16_multiply_avx512, [IR_OP_DIVIDE] = bf16_divide_avx512,
+    [IR_OP_MAXIMUM] = bf16_maximum_avx512vl, [IR_OP_MINIMUM] = bf16_minimum_avx512vl,
+};
+#define BF16_FUSED \
+    (interp_use_avx512() ? bf16_fused_avx512 : interp_use_avx2() ? bf16_fused_avx2 : bf16_fused_base)
 #else
 #define BF16_FUSED bf16_fused_base
 #endif
