@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "coll.h"
 #include "interp.h"
+#include "parallel.h"
 #include "run_flags.h"
 #include "startup.h"
 #include "watchdog.h"
@@ -404,7 +405,8 @@ static void print_opcode_times(Coll *c, const Interp *it)
     double total = 0;
     for (int op = 0; op < IR_OP_COUNT; op++)
         total += t.seconds[op];
-    printf("time per instruction kind (seconds: the slowest of %d ranks):\n", coll_world(c));
+    printf("time per instruction kind (seconds: the slowest of %d ranks, %d thread%s each on rank 0):\n",
+           coll_world(c), interp_threads(), interp_threads() == 1 ? "" : "s");
     printf("  %-28s %10s %12s %7s\n", "instruction", "count", "seconds", "share");
     for (int done = 0; done < IR_OP_COUNT; done++) {
         int best = -1;      /* the next slowest not yet printed */
