@@ -19,9 +19,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Work below this many bytes per thread stays on one thread: the pool wakes
- * its threads in about 10-20 us, the time memcpy takes to move ~256 KiB
- * (measured on the 2-core bench machine; see scripts/bench.sh). */
+/* Work below this many bytes per thread stays on one thread.  Measured on
+ * the 2-core bench machine: an empty two-chunk job costs ~5 us (waking a
+ * worker and waiting for it), which a kernel moving DRAM-resident data at
+ * ~20 GB/s per core earns back from ~100 KiB per thread; compute-bound
+ * kernels (narrow floats, converts) earn it back sooner, copies of data
+ * already in cache only from a few MiB.  256 KiB sits between. */
 #define PARALLEL_MIN_BYTES ((int64_t)256 << 10)
 
 /* The count kernels may use from now on (n < 1 means 1; at most
