@@ -8,6 +8,10 @@
  *     bench_kernels dot           dot vs raw cblas_sgemm on the same shapes, and a
  *                                 3x3 convolution vs one sgemm over its im2col matrix
  *     bench_kernels conv          that convolution alone
+ *     bench_kernels threads N     the big kernels at 1 thread and at N threads
+ *                                 (interp_set_threads), each against memcpy
+ *                                 or sgemm run with the same threads, and
+ *                                 the speed-up beside memcpy's own
  *
  * A kernel is timed as the interpreter runs it for a user: a one-instruction
  * module is parsed, verified and prepared once (interp_new), its inputs are
@@ -18,6 +22,7 @@
  * already paged in. */
 #include "check.h"
 #include "interp.h"
+#include "parallel.h"
 
 #include "bench.h"
 
@@ -196,20 +201,25 @@ typedef struct MemCase {
     "HloModule k\nENTRY e {\n  a = " T "[" N16M "] parameter(0)\n  b = " T "[" N16M          \
     "] parameter(1)\n  ROOT c = " T "[" N16M "] " OP "(a, b)\n}\n"
 
+#define CONVERT_F32_BF16 \
+    "HloModule k\nENTRY e {\n  a = f32[" N16M "] parameter(0)\n  ROOT c = bf16[" N16M "] convert(a)\n}\n"
+#define TRANSPOSE_4096                                      \
+    "HloModule k\nENTRY e {\n  a = f32[4096,4096] parameter(0)\n" \
+    "  ROOT c = f32[4096,4096] transpose(a), dimensions={1,0}\n}\n"
+#define REDUCE_SUM_4096                                                                           \
+    "HloModule k\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n" \
+    "ENTRY e {\n  a = f32[4096,4096] parameter(0)\n  z = f32[] constant(0)\n"                    \
+    "  ROOT c = f32[4096] reduce(a, z), dimensions={1}, to_apply=add\n}\n"
+
 static const MemCase mem_cases[] = {
     { "elementwise f32 add [16M]", ELEMENTWISE("f32", "add"), 3.0 * 64 * MIB, false },
     { "elementwise f32 multiply [16M]", ELEMENTWISE("f32", "multiply"), 3.0 * 64 * MIB, false },
     { "elementwise bf16 add [16M]", ELEMENTWISE("bf16", "add"), 3.0 * 32 * MIB, false },
-    { "convert f32->bf16 [16M]",
-      "HloModule k\nENTRY e {\n  a = f32[" N16M "] parameter(0)\n  ROOT c = bf16[" N16M "] convert(a)\n}\n",
-      96.0 * MIB, false },
+    { "convert f32->bf16 [16M]", CONVERT_F32_BF16, 96.0 * MIB, false },
     { "convert bf16->f32 [16M]",
       "HloModule k\nENTRY e {\n  a = bf16[" N16M "] parameter(0)\n  ROOT c = f32[" N16M "] convert(a)\n}\n",
       96.0 * MIB, false },
-    { "transpose f32[4096,4096] {1,0}",
-      "HloModule k\nENTRY e {\n  a = f32[4096,4096] parameter(0)\n"
-      "  ROOT c = f32[4096,4096] transpose(a), dimensions={1,0}\n}\n",
-      128.0 * MIB, false },
+    { "transpose f32[4096,4096] {1,0}", TRANSPOSE_4096, 128.0 * MIB, false },
     { "slice f32[4096,4096] -> columns [1024:3072]",
       "HloModule k\nENTRY e {\n  a = f32[4096,4096] parameter(0)\n"
       "  ROOT c = f32[4096,2048] slice(a), slice={[0:4096], [1024:3072]}\n}\n",
@@ -222,11 +232,7 @@ static const MemCase mem_cases[] = {
       "HloModule k\nENTRY e {\n  a = f32[4096,2048] parameter(0)\n  b = f32[4096,2048] parameter(1)\n"
       "  ROOT c = f32[4096,4096] concatenate(a, b), dimensions={1}\n}\n",
       128.0 * MIB, false },
-    { "reduce-sum f32[4096,4096] over dim 1 (info)",
-      "HloModule k\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
-      "ENTRY e {\n  a = f32[4096,4096] parameter(0)\n  z = f32[] constant(0)\n"
-      "  ROOT c = f32[4096] reduce(a, z), dimensions={1}, to_apply=add\n}\n",
-      64.0 * MIB, true },
+    { "reduce-sum f32[4096,4096] over dim 1 (info)", REDUCE_SUM_4096, 64.0 * MIB, true },
     { "broadcast f32[4096] -> f32[4096,4096] (info)",
       "HloModule k\nENTRY e {\n  a = f32[4096] parameter(0)\n"
       "  ROOT c = f32[4096,4096] broadcast(a), dimensions={1}\n}\n",
@@ -515,6 +521,126 @@ static int bench_conv(void)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* threads: 1 thread vs N threads                                       */
+
+typedef struct ThreadCase {
+    const char *name;
+    const char *text;
+    double work;            /* bytes of traffic, or flops for a dot */
+    bool dot;               /* limit: sgemm 1024^3 (else memcpy of work/2 bytes) */
+    bool ratio_info;        /* the ratio to the limit has no target (as in the memory section) */
+} ThreadCase;
+
+/* Best of reps memcpy of n bytes on the pool at its current count. */
+static double parallel_memcpy_best(size_t n, int reps)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        parallel_memcpy(copy_dst, copy_src, (int64_t)n);
+        double t = bench_now() - t0;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* One kernel at `threads`: its time and its limit's (best of reps, the two
+ * alternating).  OpenBLAS runs the raw sgemm at `threads` and goes back to
+ * one thread for the interpreter (eval_dot.c splits by rows itself). */
+static bool thread_case_run(Kernel *k, const ThreadCase *c, int threads, int reps, const float *a,
+                            const float *b, float *out, double *t_ours, double *t_limit)
+{
+    const DotCase *big = &dot_cases[1];
+    size_t n = (size_t)(c->work / 2), chunk = n < copy_cap ? n : copy_cap;
+    interp_set_threads(threads);
+    *t_ours = *t_limit = 1e30;
+    for (int r = 0; r <= reps; r++) {           /* r == 0: warm-up */
+        openblas_set_num_threads(1);
+        double tk = kernel_once(k), tl;
+        if (tk < 0)
+            return false;
+        if (c->dot) {
+            openblas_set_num_threads(threads);
+            tl = sgemm_once(big, a, b, out);
+        } else {
+            tl = parallel_memcpy_best(chunk, 1) * ((double)n / (double)chunk);
+        }
+        if (r > 0) {
+            *t_ours = tk < *t_ours ? tk : *t_ours;
+            *t_limit = tl < *t_limit ? tl : *t_limit;
+        }
+    }
+    openblas_set_num_threads(1);
+    return true;
+}
+
+static void thread_lines(const ThreadCase *c, int threads, const double *t_ours, const double *t_limit)
+{
+    const char *unit = c->dot ? "GFLOP/s" : "GB/s", *lim_name = c->dot ? "raw sgemm" : "memcpy";
+    char name[192], ours[128], lim[160];
+    for (int i = 0; i < 2; i++) {
+        int th = i ? threads : 1;
+        snprintf(name, sizeof name, "%s at %d thread%s", c->name, th, th == 1 ? "" : "s");
+        snprintf(ours, sizeof ours, "%.2f %s (%.1f ms)", c->work / t_ours[i] / 1e9, unit, t_ours[i] * 1e3);
+        snprintf(lim, sizeof lim, "%.2f %s (%s, %d thread%s)", c->work / t_limit[i] / 1e9, unit, lim_name, th,
+                 th == 1 ? "" : "s");
+        bench_line(name, ours, lim, t_limit[i] / t_ours[i], i && !c->ratio_info ? ">=" : NULL, c->dot ? 0.95 : 0.7);
+    }
+    double gain = t_ours[0] / t_ours[1], limit_gain = t_limit[0] / t_limit[1];
+    /* Memory-bound kernels are held to 1.5x only where memcpy itself gains that much. */
+    bool held = c->dot || limit_gain >= 1.5;
+    snprintf(name, sizeof name, "%s, speed-up %d vs 1 thread", c->name, threads);
+    snprintf(ours, sizeof ours, "%.2fx", gain);
+    snprintf(lim, sizeof lim, "%.2fx (%s's own gain)", limit_gain, lim_name);
+    bench_line(name, ours, lim, gain, held ? ">=" : NULL, c->dot ? 1.7 : 1.5);
+}
+
+static int bench_threads(int threads)
+{
+    static const ThreadCase cases[] = {
+        { "add f32 [16M]", ELEMENTWISE("f32", "add"), 3.0 * 64 * MIB, false, false },
+        { "add bf16 [16M]", ELEMENTWISE("bf16", "add"), 3.0 * 32 * MIB, false, false },
+        { "convert f32->bf16 [16M]", CONVERT_F32_BF16, 96.0 * MIB, false, false },
+        { "transpose f32[4096,4096]", TRANSPOSE_4096, 128.0 * MIB, false, false },
+        { "reduce-sum f32[4096,4096] over dim 1", REDUCE_SUM_4096, 64.0 * MIB, false, true },
+        { "dot f32 1024x1024x1024", DOT2("f32", 1024, 1024, 1024, 1), 2.0 * 1024 * 1024 * 1024, true, false },
+    };
+    copy_cap = 96 * MIB;
+    copy_src = malloc(copy_cap);
+    copy_dst = malloc(copy_cap);
+    float *a = random_floats((size_t)1 << 20), *b = random_floats((size_t)1 << 20), *out = random_floats((size_t)1 << 20);
+    if (!copy_src || !copy_dst || !a || !b || !out) {
+        fprintf(stderr, "bench: out of memory\n");
+        return 1;
+    }
+    memset(copy_src, 1, copy_cap);
+    memset(copy_dst, 2, copy_cap);
+    int failed = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const ThreadCase *c = &cases[i];
+        Kernel k;
+        double t_ours[2], t_limit[2];
+        bool ok = kernel_new(&k, c->text);
+        ok = ok && thread_case_run(&k, c, 1, 5, a, b, out, &t_ours[0], &t_limit[0]) &&
+             thread_case_run(&k, c, threads, 5, a, b, out, &t_ours[1], &t_limit[1]);
+        if (ok)
+            thread_lines(c, threads, t_ours, t_limit);
+        else
+            printf("%s: skipped (the module could not be prepared or run)\n", c->name);
+        failed += !ok;
+        if (k.m)
+            kernel_free(&k);
+    }
+    interp_set_threads(1);
+    free(copy_src);
+    free(copy_dst);
+    free(a);
+    free(b);
+    free(out);
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "parse") == 0)
@@ -537,6 +663,9 @@ int main(int argc, char **argv)
         return bench_dot();
     if (argc == 2 && strcmp(argv[1], "conv") == 0)
         return bench_conv();
-    fprintf(stderr, "usage: bench_kernels parse FILE | memory [--reuse] [--only NAME] [--reps N] | dot | conv\n");
+    if (argc == 3 && strcmp(argv[1], "threads") == 0 && atoi(argv[2]) >= 1)
+        return bench_threads(atoi(argv[2]));
+    fprintf(stderr, "usage: bench_kernels parse FILE | memory [--reuse] [--only NAME] [--reps N] | dot | conv"
+            " | threads N\n");
     return 2;
 }

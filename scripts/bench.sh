@@ -90,6 +90,10 @@ run memory-reuse "$out/bench_kernels" memory --reuse
 section "dot vs raw cblas_sgemm on the same shapes (design target >= 0.95)"
 run dot "$out/bench_kernels" dot
 
+threads=$(nproc)     # hlo-run's default for one rank on this node
+section "the big kernels at 1 thread and at $threads threads (one rank), each against memcpy / raw sgemm run with the same threads; speed-up targets: >= 1.7 for dot, >= 1.5 where memcpy itself gains 1.5"
+run threads "$out/bench_kernels" threads "$threads"
+
 # ---- Collectives
 
 for np in 2 4; do

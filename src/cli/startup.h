@@ -32,4 +32,14 @@ uint64_t startup_hash_inputs(const char *dir, int rank);
  * false with msg naming what differs and which ranks hold which value. */
 bool startup_agree(Coll *c, const StartupItem *items, int n, char *msg, size_t msg_n);
 
+/* threads.c: --threads.  False with a message unless 0 (the default) <=
+ * asked <= PARALLEL_MAX_THREADS. */
+bool startup_threads_ok(int64_t asked, char *msg, size_t msg_n);
+/* Collective.  Sets the interpreter's thread count (parallel.h) to asked,
+ * or when it is 0 to the cores of this node divided by the job's ranks on
+ * this node (an MPI shared-memory split), at most the cores this rank may
+ * run on (mpirun binds a rank to one core unless told --bind-to none), at
+ * least 1; returns the count. */
+int startup_threads(Coll *c, int64_t asked);
+
 #endif /* STARTUP_H */

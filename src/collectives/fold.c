@@ -5,8 +5,11 @@
  * arrays (scalars become [n], constants are broadcast) and run by the
  * interpreter over whole blocks; only a reducer with other ops falls back to
  * one call per element.  All round to the element type after every step, so
- * the fold order alone fixes the bits. */
+ * the fold order alone fixes the bits.  The first two split each step over
+ * the rank's threads by element (parallel.h), which keeps every element's
+ * fold order; the per-element calls stay on one thread. */
 #include "coll_internal.h"
+#include "parallel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -170,12 +173,12 @@ static bool fold_blocks(const IrInstr *instr, IrElemType t, void *acc, const voi
         value_release(a);
         return false;
     }
-    memcpy(a->data, acc, bytes);
-    memcpy(b->data, x, bytes);
+    parallel_memcpy(a->data, acc, (int64_t)bytes);
+    parallel_memcpy(b->data, x, (int64_t)bytes);
     Value *args[2] = { a, b };
     if (!interp_run(r->it, args, 2, &out, err))
         return false;
-    memcpy(acc, out->data, bytes);
+    parallel_memcpy(acc, out->data, (int64_t)bytes);
     value_release(out);
     *done = true;
     return true;

@@ -111,6 +111,8 @@ bool eval_dynamic_operands_ok(const IrInstr *instr, Value *const *args, Error *e
 /* simd.c: whether the kernels with AVX2 versions use them (the CPU has it
  * and HLOCHECK_SIMD=sse2 is not set).  Decided once per process. */
 bool interp_use_avx2(void);
+/* The same for AVX-512 F/BW/VL (HLOCHECK_SIMD=avx2 or sse2 turns it off). */
+bool interp_use_avx512(void);
 #if defined(__GNUC__) && defined(__x86_64__)
 #define INTERP_HAVE_AVX2 1     /* the AVX2 versions are compiled in */
 #endif

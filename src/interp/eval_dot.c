@@ -29,12 +29,19 @@
  * summation order) follows the pairing that lets both operands skip a copy;
  * it is fixed for a given dot, so results are reproducible.
  *
- * Determinism: the checker compares runs bit for bit, and OpenBLAS's
- * blocking and summation order can depend on its thread count, so the first
- * BLAS dot pins OpenBLAS to one thread (we run one MPI rank per core).
+ * Determinism and threads: the checker compares runs bit for bit, at any
+ * --threads.  OpenBLAS's own threading gives other bits than its one-thread
+ * result (95 of 138 sgemm shapes tried differed at 2 or 3 threads), so the
+ * first BLAS dot pins OpenBLAS to one thread and the pool (parallel.h)
+ * splits the product instead: over batches, or over the rows of C in
+ * multiples of GEMM_ROW_QUANTUM, each piece one single-threaded BLAS call.
+ * A row's sums do not depend on which other rows are in the call as long
+ * as every split point is a multiple of the kernels' register tiles (see
+ * GEMM_ROW_QUANTUM); tests/interp/test_threads.c checks it.
  * Known gap: an s64/u64 operand beyond 2^53 converted to a narrow float
  * result may be rounded twice (through f64). */
 #include "eval.h"
+#include "parallel.h"
 
 #include <assert.h>
 #include <cblas.h>
@@ -599,6 +606,16 @@ static void blas_init_once(void)
     }
 }
 
+/* Rows of C per unit of a split.  OpenBLAS (DYNAMIC_ARCH: the kernel is
+ * chosen for the CPU) covers C with register tiles of 12, 8, 4, 2 or 1 rows
+ * counted from the first row of the call, and an element's sum is ordered
+ * differently in a 12-row tile than in a 4-row one; split points that are
+ * multiples of 48 keep every row in the same kind of tile.  Measured on
+ * the Haswell kernels for sgemm and dgemm, all four transpose cases and
+ * splits in 2 and 3: no bit differed over ~2400 shapes, while splits at
+ * arbitrary rows changed ~40% of them. */
+#define GEMM_ROW_QUANTUM 48
+
 /* C (M x N, rows ldc apart) = A (M x K) x B (K x N) in compute type cp,
  * A and B row-major unless ta / tb (then stored K x M and N x K). */
 static void gemm_raw(Compute cp, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const void *a, int64_t lda,
@@ -632,25 +649,81 @@ static void gemm_raw(Compute cp, bool ta, bool tb, int64_t M, int64_t N, int64_t
     }
 }
 
+/* One product split over the rows of C. */
+typedef struct GemmJob {
+    Compute cp;
+    bool ta, tb;
+    int64_t N, K;
+    const char *a, *b;
+    char *c;
+    int64_t lda, ldb, ldc;
+} GemmJob;
+
+static void gemm_rows(void *ctx, int64_t r0, int64_t r1)
+{
+    const GemmJob *j = ctx;
+    int eb = compute_bytes[j->cp];
+    const char *a = j->a + (j->ta ? r0 : r0 * j->lda) * eb;
+    gemm_raw(j->cp, j->ta, j->tb, r1 - r0, j->N, j->K, a, j->lda, j->b, j->ldb, j->c + r0 * j->ldc * eb, j->ldc);
+}
+
+/* What one row of C costs, in parallel_for's bytes: 2NK flops at roughly
+ * five flops in the time memcpy moves a byte. */
+static int64_t gemm_row_cost(int64_t N, int64_t K)
+{
+    return 2 * N * K / 5 + 1;
+}
+
+/* gemm_raw split over the pool by rows of C (GEMM_ROW_QUANTUM for BLAS). */
+static void gemm_split(Compute cp, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const void *a, int64_t lda,
+                       const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    GemmJob j = { cp, ta, tb, N, K, a, b, c, lda, ldb, ldc };
+    bool blas = cp != COMPUTE_U32 && cp != COMPUTE_U64;
+    parallel_for(M, gemm_row_cost(N, K), blas ? GEMM_ROW_QUANTUM : 1, gemm_rows, &j);
+}
+
 /* One product C = A x B for the matrices at element offsets oa and ob. */
 static void gemm_one(const Dot *d, const MatView *a, const MatView *b, int64_t oa, int64_t ob, void *c)
 {
     int eb = compute_bytes[d->compute];
-    gemm_raw(d->compute, a->trans, b->trans, d->M, d->N, d->K, a->data + oa * eb, a->ld, b->data + ob * eb, b->ld,
-             c, d->N);
+    gemm_split(d->compute, a->trans, b->trans, d->M, d->N, d->K, a->data + oa * eb, a->ld, b->data + ob * eb,
+               b->ld, c, d->N);
 }
 
-/* Every batch: odometer over the batch dims, C batches contiguous. */
-static void gemm_batches(const Dot *d, const MatView *a, const MatView *b, char *c)
+typedef struct BatchJob {
+    const Dot *d;
+    const MatView *a, *b;
+    char *c;
+} BatchJob;
+
+/* Batches [i0, i1): odometer over the batch dims, C batches contiguous. */
+static void gemm_batch_range(void *ctx, int64_t i0, int64_t i1)
 {
+    const BatchJob *j = ctx;
+    const Dot *d = j->d;
     Odometer o = { 0 };
     for (int i = 0; i < d->n_batch; i++)
-        odo_add(&o, d->batch_size[i], a->batch_stride[i], b->batch_stride[i]);
+        odo_add(&o, d->batch_size[i], j->a->batch_stride[i], j->b->batch_stride[i]);
+    for (int64_t i = 0; i < i0; i++)    /* cheap next to a product */
+        odo_next(&o);
     int64_t step = d->M * d->N * compute_bytes[d->compute];
-    for (int64_t i = 0; i < d->B; i++) {
-        gemm_one(d, a, b, o.off_a, o.off_b, c + step * i);
+    for (int64_t i = i0; i < i1; i++) {
+        gemm_one(d, j->a, j->b, o.off_a, o.off_b, j->c + step * i);
         odo_next(&o);
     }
+}
+
+/* Every batch: split over batches when there are enough of them or the
+ * products are too short to split by rows, else batch after batch, each
+ * split by rows. */
+static void gemm_batches(const Dot *d, const MatView *a, const MatView *b, char *c)
+{
+    BatchJob j = { d, a, b, c };
+    if (d->B >= 2 * interp_threads() || (d->B > 1 && d->M < 2 * GEMM_ROW_QUANTUM))
+        parallel_for(d->B, d->M * gemm_row_cost(d->N, d->K), 1, gemm_batch_range, &j);
+    else
+        gemm_batch_range(&j, 0, d->B);
 }
 
 /* ---- Result */
@@ -774,7 +847,7 @@ void eval_matmul_gemm(const EvalMatmul *mm, int64_t M, int64_t N, int64_t K, con
             memset((char *)c + m * ldc * mm->elem_bytes, 0, (size_t)(N * mm->elem_bytes));
         return;
     }
-    gemm_raw((Compute)mm->compute, false, false, M, N, K, a, lda, b, ldb, c, ldc);
+    gemm_split((Compute)mm->compute, false, false, M, N, K, a, lda, b, ldb, c, ldc);
 }
 
 void eval_matmul_store(const EvalMatmul *mm, void *dst, int64_t stride, const void *src, int64_t n)

@@ -42,11 +42,16 @@
  *    convert between them and from real types.  Anything else is
  *    ERR_UNSUPPORTED naming the op and the type.
  *
+ * Threads (parallel.h): every kernel here computes element i from the
+ * operands' elements i alone, so each is split over the pool in contiguous
+ * element ranges (ElemJob below) and gives the same bits at any count.
+ *
  * Results are always fresh arrays (no in-place reuse of operands: the
  * evaluator cannot tell whether an operand with one reference is still read
  * by a later instruction), except that select with a scalar predicate and
  * bitcast-convert alias their operand's buffer. */
 #include "eval.h"
+#include "parallel.h"
 
 #include <complex.h>
 #include <math.h>
@@ -116,6 +121,69 @@ static bool need_elements(const IrInstr *instr, const Value *v, int k, int64_t n
 static bool is_narrow_float(IrElemType t)
 {
     return ir_type_is_float(t) && t != IR_TYPE_F32 && t != IR_TYPE_F64;
+}
+
+/* ------------------------------------------------------------------ */
+/* Splitting over threads                                               */
+
+/* One element-wise kernel call over n elements: run(job, dst, src, n, err)
+ * with dst and src[k] advanced to the chunk.  A source with src_bytes 0 is
+ * a scalar every chunk reads whole (clamp's bounds). */
+typedef struct ElemJob ElemJob;
+typedef bool (*ElemRun)(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err);
+struct ElemJob {
+    ElemRun run;
+    const IrInstr *instr;   /* NULL for the collectives' kernel */
+    IrOpcode op;
+    IrElemType from, to;    /* operand 0's and the result's element types */
+    char *dst;
+    int dst_bytes;
+    const char *src[3];
+    IrElemType types[3];    /* of each source */
+    int src_bytes[3];
+    int n_src;
+    bool scalar[3];         /* clamp: bound k is one element */
+};
+
+static void elem_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    const ElemJob *j = ctx;
+    const char *src[3];
+    Error err = { .code = ERR_OK };
+    for (int k = 0; k < j->n_src; k++)
+        src[k] = j->src[k] + begin * j->src_bytes[k];
+    j->run(j, j->dst + begin * j->dst_bytes, src, end - begin, &err);   /* checked by elem_split */
+}
+
+/* Runs j over n elements in chunks.  A run on zero elements first does the
+ * kernel's checks (type support), so no chunk can fail.  Chunks start at
+ * multiples of 64 elements (of VLEN, and of every block's vector width), so
+ * each element runs in the same part of a loop, vector body or scalar tail,
+ * as in one call over the whole array: the two can differ in which NaN a
+ * commutative op returns. */
+static bool elem_split(ElemJob *j, int64_t n, Error *err)
+{
+    if (!j->run(j, j->dst, j->src, 0, err))
+        return false;
+    int64_t bytes = j->dst_bytes;
+    for (int k = 0; k < j->n_src; k++)
+        bytes += j->src_bytes[k];
+    parallel_for(n, bytes, 64, elem_chunk, j);
+    return true;
+}
+
+/* A job over instr's operands args[0 .. n_src-1] into v. */
+static ElemJob elem_job(ElemRun run, const IrInstr *instr, Value *const *args, int n_src, Value *v)
+{
+    ElemJob j = { .run = run, .instr = instr, .op = instr->op, .to = v->shape->type, .dst = v->data,
+                  .dst_bytes = ir_type_storage_bytes(v->shape->type), .n_src = n_src };
+    j.from = args[0]->shape->type;
+    for (int k = 0; k < n_src; k++) {
+        j.src[k] = args[k]->data;
+        j.types[k] = args[k]->shape->type;
+        j.src_bytes[k] = ir_type_storage_bytes(args[k]->shape->type);
+    }
+    return j;
 }
 
 static bool is_sub_byte_int(IrElemType t)
@@ -599,6 +667,95 @@ static UnaryLoop unary_loop(IrOpcode op, IrElemType t)
     return table[op];
 }
 
+/* bf16 arithmetic in one pass: decode, the f32 op, encode, per element in
+ * registers.  The same operations as narrow_binary's blocks, so the same
+ * bits, without the round trips through three L1 buffers, which held bf16
+ * add to half of memcpy's speed.  Built for plain x86-64 and AVX2 like the
+ * codecs; dst must not alias an operand.  When both operands are NaN the
+ * lhs's sign is kept explicitly (the encoding makes every NaN canonical, so
+ * only the sign is left): gcc may swap the operands of a commutative op,
+ * differently in a vector body and its scalar tail, and x86 returns the
+ * first operand's NaN.  Every bf16 op with a fused loop takes it, in place
+ * too, so the sign no longer depends on where an element falls. */
+static inline float lhs_nan_first(float a, float r)
+{
+    uint32_t ua = f32_to_bits(a), m = 0u - ((ua & 0x7fffffffu) > 0x7f800000u);   /* a is NaN */
+    return f32_from_bits((ua & m) | (f32_to_bits(r) & ~m));    /* on the bits: vectorises, a != a did not */
+}
+
+#define FUSED_BF16_OPS(X, P, T) ARITH_OPS(X, P, T) X(P, T, MAXIMUM, maximum) X(P, T, MINIMUM, minimum)
+#define DEFINE_FUSED_BF16(P, ATTR, E, name)                                             \
+    ATTR static void bf16_##name##_##P(void *restrict out, const void *restrict a_,   \
+                                       const void *restrict b_, int64_t n)            \
+    {                                                                                   \
+        uint16_t *restrict o = out;                                                     \
+        const uint16_t *restrict a = a_, *restrict b = b_;                              \
+        VLOOP(n, o[i] = bf16_encode(lhs_nan_first(bf16_decode(a[i]),                    \
+                                                  f32_##name(bf16_decode(a[i]), bf16_decode(b[i]))))); \
+    }
+#define FUSED_BF16_ENTRY(P, ATTR, E, name) [IR_OP_##E] = bf16_##name##_##P,
+FUSED_BF16_OPS(DEFINE_FUSED_BF16, base, )
+static const BinaryLoop bf16_fused_base[IR_OP_COUNT] = { FUSED_BF16_OPS(FUSED_BF16_ENTRY, base, ) };
+#ifdef INTERP_HAVE_AVX2
+FUSED_BF16_OPS(DEFINE_FUSED_BF16, avx2, __attribute__((target("avx2"))))
+static const BinaryLoop bf16_fused_avx2[IR_OP_COUNT] = { FUSED_BF16_OPS(FUSED_BF16_ENTRY, avx2, ) };
+/* AVX-512: add, subtract, multiply and divide written with intrinsics over
+ * 16 lanes (gcc's vectoriser stays at 256 bits and needs more steps),
+ * maximum and minimum compiled from the C above.  The lanes do exactly what
+ * the C does: the same IEEE op, the lhs's NaN kept, bf16_encode's rounding
+ * and canonical NaN; the tail runs the C.  16M bf16 adds: 2.5-2.7 ms
+ * against 4.7 with AVX2 (memcpy of the same bytes 3.0). */
+#include <immintrin.h>
+#define AVX512_ATTR __attribute__((target("avx512f,avx512bw,avx512vl")))
+FUSED_BF16_OPS(DEFINE_FUSED_BF16, avx512vl, AVX512_ATTR)
+
+AVX512_ATTR static inline __m512 bf16_load16(const uint16_t *p)
+{
+    __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+/* bf16_encode(lhs_nan_first(lhs, r)) in each lane. */
+AVX512_ATTR static inline void bf16_store16(uint16_t *p, __m512 lhs, __m512 r)
+{
+    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(lhs, lhs, _CMP_UNORD_Q), lhs);
+    __m512i u = _mm512_castps_si512(r), hi = _mm512_srli_epi32(u, 16);
+    __m512i odd = _mm512_and_si512(hi, _mm512_set1_epi32(1));
+    __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd), 16);
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                            _mm512_set1_epi32(0x7f800000));
+    __m512i quiet = _mm512_or_si512(_mm512_and_si512(hi, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0x7fc0));
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi32_epi16(_mm512_mask_mov_epi32(rounded, nan, quiet)));
+}
+
+#define DEFINE_BF16_AVX512(name, INTRIN)                                                 \
+    AVX512_ATTR static void bf16_##name##_avx512(void *restrict out, const void *restrict a_, \
+                                                 const void *restrict b_, int64_t n)    \
+    {                                                                                    \
+        uint16_t *restrict o = out;                                                      \
+        const uint16_t *restrict a = a_, *restrict b = b_;                               \
+        int64_t i = 0;                                                                   \
+        for (; i + 16 <= n; i += 16) {                                                   \
+            __m512 x = bf16_load16(a + i);                                               \
+            bf16_store16(o + i, x, INTRIN(x, bf16_load16(b + i)));                       \
+        }                                                                                \
+        bf16_##name##_avx512vl(o + i, a + i, b + i, n - i);                              \
+    }
+DEFINE_BF16_AVX512(add, _mm512_add_ps)
+DEFINE_BF16_AVX512(subtract, _mm512_sub_ps)
+DEFINE_BF16_AVX512(multiply, _mm512_mul_ps)
+DEFINE_BF16_AVX512(divide, _mm512_div_ps)
+static const BinaryLoop bf16_fused_avx512[IR_OP_COUNT] = {
+    [IR_OP_ADD] = bf16_add_avx512, [IR_OP_SUBTRACT] = bf16_subtract_avx512,
+    [IR_OP_MULTIPLY] = bf16_multiply_avx512, [IR_OP_DIVIDE] = bf16_divide_avx512,
+    [IR_OP_MAXIMUM] = bf16_maximum_avx512vl, [IR_OP_MINIMUM] = bf16_minimum_avx512vl,
+};
+#define BF16_FUSED \
+    (interp_use_avx512() ? bf16_fused_avx512 : interp_use_avx2() ? bf16_fused_avx2 : bf16_fused_base)
+#else
+#define BF16_FUSED bf16_fused_base
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Running a binary loop                                                */
 
@@ -631,9 +788,16 @@ static void binary_in_place(BinaryLoop loop, int bytes, void *dst, const void *a
     }
 }
 
-static void binary_run(BinaryLoop loop, IrElemType t, void *dst, const void *a, const void *b,
+static void binary_run(IrOpcode op, BinaryLoop loop, IrElemType t, void *dst, const void *a, const void *b,
                        int64_t n)
 {
+    if (t == IR_TYPE_BF16 && BF16_FUSED[op]) {
+        if (dst == a || dst == b)
+            binary_in_place(BF16_FUSED[op], 2, dst, a, b, n);
+        else
+            BF16_FUSED[op](dst, a, b, n);
+        return;
+    }
     if (is_narrow_float(t)) {
         narrow_binary(loop, t, dst, a, b, n);
         return;
@@ -645,49 +809,57 @@ static void binary_run(BinaryLoop loop, IrElemType t, void *dst, const void *a, 
     normalize_ints(t, dst, n);
 }
 
-bool interp_binary_kernel(IrOpcode op, IrElemType t, void *dst, const void *a, const void *b,
-                          int64_t n, Error *err)
+static bool kernel_run(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
 {
-    BinaryLoop loop = binary_loop(op, t);
+    BinaryLoop loop = binary_loop(j->op, j->to);
     if (!loop)
         return error_set(err, ERR_UNSUPPORTED, (IrLoc){ 0 }, "unsupported op: %s on %s",
-                         (unsigned)op < IR_OP_COUNT ? ir_opcode_name(op) : "?", ir_type_name(t));
-    binary_run(loop, t, dst, a, b, n);
+                         (unsigned)j->op < IR_OP_COUNT ? ir_opcode_name(j->op) : "?", ir_type_name(j->to));
+    binary_run(j->op, loop, j->to, dst, src[0], src[1], n);
     return true;
 }
 
-/* complex(re, im): interleaves two f32 (f64) arrays into c64 (c128). */
-static bool eval_complex(const IrInstr *instr, Value *const *args, Value *v, int64_t n, Error *err)
+bool interp_binary_kernel(IrOpcode op, IrElemType t, void *dst, const void *a, const void *b,
+                          int64_t n, Error *err)
 {
-    IrElemType t = args[0]->shape->type;
-    if (args[1]->shape->type != t)
-        return unsupported_type(instr, t, err);
-    if (t == IR_TYPE_F32 && v->shape->type == IR_TYPE_C64) {
-        float *restrict o = v->data;
-        const float *restrict re = args[0]->data, *restrict im = args[1]->data;
-        VLOOP(n, (o[2 * i] = re[i], o[2 * i + 1] = im[i]));
-        return true;
-    }
-    if (t == IR_TYPE_F64 && v->shape->type == IR_TYPE_C128) {
-        double *restrict o = v->data;
-        const double *restrict re = args[0]->data, *restrict im = args[1]->data;
-        VLOOP(n, (o[2 * i] = re[i], o[2 * i + 1] = im[i]));
-        return true;
-    }
-    return unsupported_type(instr, t, err);
+    int bytes = ir_type_storage_bytes(t);
+    ElemJob j = { .run = kernel_run, .op = op, .from = t, .to = t, .dst = dst, .dst_bytes = bytes,
+                  .src = { a, b }, .types = { t, t }, .src_bytes = { bytes, bytes }, .n_src = 2 };
+    return elem_split(&j, n, err);
 }
 
-static bool binary_dispatch(const IrInstr *instr, Value *const *args, Value *v, int64_t n, Error *err)
+/* complex(re, im): interleaves two f32 (f64) arrays into c64 (c128). */
+static bool eval_complex(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
 {
-    IrElemType t = args[0]->shape->type;
-    if (instr->op == IR_OP_COMPLEX)
-        return eval_complex(instr, args, v, n, err);
-    if (args[1]->shape->type != t || v->shape->type != t)
-        return unsupported_type(instr, t, err);
-    BinaryLoop loop = binary_loop(instr->op, t);
+    IrElemType t = j->from;
+    if (j->types[1] != t)
+        return unsupported_type(j->instr, t, err);
+    if (t == IR_TYPE_F32 && j->to == IR_TYPE_C64) {
+        float *restrict o = (float *)dst;
+        const float *restrict re = (const float *)src[0], *restrict im = (const float *)src[1];
+        VLOOP(n, (o[2 * i] = re[i], o[2 * i + 1] = im[i]));
+        return true;
+    }
+    if (t == IR_TYPE_F64 && j->to == IR_TYPE_C128) {
+        double *restrict o = (double *)dst;
+        const double *restrict re = (const double *)src[0], *restrict im = (const double *)src[1];
+        VLOOP(n, (o[2 * i] = re[i], o[2 * i + 1] = im[i]));
+        return true;
+    }
+    return unsupported_type(j->instr, t, err);
+}
+
+static bool binary_dispatch(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
+{
+    IrElemType t = j->from;
+    if (j->op == IR_OP_COMPLEX)
+        return eval_complex(j, dst, src, n, err);
+    if (j->types[1] != t || j->to != t)
+        return unsupported_type(j->instr, t, err);
+    BinaryLoop loop = binary_loop(j->op, t);
     if (!loop)
-        return unsupported_type(instr, t, err);
-    binary_run(loop, t, v->data, args[0]->data, args[1]->data, n);
+        return unsupported_type(j->instr, t, err);
+    binary_run(j->op, loop, t, dst, src[0], src[1], n);
     return true;
 }
 
@@ -700,7 +872,8 @@ bool eval_binary(Interp *it, const IrInstr *instr, Value *const *args, Value **o
     Value *v = value_new_array(instr->shape, err);
     if (!v)
         return false;
-    if (!binary_dispatch(instr, args, v, n, err)) {
+    ElemJob j = elem_job(binary_dispatch, instr, args, 2, v);
+    if (!elem_split(&j, n, err)) {
         value_release(v);
         return false;
     }
@@ -797,35 +970,36 @@ static void complex_abs(IrElemType t, void *dst, const void *src, int64_t n)
     }
 }
 
-static bool unary_dispatch(const IrInstr *instr, IrElemType t, Value *v, const void *src, int64_t n,
-                           Error *err)
+static bool unary_dispatch(const ElemJob *j, char *dst, const char *const *srcs, int64_t n, Error *err)
 {
-    IrElemType rt = v->shape->type;
+    const IrInstr *instr = j->instr;
+    IrElemType t = j->from, rt = j->to;
+    const void *src = srcs[0];
     switch ((int)instr->op) {
     case IR_OP_IS_FINITE:
         if (rt != IR_TYPE_PRED)
             return unsupported_type(instr, t, err);
-        return is_finite_run(instr, t, v->data, src, n, err);
+        return is_finite_run(instr, t, (uint8_t *)dst, src, n, err);
     case IR_OP_REAL: case IR_OP_IMAG:
         if (rt != (ir_type_is_complex(t) ? complex_part(t) : t))
             return unsupported_type(instr, t, err);
-        return part_run(instr, t, v->data, src, n, err);
+        return part_run(instr, t, dst, src, n, err);
     case IR_OP_ABS:
         if (!ir_type_is_complex(t))
             break;
         if (rt != complex_part(t))
             return unsupported_type(instr, t, err);
-        complex_abs(t, v->data, src, n);
+        complex_abs(t, dst, src, n);
         return true;
     }
     UnaryLoop loop = unary_loop(instr->op, t);
     if (!loop || rt != t)
         return unsupported_type(instr, t, err);
     if (is_narrow_float(t)) {
-        narrow_unary(loop, t, v->data, src, n);
+        narrow_unary(loop, t, dst, src, n);
     } else {
-        loop(v->data, src, n);
-        normalize_ints(t, v->data, n);
+        loop(dst, src, n);
+        normalize_ints(t, dst, n);
     }
     return true;
 }
@@ -839,7 +1013,8 @@ bool eval_unary(Interp *it, const IrInstr *instr, Value *const *args, Value **ou
     Value *v = value_new_array(instr->shape, err);
     if (!v)
         return false;
-    if (!unary_dispatch(instr, args[0]->shape->type, v, args[0]->data, n, err)) {
+    ElemJob j = elem_job(unary_dispatch, instr, args, 1, v);
+    if (!elem_split(&j, n, err)) {
         value_release(v);
         return false;
     }
@@ -968,9 +1143,12 @@ static void compare_complex(IrElemType t, uint8_t *restrict o, const void *a, co
     }
 }
 
-static bool compare_run(const IrInstr *instr, IrElemType t, uint8_t *o, const void *a, const void *b,
-                        int64_t n, Error *err)
+static bool compare_run(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
 {
+    const IrInstr *instr = j->instr;
+    IrElemType t = j->from;
+    uint8_t *o = (uint8_t *)dst;
+    const void *a = src[0], *b = src[1];
     IrCompareDir dir = instr->info->direction;
     IrCompareType ct = effective_compare_type(instr->info->compare_type, t);
     bool int_like = t == IR_TYPE_PRED || ir_type_is_int(t);
@@ -1001,7 +1179,8 @@ bool eval_compare(Interp *it, const IrInstr *instr, Value *const *args, Value **
     Value *v = value_new_array(instr->shape, err);
     if (!v)
         return false;
-    if (!compare_run(instr, t, v->data, args[0]->data, args[1]->data, n, err)) {
+    ElemJob j = elem_job(compare_run, instr, args, 2, v);
+    if (!elem_split(&j, n, err)) {
         value_release(v);
         return false;
     }
@@ -1038,6 +1217,20 @@ static void select_16(void *restrict out, const uint8_t *restrict p, const void 
     }
 }
 
+static bool select_run(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
+{
+    const uint8_t *p = (const uint8_t *)src[0];
+    switch (j->dst_bytes) {
+    case 1: select_1(dst, p, src[1], src[2], n); break;
+    case 2: select_2(dst, p, src[1], src[2], n); break;
+    case 4: select_4(dst, p, src[1], src[2], n); break;
+    case 8: select_8(dst, p, src[1], src[2], n); break;
+    case 16: select_16(dst, p, src[1], src[2], n); break;
+    default: return unsupported_type(j->instr, j->to, err);
+    }
+    return true;
+}
+
 /* A scalar predicate picks a whole operand: no copy (tuples too). */
 static bool select_whole(const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
@@ -1066,16 +1259,10 @@ bool eval_select(Interp *it, const IrInstr *instr, Value *const *args, Value **o
     Value *v = value_new_array(instr->shape, err);
     if (!v)
         return false;
-    const void *a = args[1]->data, *b = args[2]->data;
-    switch (ir_type_storage_bytes(instr->shape->type)) {
-    case 1: select_1(v->data, args[0]->data, a, b, n); break;
-    case 2: select_2(v->data, args[0]->data, a, b, n); break;
-    case 4: select_4(v->data, args[0]->data, a, b, n); break;
-    case 8: select_8(v->data, args[0]->data, a, b, n); break;
-    case 16: select_16(v->data, args[0]->data, a, b, n); break;
-    default:
+    ElemJob j = elem_job(select_run, instr, args, 3, v);
+    if (!elem_split(&j, n, err)) {
         value_release(v);
-        return unsupported_type(instr, instr->shape->type, err);
+        return false;
     }
     *out = v;
     return true;
@@ -1148,25 +1335,36 @@ static ClampLoop clamp_loop(IrElemType t)
 
 /* Narrow floats: bounds and operand decoded per block (a scalar bound
  * once), clamped in f32, encoded back. */
-static void narrow_clamp(IrElemType t, void *dst, Value *const *args, int64_t n, bool lo_s, bool hi_s)
+static void narrow_clamp(IrElemType t, void *dst, const char *const *args, int64_t n, bool lo_s, bool hi_s)
 {
     Narrow c;
     narrow_init(&c, t);
     float lo[BLOCK], x[BLOCK], hi[BLOCK], o[BLOCK];
     if (lo_s)
-        narrow_decode(&c, args[0]->data, lo, 1);
+        narrow_decode(&c, args[0], lo, 1);
     if (hi_s)
-        narrow_decode(&c, args[2]->data, hi, 1);
+        narrow_decode(&c, args[2], hi, 1);
     for (int64_t off = 0; off < n; off += BLOCK) {
         int64_t m = min_i64(BLOCK, n - off);
         if (!lo_s)
-            narrow_decode(&c, at(args[0]->data, off, c.bytes), lo, m);
+            narrow_decode(&c, at(args[0], off, c.bytes), lo, m);
         if (!hi_s)
-            narrow_decode(&c, at(args[2]->data, off, c.bytes), hi, m);
-        narrow_decode(&c, at(args[1]->data, off, c.bytes), x, m);
+            narrow_decode(&c, at(args[2], off, c.bytes), hi, m);
+        narrow_decode(&c, at(args[1], off, c.bytes), x, m);
         f32_clamp_loop(o, lo, x, hi, m, lo_s, hi_s);
         narrow_encode(&c, o, at_mut(dst, off, c.bytes), m);
     }
+}
+
+/* Types were checked by eval_clamp. */
+static bool clamp_run(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
+{
+    (void)err;
+    if (is_narrow_float(j->from))
+        narrow_clamp(j->from, dst, src, n, j->scalar[0], j->scalar[2]);
+    else
+        clamp_loop(j->from)(dst, src[0], src[1], src[2], n, j->scalar[0], j->scalar[2]);
+    return true;
 }
 
 /* A bound is a scalar or has the operand's element count. */
@@ -1191,10 +1389,13 @@ bool eval_clamp(Interp *it, const IrInstr *instr, Value *const *args, Value **ou
     Value *v = value_new_array(instr->shape, err);
     if (!v)
         return false;
-    if (is_narrow_float(t))
-        narrow_clamp(t, v->data, args, n, lo_s, hi_s);
-    else
-        loop(v->data, args[0]->data, args[1]->data, args[2]->data, n, lo_s, hi_s);
+    ElemJob j = elem_job(clamp_run, instr, args, 3, v);
+    j.from = t;
+    j.scalar[0] = lo_s;
+    j.scalar[2] = hi_s;
+    j.src_bytes[0] = lo_s ? 0 : j.src_bytes[0];
+    j.src_bytes[2] = hi_s ? 0 : j.src_bytes[2];
+    elem_split(&j, n, err);
     *out = v;
     return true;
 }
@@ -1392,9 +1593,11 @@ static void convert_to_complex(IrElemType from, IrElemType to, const void *src, 
     }
 }
 
-static bool convert_run(const IrInstr *instr, IrElemType from, IrElemType to, const void *src, void *dst,
-                        int64_t n, Error *err)
+static bool convert_run(const ElemJob *j, char *dst, const char *const *srcs, int64_t n, Error *err)
 {
+    const IrInstr *instr = j->instr;
+    IrElemType from = j->from, to = j->to;
+    const void *src = srcs[0];
     bool from_c = ir_type_is_complex(from), to_c = ir_type_is_complex(to);
     bool from_ok = from == IR_TYPE_PRED || ir_type_is_int(from) || ir_type_is_float(from) || from_c;
     bool to_ok = to == IR_TYPE_PRED || ir_type_is_int(to) || ir_type_is_float(to) || to_c;
@@ -1408,7 +1611,7 @@ static bool convert_run(const IrInstr *instr, IrElemType from, IrElemType to, co
     else if (to_c)
         convert_to_complex(from, to, src, dst, n);
     else if (to == IR_TYPE_F32 && is_narrow_float(from))
-        narrow_decode_all(from, src, dst, n);
+        narrow_decode_all(from, src, (float *)dst, n);
     else if (from == IR_TYPE_F32 && is_narrow_float(to))
         narrow_encode_all(to, src, dst, n);
     else
@@ -1425,7 +1628,8 @@ bool eval_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **
     Value *v = value_new_array(instr->shape, err);
     if (!v)
         return false;
-    if (!convert_run(instr, args[0]->shape->type, instr->shape->type, args[0]->data, v->data, n, err)) {
+    ElemJob j = elem_job(convert_run, instr, args, 1, v);
+    if (!elem_split(&j, n, err)) {
         value_release(v);
         return false;
     }
@@ -1518,6 +1722,20 @@ static void narrow_reduce_precision(IrElemType t, void *dst, const void *src, in
     }
 }
 
+/* The attributes were checked by eval_reduce_precision. */
+static bool reduce_precision_run(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
+{
+    (void)err;
+    int e = (int)j->instr->ints[IR_INT_EXPONENT_BITS].v, m = (int)j->instr->ints[IR_INT_MANTISSA_BITS].v;
+    if (j->from == IR_TYPE_F32)
+        f32_reduce_precision((float *)dst, (const float *)src[0], n, e, m);
+    else if (j->from == IR_TYPE_F64)
+        f64_reduce_precision((double *)dst, (const double *)src[0], n, e, m);
+    else
+        narrow_reduce_precision(j->from, dst, src[0], n, e, m);
+    return true;
+}
+
 bool eval_reduce_precision(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
     (void)it;
@@ -1534,12 +1752,8 @@ bool eval_reduce_precision(Interp *it, const IrInstr *instr, Value *const *args,
     Value *v = value_new_array(instr->shape, err);
     if (!v)
         return false;
-    if (t == IR_TYPE_F32)
-        f32_reduce_precision(v->data, args[0]->data, n, (int)e->v, (int)m->v);
-    else if (t == IR_TYPE_F64)
-        f64_reduce_precision(v->data, args[0]->data, n, (int)e->v, (int)m->v);
-    else
-        narrow_reduce_precision(t, v->data, args[0]->data, n, (int)e->v, (int)m->v);
+    ElemJob j = elem_job(reduce_precision_run, instr, args, 1, v);
+    elem_split(&j, n, err);
     *out = v;
     return true;
 }

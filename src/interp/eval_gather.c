@@ -18,8 +18,14 @@
  * contiguous); scatter with a combiner that returns the update assigns rows,
  * and one that interp_trivial_reducer() recognises combines rows with
  * interp_binary_kernel().  Any other combiner runs per element through
- * eval_call_scalar(). */
+ * eval_call_scalar().
+ *
+ * Threads (parallel.h): gather's windows are disjoint parts of the result,
+ * so its batch positions split over the pool; scatter keeps update order on
+ * one thread, since its windows may overlap (a long row's kernel call may
+ * still split by element). */
 #include "eval.h"
+#include "parallel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -299,12 +305,18 @@ static bool walk_window(const Plan *p, int64_t op_off, int64_t other_off, RunFn 
     return true;
 }
 
-/* For every batch position: the window's start (clamped when clamp, else
- * windows reaching outside the operand are skipped), then its rows. */
-static bool for_each_window(const Plan *p, const Value *idx, bool clamp, RunFn fn, void *ctx, Error *err)
+/* For batch positions [begin, end) in row-major order: the window's start
+ * (clamped when clamp, else windows reaching outside the operand are
+ * skipped), then its rows. */
+static bool windows_in_range(const Plan *p, const Value *idx, bool clamp, RunFn fn, void *ctx, int64_t begin,
+                             int64_t end, Error *err)
 {
-    int64_t g[R] = { 0 }, start[R];
-    for (int64_t i = 0; i < p->ix.n_positions; i++, eval_next_index(p->ix.n_batch, p->ix.batch_dims, g)) {
+    int64_t g[R] = { 0 }, start[R], pos = begin;
+    for (int q = p->ix.n_batch - 1; q >= 0; q--) {
+        g[q] = pos % p->ix.batch_dims[q];
+        pos /= p->ix.batch_dims[q];
+    }
+    for (int64_t i = begin; i < end; i++, eval_next_index(p->ix.n_batch, p->ix.batch_dims, g)) {
         window_start(p, idx, g, start);
         bool inside = true;
         for (int d = 0; d < p->op_rank; d++) {
@@ -324,6 +336,11 @@ static bool for_each_window(const Plan *p, const Value *idx, bool clamp, RunFn f
             return false;
     }
     return true;
+}
+
+static bool for_each_window(const Plan *p, const Value *idx, bool clamp, RunFn fn, void *ctx, Error *err)
+{
+    return windows_in_range(p, idx, clamp, fn, ctx, 0, p->ix.n_positions, err);
 }
 
 /* dst[j * ds] = src[j * ss] for n elements of es bytes. */
@@ -371,6 +388,21 @@ static int64_t last_stride(const Plan *p, const int64_t *strides)
     return p->n_win ? strides[p->n_win - 1] : 1;
 }
 
+/* Gather's windows land in disjoint parts of the result, one per batch
+ * position, so the positions split over the pool (parallel.h). */
+typedef struct GatherJob {
+    const Plan *p;
+    const Value *idx;
+    CopyRun *c;
+} GatherJob;
+
+static void gather_range(void *ctx, int64_t begin, int64_t end)
+{
+    const GatherJob *j = ctx;
+    Error err = { .code = ERR_OK };       /* copy_run cannot fail */
+    windows_in_range(j->p, j->idx, true, copy_run, j->c, begin, end, &err);
+}
+
 bool eval_gather(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
     Plan p;
@@ -384,7 +416,11 @@ bool eval_gather(Interp *it, const IrInstr *instr, Value *const *args, Value **o
         return false;
     CopyRun c = { res->data, args[0]->data, elem_bytes(args[0]), last_stride(&p, p.win_other_strides),
                   last_stride(&p, p.win_op_strides), false };
-    for_each_window(&p, args[1], true, copy_run, &c, err);
+    int64_t window = 1;
+    for (int k = 0; k < p.n_win; k++)
+        window *= p.win_sizes[k];
+    parallel_for(p.ix.n_positions, 2 * window * (int64_t)c.es + 8, 1, gather_range,
+                 &(GatherJob){ &p, args[1], &c });
     *out = res;
     return true;
 }

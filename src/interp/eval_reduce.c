@@ -36,9 +36,16 @@
  * - sort whose comparator is compare(p0, p1) LT or GT: keys are extracted once
  *   per line and compared inline by the same merge sort.
  * Everything else calls the computation per element through
- * eval_call_scalar(): slow, but any computation works. */
+ * eval_call_scalar(): slow, but any computation works.
+ *
+ * Threads (parallel.h): the fast reduce is split over its output elements,
+ * never over the reduced elements, so every output still sees the same
+ * left fold at any thread count (each chunk has its own scratch).  The slow
+ * paths call back into the interpreter and stay on one thread. */
 #include "eval.h"
+#include "parallel.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,6 +170,18 @@ static void step_index(int rank, const int64_t *dims, const int64_t *strides, in
         }
         *off -= (dims[d] - 1) * strides[d];
         idx[d] = 0;
+    }
+}
+
+/* idx = the row-major index of element pos of dims, *off its offset. */
+static void start_index(int rank, const int64_t *dims, const int64_t *strides, int64_t pos, int64_t *idx,
+                        int64_t *off)
+{
+    *off = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        idx[d] = pos % dims[d];
+        pos /= dims[d];
+        *off += idx[d] * strides[d];
     }
 }
 
@@ -726,14 +745,17 @@ static void fast_reduce_free(FastReduce *f)
     free(f->alt);
 }
 
-static bool reduce_fast(const IrInstr *instr, IrOpcode op, const ReduceGeom *g, const Value *x,
-                        const Value *init, Value *res, Error *err)
+/* Outputs [begin, end) of the fast reduce. */
+static bool reduce_fast_range(const IrInstr *instr, IrOpcode op, const ReduceGeom *g, const Value *x,
+                              const Value *init, Value *res, int64_t begin, int64_t end, Error *err)
 {
     FastReduce f;
     bool ok = fast_reduce_init(&f, instr, op, x, err);
     int64_t kidx[IR_MAX_RANK] = { 0 }, koff = 0;
-    for (int64_t m0 = 0, nb = 0; ok && m0 < g->n_out; m0 += nb) {
+    start_index(g->n_kept, g->kept_dims, g->kept_strides, begin, kidx, &koff);
+    for (int64_t m0 = begin, nb = 0; ok && m0 < end; m0 += nb) {
         nb = block_len(g, m0);
+        nb = nb < end - m0 ? nb : end - m0;
         for (int64_t j = 0; j < nb; j++) {
             f.offs[j] = koff;
             step_index(g->n_kept, g->kept_dims, g->kept_strides, kidx, &koff);
@@ -745,6 +767,38 @@ static bool reduce_fast(const IrInstr *instr, IrOpcode op, const ReduceGeom *g, 
     }
     fast_reduce_free(&f);
     return ok;
+}
+
+typedef struct ReduceJob {
+    const IrInstr *instr;
+    IrOpcode op;
+    const ReduceGeom *g;
+    const Value *x, *init;
+    Value *res;
+    atomic_flag failed;     /* set by the first chunk that fails, which fills err */
+    Error err;
+} ReduceJob;
+
+static void reduce_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    ReduceJob *j = ctx;
+    Error err = { .code = ERR_OK };
+    if (!reduce_fast_range(j->instr, j->op, j->g, j->x, j->init, j->res, begin, end, &err) &&
+        !atomic_flag_test_and_set(&j->failed))
+        j->err = err;
+}
+
+/* Split over the outputs; each reads its n_red_elems elements. */
+static bool reduce_fast(const IrInstr *instr, IrOpcode op, const ReduceGeom *g, const Value *x,
+                        const Value *init, Value *res, Error *err)
+{
+    ReduceJob j = { instr, op, g, x, init, res, ATOMIC_FLAG_INIT, { .code = ERR_OK } };
+    int64_t per = (g->n_red_elems + 1) * (int64_t)elem_bytes(x);
+    parallel_for(g->n_out, per, 64, reduce_chunk, &j);
+    if (j.err.code == ERR_OK)
+        return true;
+    *err = j.err;
+    return false;
 }
 
 /* The input's dims without the reduced ones (dimensions= already checked). */

@@ -34,6 +34,7 @@ typedef struct Options {
     bool per_pass, shrink, opaque_custom_calls, fill_elided, local, help, prove, require_proof;
     int64_t max_memory;         /* 0: the default */
     double timeout;             /* --timeout, 0: none */
+    int64_t threads;            /* --threads, 0: the default */
     int64_t region;             /* --local: only this region (1-based); 0: all */
 } Options;
 
@@ -159,6 +160,8 @@ static void parse_args(Tool *t, int argc, char **argv)
         usage_error(t, "--timeout must be positive");
     if (t->o.atol < 0 || t->o.rtol < 0)
         usage_error(t, "--atol and --rtol take a tolerance of at least 0");
+    if (!startup_threads_ok(t->o.threads, msg, sizeof msg))
+        usage_error(t, msg);
     const char *outs[] = { t->o.out_path, t->o.json, t->o.junit };
     static const char *const out_flags[] = { "-o", "--json", "--junit" };
     for (int k = 0; k < 3; k++)
@@ -186,7 +189,8 @@ static void parse_args(Tool *t, int argc, char **argv)
 /* Every rank has the same modules, flags and input files, or none starts. */
 static void agree_at_startup(Tool *t, int argc, char **argv)
 {
-    static const char *const outputs[] = { "-o", "--json", "--junit", "--save-counterexample", "--regions-dir", NULL };
+    static const char *const outputs[] = { "-o", "--json", "--junit", "--save-counterexample", "--regions-dir",
+                                           RUN_FLAGS_NO_AGREEMENT, NULL };
     StartupItem items[] = {
         { "module files (by content)", startup_hash_file(t->inputs[0]) ^ (startup_hash_file(t->inputs[1]) * 31) },
         { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) },
@@ -728,6 +732,7 @@ int main(int argc, char **argv)
     parse_args(&t, argc, argv);
     watchdog_start("hlo-check", t.rank, t.o.timeout);
     agree_at_startup(&t, argc, argv);
+    startup_threads(t.c, t.o.threads);
     IrModule *before = load(&t, t.inputs[0]);
     if (t.o.inputs)
         load_given(&t, before);

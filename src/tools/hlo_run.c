@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "coll.h"
 #include "interp.h"
+#include "parallel.h"
 #include "run_flags.h"
 #include "startup.h"
 #include "watchdog.h"
@@ -45,6 +46,7 @@ typedef struct Options {
     bool fill_elided;
     int64_t max_memory;     /* 0: the default */
     double timeout;         /* --timeout, 0: none */
+    int64_t threads;        /* --threads, 0: the default */
     bool help;
     const char *in_path;    /* "-": standard input; the one positional argument */
 } Options;
@@ -120,6 +122,8 @@ static bool parse_args(int argc, char **argv, Options *opt)
         return usage_error("--print and --outputs exclude each other; see --help");
     if (opt->timeout < 0)
         return usage_error("--timeout must be positive");
+    if (!startup_threads_ok(opt->threads, msg, sizeof msg))
+        return usage_error("%s", msg);
     if (cli_same_file(opt->outputs, opt->inputs))
         return usage_error("--outputs %s is the --inputs directory: refusing to write over the inputs", opt->outputs);
     if (cli_same_file(opt->outputs, opt->in_path))
@@ -378,7 +382,8 @@ static void print_opcode_times(Coll *c, const Interp *it)
     double total = 0;
     for (int op = 0; op < IR_OP_COUNT; op++)
         total += t.seconds[op];
-    printf("time per instruction kind (seconds: the slowest of %d ranks):\n", coll_world(c));
+    printf("time per instruction kind (seconds: the slowest of %d ranks, %d thread%s each on rank 0):\n",
+           coll_world(c), interp_threads(), interp_threads() == 1 ? "" : "s");
     printf("  %-28s %10s %12s %7s\n", "instruction", "count", "seconds", "share");
     for (int done = 0; done < IR_OP_COUNT; done++) {
         int best = -1;      /* the next slowest not yet printed */
@@ -568,7 +573,7 @@ int main(int argc, char **argv)
         coll_finish(c, 0);
     }
     watchdog_start("hlo-run", this_rank, opt.timeout);
-    static const char *const outputs[] = { "--outputs", "--print", "--time", NULL };
+    static const char *const outputs[] = { "--outputs", "--print", "--time", RUN_FLAGS_NO_AGREEMENT, NULL };
     StartupItem items[] = {
         { "module files (by content)", startup_hash_file(opt.in_path) },
         { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) },
@@ -580,5 +585,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "hlo-run: %s\n", msg);
         coll_finish(c, EXIT_USAGE);
     }
+    startup_threads(c, opt.threads);
     coll_finish(c, run(c, &opt));
 }
