@@ -83,6 +83,7 @@ test:
 	TALLY=$$tally scripts/test_hlo_run.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/test_hostile.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/run_interp_corpus.sh $(BUILD)/hlo-run || st=1; \
+	TALLY=$$tally scripts/test_threads.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/run_peer_e2e.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/validate.sh --prove $(BUILD) || st=1; \

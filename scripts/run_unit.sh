@@ -2,7 +2,8 @@
 # run_unit.sh [DIR]: runs every cmocka test binary in DIR (default build/tests).
 # Binaries built from tests/collectives/ (collectives_*) run under mpirun with
 # 2, 3, 4 and 8 ranks (STYLE.md section 8; idle ranks yield, for more ranks than cores); the others run alone,
-# the interpreter's (interp_*) twice: with and without the AVX2 kernels.  A binary's
+# the interpreter's (interp_*) twice, with and without the AVX2 kernels, and on
+# a CPU with AVX-512 a third time, held to AVX2.  A binary's
 # output is shown only when it fails.  One line per run, then
 # "unit: N passed, N failed"; exit 1 on any failure.  With TALLY set, appends
 # "passed failed" to it.
@@ -52,7 +53,13 @@ if [ -d "$dir" ]; then
                 # the CPU allows, once held to the plain x86-64 ones.
                 run "$name" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" "$t"
                 run "$name (HLOCHECK_SIMD=sse2)" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
-                    HLOCHECK_SIMD=sse2 "$t" ;;
+                    HLOCHECK_SIMD=sse2 "$t"
+                # Where the CPU has AVX-512, the kernels that have such a
+                # version take it: the AVX2 ones are then run held to them.
+                if grep -q '^flags.* avx512bw' /proc/cpuinfo 2>/dev/null; then
+                    run "$name (HLOCHECK_SIMD=avx2)" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
+                        HLOCHECK_SIMD=avx2 "$t"
+                fi ;;
             *)
                 # These never start MPI: leak checking stays on under ASan
                 # even when the caller turned it off for the MPI tools.

@@ -1563,7 +1563,11 @@ static void store_block(IrElemType t, const Narrow *c, Wide *w, void *dst, int64
 /* Real (non-complex) numeric types, block by block. */
 static void convert_real(IrElemType from, IrElemType to, const void *src, void *dst, int64_t n)
 {
-    Wide *w = xmalloc(sizeof *w);       /* 28 KiB: off the stack */
+    /* 28 KiB: off the stack, and not from the heap either, since a chunk of
+     * a split convert has no way to report an allocation failing (one
+     * buffer per thread, none in use twice: conversions do not nest). */
+    static _Thread_local Wide w_of_thread;
+    Wide *w = &w_of_thread;
     Narrow cf, ct;
     if (is_narrow_float(from))
         narrow_init(&cf, from);
@@ -1575,7 +1579,6 @@ static void convert_real(IrElemType from, IrElemType to, const void *src, void *
         load_block(from, &cf, at(src, off, fb), w, m);
         store_block(to, &ct, w, at_mut(dst, off, tb), m);
     }
-    free(w);
 }
 
 /* Real -> complex: the values converted to the part type into the front

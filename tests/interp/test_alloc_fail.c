@@ -41,8 +41,8 @@ static const char *const loop_text =
     "  y = f32[4,4] get-tuple-element(w), index=1\n"
     "  ag = f32[4,4] all-gather(y), replica_groups={{0}}, dimensions={0}\n"
     "  c = bf16[4,4] convert(ag)\n  zero = f32[] constant(0)\n"
-    "  r = f32[4] reduce(y, zero), dimensions={1}, to_apply=%add\n"
-    "  ROOT out = (bf16[4,4], f32[4]) tuple(c, r)\n}\n";
+    "  r = f32[4] reduce(y, zero), dimensions={1}, to_apply=%add\n  d = f64[4] convert(r)\n"
+    "  ROOT out = (bf16[4,4], f32[4], f64[4]) tuple(c, r, d)\n}\n";
 
 /* Every pass of the default pipeline fires on this one, in both modes (the
  * shapes of the corpus's flip modules and the combiners' golden cases, at
@@ -51,8 +51,7 @@ static const char *const loop_text =
  * transpose(convert(reduce-scatter(add(h, gte(state))))), #102
  * add(convert(all-reduce(h)), gte(state)), #92 a rank-3 dynamic-slice of
  * ag.v; the all-gather, reduce-scatter and all-reduce combiners then each
- * merge two.  The widening converts are bf16 -> f32: f32 -> f64 would run
- * eval_elementwise.c's convert_real, whose scratch comes from xmalloc. */
+ * merge two. */
 #define GROUP "replica_groups={{0}}, use_global_device_ids=true"
 static const char *const rewrite_text =
     "HloModule rewrite, replica_count=1\n\n"
