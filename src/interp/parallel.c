@@ -141,13 +141,29 @@ static void pool_stop(void)
         pthread_join(pool.workers[i], NULL);
 }
 
+/* A child of fork() has none of the workers: it starts with an empty pool
+ * (hlo-fuzz runs passes in children), its locks as new. */
+static void pool_forget_after_fork(void)
+{
+    pool.n_workers = 0;
+    pool.pending = 0;
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pthread_mutex_init(&busy, NULL);
+}
+
 /* Starts workers until workers 1 .. want-1 exist (the caller holds busy,
  * not pool.mu); returns how many threads a job may use, the caller's
  * included. */
 static int pool_grow(int want)
 {
-    if (pool.n_workers == 0)
+    static bool registered;
+    if (!registered) {
+        registered = true;
         atexit(pool_stop);
+        pthread_atfork(NULL, NULL, pool_forget_after_fork);
+    }
     while (pool.n_workers < want - 1) {
         int id = pool.n_workers + 1;
         if (pthread_create(&pool.workers[pool.n_workers], NULL, worker_main, (void *)(intptr_t)id) != 0)

@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* This process's thread count, from /proc (-1 when unreadable). */
 static int os_threads(void)
@@ -88,6 +90,35 @@ static void test_one_thread_starts_no_thread_and_two_start_one(void **state)
     value_release(run_at(m, 2));
     assert_int_equal(os_threads(), before + 1);
     ir_module_free(m);
+}
+
+static void count_items(void *ctx, int64_t begin, int64_t end)
+{
+    __atomic_add_fetch((int64_t *)ctx, end - begin, __ATOMIC_RELAXED);
+}
+
+/* A child of fork() has none of the parent's workers: a split job there
+ * must still finish (it used to wait for workers that do not exist). */
+static void test_a_forked_child_splits_without_the_parents_workers(void **state)
+{
+    (void)state;
+    interp_set_threads(2);
+    int64_t done = 0;
+    parallel_for(1 << 20, 1 << 10, 1, count_items, &done);   /* starts the pool */
+    assert_int_equal(done, 1 << 20);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(10);          /* a hang ends the child by SIGALRM */
+        int64_t in_child = 0;
+        parallel_for(1 << 20, 1 << 10, 1, count_items, &in_child);
+        _exit(in_child == 1 << 20 ? 0 : 1);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    interp_set_threads(1);
 }
 
 typedef struct Cover {
@@ -187,6 +218,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_thread_starts_no_thread_and_two_start_one),
         cmocka_unit_test(test_parallel_for_covers_every_index_once_in_quantum_chunks),
+        cmocka_unit_test(test_a_forked_child_splits_without_the_parents_workers),
         cmocka_unit_test(test_dot_split_by_rows_gives_the_same_bits),
         cmocka_unit_test(test_batched_dot_split_gives_the_same_bits),
         cmocka_unit_test(test_reduce_and_movement_split_give_the_same_bits),
