@@ -700,8 +700,8 @@ static IrModule *region_module(const Analysis *an, int s, const Side *side, cons
         const IrInstr *like = an->by_key[s][inputs[k]];
         char base[64];
         snprintf(base, sizeof base, "local.input.%d", k);
-        params[k] = ir_instr_new(m, IR_OP_PARAMETER, ir_unique_name(c, base), ir_shape_clone(m->arena, like->shape),
-                                 0, NULL);
+        params[k] = xmust(ir_instr_new(m, IR_OP_PARAMETER, ir_unique_name(c, base),
+                                       ir_shape_clone(m->arena, like->shape), 0, NULL));
         params[k]->info->parameter_number = k;
         params[k]->parent = c;
         /* A loop counter takes the values its loop gives it. */
@@ -749,7 +749,7 @@ static IrModule *region_module(const Analysis *an, int s, const Side *side, cons
     IrInstr **pslots = ARENA_ARRAY(m->arena, IrInstr *, (size_t)n_inputs + 1);
     IrShape *root_shape = ir_shape_new_tuple(m->arena, n_outs, out_shapes);
     IrInstr *root = instrs && pslots && root_shape
-                        ? ir_instr_new(m, IR_OP_TUPLE, ir_unique_name(c, "local.outputs"), root_shape, n_outs, outputs)
+                        ? xmust(ir_instr_new(m, IR_OP_TUPLE, ir_unique_name(c, "local.outputs"), root_shape, n_outs, outputs))
                         : NULL;
     bool ok = root != NULL && total > 0;
     for (int j = 0; j < n_outs && ok; j++)

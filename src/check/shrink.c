@@ -53,14 +53,11 @@ static bool keep_output(IrModule *m, int leaf)
 static void replace_by_value(IrModule *m, IrInstr *x, int number, const Value *v, bool as_constant)
 {
     IrComputation *e = m->entry;
-    IrInstr *p = ir_instr_new(m, as_constant ? IR_OP_CONSTANT : IR_OP_PARAMETER, "hlocheck.shrink", x->shape, 0, NULL);
+    IrInstr *p = xmust(ir_instr_new(m, as_constant ? IR_OP_CONSTANT : IR_OP_PARAMETER, "hlocheck.shrink", x->shape,
+                                    0, NULL));
     if (as_constant) {
-        IrLiteral *lit = arena_alloc(m->arena, sizeof *lit);
-        void *data = arena_alloc(m->arena, value_bytes(v));
-        if (!lit || !data) {
-            fputs("hlocheck: out of memory\n", stderr);
-            exit(3);
-        }
+        IrLiteral *lit = xmust(arena_alloc(m->arena, sizeof *lit));
+        void *data = xmust(arena_alloc(m->arena, value_bytes(v)));
         memcpy(data, v->data, value_bytes(v));
         *lit = (IrLiteral){ .shape = x->shape, .data = data };
         p->info->literal = lit;
@@ -108,6 +105,8 @@ static int drop_unused_params(IrModule *b, IrModule *a, Value **inputs, int *n_i
 {
     ir_computation_build_users(b->entry);
     ir_computation_build_users(a->entry);
+    if (b->nomem || a->nomem)
+        xmust(NULL);        /* out of memory: without users lists every parameter would look unused */
     int n = b->entry->n_params, kept = 0, dropped = 0;
     for (int p = 0; p < n; p++) {
         IrInstr *pb = b->entry->params[p], *pa = a->entry->params[p];

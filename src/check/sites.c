@@ -187,7 +187,7 @@ IrModule *check_probe_module(const IrModule *m, const char *const *names, int n,
     for (int k = 0; k <= n; k++)
         shapes[k] = ops[k]->shape;
     IrShape *s = ir_shape_new_tuple(p->arena, n + 1, shapes);
-    IrInstr *t = ir_instr_new(p, IR_OP_TUPLE, ir_unique_name(e, "hlocheck.probes"), s, n + 1, ops);
+    IrInstr *t = xmust(ir_instr_new(p, IR_OP_TUPLE, ir_unique_name(e, "hlocheck.probes"), s, n + 1, ops));
     ir_computation_append(e, t);
     e->root = t;
     free(ops);
@@ -205,14 +205,15 @@ static IrComputation *f64_reducer(IrModule *m, IrOpcode op)
     IrComputation *c = ir_module_find_computation(m, name);
     if (c)
         return c;
-    c = ir_computation_new(m, name);
+    c = xmust(ir_computation_new(m, name));
     IrShape *s = ir_shape_new_array(m->arena, IR_TYPE_F64, 0, NULL);
-    IrInstr *a = ir_instr_new(m, IR_OP_PARAMETER, "a", s, 0, NULL), *b = ir_instr_new(m, IR_OP_PARAMETER, "b", s, 0, NULL);
+    IrInstr *a = xmust(ir_instr_new(m, IR_OP_PARAMETER, "a", s, 0, NULL));
+    IrInstr *b = xmust(ir_instr_new(m, IR_OP_PARAMETER, "b", s, 0, NULL));
     b->info->parameter_number = 1;
     IrInstr *ops[2] = { a, b };
     ir_computation_append(c, a);
     ir_computation_append(c, b);
-    ir_computation_append(c, c->root = ir_instr_new(m, op, "r", s, 2, ops));
+    ir_computation_append(c, c->root = xmust(ir_instr_new(m, op, "r", s, 2, ops)));
     ir_module_insert_computation(m, c, 0);
     return c;
 }
@@ -232,7 +233,7 @@ static IrInstr *redo_f64(IrModule *m, IrComputation *e, const IrInstr *r, int k,
 {
     const IrShape *leaf = r->shape->type == IR_TYPE_TUPLE ? r->shape->elements[k] : r->shape;
     IrShape *s = ir_shape_with_type(m->arena, leaf, IR_TYPE_F64);
-    IrInstr *n = ir_instr_new(m, r->op, ir_unique_name(e, "hlocheck.exact"), s, 1, &x);
+    IrInstr *n = xmust(ir_instr_new(m, r->op, ir_unique_name(e, "hlocheck.exact"), s, 1, &x));
     ir_instr_copy_attrs(m, n, r);
     n->info->n_raw_attrs = 0;
     n->info->comps[IR_COMP_TO_APPLY] = red;
@@ -244,7 +245,7 @@ static IrInstr *redo_f64(IrModule *m, IrComputation *e, const IrInstr *r, int k,
 
 static IrInstr *unary(IrModule *m, IrComputation *e, IrOpcode op, IrInstr *x, IrElemType t, const char *base)
 {
-    IrInstr *n = ir_instr_new(m, op, ir_unique_name(e, base), ir_shape_with_type(m->arena, x->shape, t), 1, &x);
+    IrInstr *n = xmust(ir_instr_new(m, op, ir_unique_name(e, base), ir_shape_with_type(m->arena, x->shape, t), 1, &x));
     ir_computation_append(e, n);
     return n;
 }
@@ -268,8 +269,8 @@ static void extend_root(IrModule *m, IrComputation *e, IrInstr **extra, int n)
         ops[i] = i < t->n_operands ? t->operands[i] : extra[i - t->n_operands];
         shapes[i] = ops[i]->shape;
     }
-    IrInstr *nt = ir_instr_new(m, IR_OP_TUPLE, ir_unique_name(e, "hlocheck.probes"), ir_shape_new_tuple(m->arena, total, shapes),
-                               total, ops);
+    IrInstr *nt = xmust(ir_instr_new(m, IR_OP_TUPLE, ir_unique_name(e, "hlocheck.probes"), ir_shape_new_tuple(m->arena, total, shapes),
+                               total, ops));
     ir_computation_append(e, nt);
     e->root = nt;
     free(ops);

@@ -54,6 +54,15 @@ static void out_of_memory(size_t n)
     exit(3);
 }
 
+void *xmust(void *p)
+{
+    if (!p) {
+        fputs("hlocheck: out of memory\n", stderr);
+        exit(3);
+    }
+    return p;
+}
+
 void *xmalloc(size_t n)
 {
     void *p = xmalloc_try(n);

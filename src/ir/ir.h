@@ -56,6 +56,9 @@ void *xmalloc(size_t n);                 /* never returns NULL: ends the program
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* p, or the one-line out-of-memory exit 3 when it is NULL: for code with
+ * no error path that calls the module editors, which return NULL then. */
+void *xmust(void *p);
 /* Test hook: the nth allocation from now fails (0 disables); the x*_try
  * calls then return NULL, the others end the program (exit 3).  Parsing,
  * verifying, printing, copying, the passes and interp_new / interp_run
