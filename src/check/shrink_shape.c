@@ -34,15 +34,6 @@ typedef struct Plan {
     bool *dropped;              /* n_operands: not read any more (concatenate) */
 } Plan;
 
-static void *must(void *p)
-{
-    if (!p) {
-        fputs("hlocheck: out of memory\n", stderr);
-        exit(3);
-    }
-    return p;
-}
-
 /* ---- Boxes */
 
 static void box_whole(Box *b, const IrShape *s)
@@ -283,12 +274,15 @@ static bool reduce_rule(const IrModule *m, const IrInstr *x, Plan *q)
     return true;
 }
 
+/* Parameters, iota, and constants whose values the text holds; an elided
+ * constant stays whole (--fill-elided draws its values by its shape, so a
+ * cut one would hold other values). */
 static bool source_rule(const IrModule *m, const IrInstr *x, Plan *q)
 {
     (void)m;
-    (void)x;
     (void)q;
-    return true;
+    const IrLiteral *lit = x->op == IR_OP_CONSTANT ? x->info->literal : NULL;
+    return x->op != IR_OP_CONSTANT || (lit && !lit->elided && lit->data);
 }
 
 static bool all_reduce_rule(const IrModule *m, const IrInstr *x, Plan *q)
@@ -421,10 +415,10 @@ static void cut_free(Cut *c)
 static IrInstr *new_slice(IrModule *m, IrInstr *operand, const int64_t *start, const int64_t *size)
 {
     int rank = operand->shape->rank;
-    IrShape *s = must(ir_shape_new_array(m->arena, operand->shape->type, rank, size));
-    IrInstr *x = must(ir_instr_new(m, IR_OP_SLICE, ir_unique_name(m->entry, "slice"), s, 1, &operand));
+    IrShape *s = xmust(ir_shape_new_array(m->arena, operand->shape->type, rank, size));
+    IrInstr *x = xmust(ir_instr_new(m, IR_OP_SLICE, ir_unique_name(m->entry, "slice"), s, 1, &operand));
     x->info->n_slice = rank;
-    x->info->slice = must(arena_alloc(m->arena, ((size_t)rank + 1) * sizeof *x->info->slice));
+    x->info->slice = xmust(arena_alloc(m->arena, ((size_t)rank + 1) * sizeof *x->info->slice));
     for (int d = 0; d < rank; d++)
         x->info->slice[d] = (IrSliceDim){ start[d], start[d] + size[d], 1 };
     return x;
@@ -453,8 +447,8 @@ static void cut_literal(IrModule *m, IrInstr *x, const Box *b, const IrShape *s)
     if (!old || old->elided || !old->data)
         return;
     size_t es = (size_t)ir_type_storage_bytes(s->type);
-    IrLiteral *lit = must(arena_alloc(m->arena, sizeof *lit));
-    void *data = must(arena_alloc(m->arena, (size_t)ir_shape_elements(s) * es + 1));
+    IrLiteral *lit = xmust(arena_alloc(m->arena, sizeof *lit));
+    void *data = xmust(arena_alloc(m->arena, (size_t)ir_shape_elements(s) * es + 1));
     copy_box(old->data, x->shape->dims, x->shape->rank, b, es, data);
     *lit = (IrLiteral){ .shape = s, .data = data };
     x->info->literal = lit;
@@ -464,7 +458,7 @@ static void cut_literal(IrModule *m, IrInstr *x, const Box *b, const IrShape *s)
 static void reshape_instr(IrModule *m, IrInstr *x, const Plan *q)
 {
     int rank = x->shape->rank;
-    IrShape *s = must(ir_shape_new_array(m->arena, x->shape->type, rank, q->out));
+    IrShape *s = xmust(ir_shape_new_array(m->arena, x->shape->type, rank, q->out));
     if (x->op == IR_OP_CONSTANT)
         cut_literal(m, x, &q->need, s);
     if (x->op == IR_OP_SLICE)
@@ -473,7 +467,7 @@ static void reshape_instr(IrModule *m, IrInstr *x, const Plan *q)
             *sd = (IrSliceDim){ 0, q->req[0].hi[d] - q->req[0].lo[d], sd->stride };
         }
     if (x->op == IR_OP_DYNAMIC_SLICE) {
-        int64_t *sizes = must(arena_alloc(m->arena, ((size_t)rank + 1) * sizeof *sizes));
+        int64_t *sizes = xmust(arena_alloc(m->arena, ((size_t)rank + 1) * sizeof *sizes));
         memcpy(sizes, q->out, (size_t)rank * sizeof *sizes);
         ir_instr_set_list(m, x, IR_LIST_DYNAMIC_SLICE_SIZES, (IrIntList){ true, rank, sizes });
     }
@@ -640,6 +634,8 @@ bool check_shrink_to_box(CheckShrink *s, int64_t index, Error *err)
         check_shrink_install(s, fb, fa, in);
         return true;
     }
+    if (err && err->code != ERR_NOMEM)
+        *err = (Error){ 0 };    /* a cut that does not verify is a cut not made: the pair stays as it was */
     for (int p = 0; p < s->n_inputs; p++)
         value_release(in[p]);
     free(in);
