@@ -49,10 +49,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* OpenBLAS's cblas.h declares this and netlib's does not; an identical
  * repeated declaration is harmless. */
 void openblas_set_num_threads(int num_threads);
+char *openblas_get_corename(void);
 
 typedef enum Compute {
     COMPUTE_F32, COMPUTE_F64, COMPUTE_C64, COMPUTE_C128, COMPUTE_U32, COMPUTE_U64
@@ -597,11 +599,20 @@ static bool init_dot(Dot *d, const IrInstr *instr, Value *const *args, Error *er
 INT_GEMM(gemm_u32, uint32_t)
 INT_GEMM(gemm_u64, uint64_t)
 
+/* Whether a product may be split by rows of C (GEMM_ROW_QUANTUM below):
+ * only on the OpenBLAS kernels that rule was measured on.  Elsewhere (the
+ * SkylakeX kernels, say, which pick a small-matrix or direct kernel by the
+ * size of the call) a product is split only over its batches, each one
+ * whole call, so the bits never depend on the thread count. */
+static bool blas_rows_split;
+
 static void blas_init_once(void)
 {
     static bool done;       /* interpreters run one per process, single-threaded */
     if (!done) {
         openblas_set_num_threads(1);
+        const char *core = openblas_get_corename();
+        blas_rows_split = core && (strcasecmp(core, "haswell") == 0 || strcasecmp(core, "zen") == 0);
         done = true;
     }
 }
@@ -680,7 +691,10 @@ static void gemm_split(Compute cp, bool ta, bool tb, int64_t M, int64_t N, int64
 {
     GemmJob j = { cp, ta, tb, N, K, a, b, c, lda, ldb, ldc };
     bool blas = cp != COMPUTE_U32 && cp != COMPUTE_U64;
-    parallel_for(M, gemm_row_cost(N, K), blas ? GEMM_ROW_QUANTUM : 1, gemm_rows, &j);
+    if (blas && !blas_rows_split)
+        gemm_raw(cp, ta, tb, M, N, K, a, lda, b, ldb, c, ldc);
+    else
+        parallel_for(M, gemm_row_cost(N, K), blas ? GEMM_ROW_QUANTUM : 1, gemm_rows, &j);
 }
 
 /* One product C = A x B for the matrices at element offsets oa and ob. */
@@ -720,7 +734,8 @@ static void gemm_batch_range(void *ctx, int64_t i0, int64_t i1)
 static void gemm_batches(const Dot *d, const MatView *a, const MatView *b, char *c)
 {
     BatchJob j = { d, a, b, c };
-    if (d->B >= 2 * interp_threads() || (d->B > 1 && d->M < 2 * GEMM_ROW_QUANTUM))
+    bool rows = blas_rows_split || d->compute == COMPUTE_U32 || d->compute == COMPUTE_U64;
+    if (d->B >= 2 * interp_threads() || (d->B > 1 && (d->M < 2 * GEMM_ROW_QUANTUM || !rows)))
         parallel_for(d->B, d->M * gemm_row_cost(d->N, d->K), 1, gemm_batch_range, &j);
     else
         gemm_batch_range(&j, 0, d->B);

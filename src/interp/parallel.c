@@ -147,6 +147,7 @@ static void pool_forget_after_fork(void)
 {
     pool.n_workers = 0;
     pool.pending = 0;
+    pool.chunks = 0;        /* a worker started here must not take the parent's last job for a new one */
     pthread_mutex_init(&pool.mu, NULL);
     pthread_cond_init(&pool.wake, NULL);
     pthread_cond_init(&pool.done, NULL);
