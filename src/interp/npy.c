@@ -517,7 +517,12 @@ static FILE *open_regular(const char *path, Error *err)
         return NULL;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        io_error(path, err, "cannot open");
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
         close(fd);
         error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "not a regular file (a %s): inputs are .npy files",
                   S_ISDIR(st.st_mode) ? "directory" : S_ISFIFO(st.st_mode) ? "pipe" : "device or socket");

@@ -10,6 +10,8 @@
 bool ir_make_dirs(const char *dir, Error *err)
 {
     char path[4096];
+    if (!dir[0])
+        return error_set(err, ERR_IO, (IrLoc){ dir, 0, 0 }, "an empty directory name");
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
         return error_set(err, ERR_IO, (IrLoc){ dir, 0, 0 }, "directory name too long");
     for (char *p = path + 1;; p++) {

@@ -2218,12 +2218,13 @@ static char *read_stream(FILE *f, size_t *len, bool *too_big)
     if (!buf)
         return NULL;
     for (;;) {
-        if (n >= MAX_TEXT_BYTES) {
+        if (n > MAX_TEXT_BYTES) {
             *too_big = true;
             break;
         }
         if (n + 1 >= cap) {
-            char *bigger = xmalloc_try(cap * 2);
+            size_t want = cap * 2 < MAX_TEXT_BYTES + 2 ? cap * 2 : MAX_TEXT_BYTES + 2;
+            char *bigger = xmalloc_try(want);
             if (!bigger) {
                 free(buf);
                 return NULL;
@@ -2231,9 +2232,10 @@ static char *read_stream(FILE *f, size_t *len, bool *too_big)
             memcpy(bigger, buf, n);
             free(buf);
             buf = bigger;
-            cap *= 2;
+            cap = want;
         }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        size_t room = cap - n - 1, left = MAX_TEXT_BYTES + 1 - n;     /* one byte past the bound tells */
+        size_t got = fread(buf + n, 1, room < left ? room : left, f);
         bool nul = got > 0 && memchr(buf + n, 0, got) != NULL;
         n += got;
         if (got == 0 || nul)
@@ -2256,6 +2258,7 @@ IrModule *ir_parse_file(const char *path, Error *err)
     bool too_big;
     char *text = read_stream(f, &len, &too_big);
     bool read_error = ferror(f);
+    int read_errno = errno;
     if (!is_stdin)
         fclose(f);
     if (!text) {
@@ -2268,7 +2271,7 @@ IrModule *ir_parse_file(const char *path, Error *err)
             error_set(err, ERR_SYNTAX, (IrLoc){ path, 0, 0 }, "more than %zu GiB of module text: not read further",
                       MAX_TEXT_BYTES >> 30);
         else
-            error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "read error: %s", strerror(errno));
+            error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "read error: %s", strerror(read_errno));
         return NULL;
     }
     IrModule *m = ir_parse_module(text, len, path, err);

@@ -370,7 +370,7 @@ static void write_text(Tool *t, const IrModule *m, const char *dir, const char *
     Error err = { 0 };
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (!ir_write_module_file(m, path, &err))
-        fail_all(t, &err);
+        fail_run(t, &err);      /* rank 0 alone writes: the others must not wait in the next collective */
 }
 
 /* rep: the failing check.  Shrinks the pair on the failing trial's inputs
@@ -653,7 +653,7 @@ __attribute__((noreturn)) static void local_check(Tool *t, const IrModule *befor
                n == 1 ? "" : "s");
     if (t->o.regions_dir && t->rank == 0) {
         if (!ir_make_dirs(t->o.regions_dir, &err))
-            fail_all(t, &err);
+            fail_run(t, &err);      /* rank 0 alone: the others must not wait in the next collective */
         for (int i = 0; i < n; i++) {
             char name[64];
             snprintf(name, sizeof name, "region%d.before.hlo", i + 1);
