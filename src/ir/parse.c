@@ -98,6 +98,18 @@ static void fail_nomem(Parser *p)
     longjmp(p->fail, 1);
 }
 
+/* Adds name to a map of the names taken; false when it was taken already.
+ * ir_namemap_put says false also when the map cannot grow: that is out of
+ * memory, not a name given twice. */
+static bool put_name(Parser *p, IrNameMap *names, const char *name, void *v)
+{
+    if (ir_namemap_put(names, name, v))
+        return true;
+    if (!ir_namemap_get(names, name, strlen(name)))
+        fail_nomem(p);
+    return false;
+}
+
 static void *p_alloc(Parser *p, size_t n, size_t size)
 {
     void *q = arena_alloc_array(p->arena, n ? n : 1, size);
@@ -1870,7 +1882,7 @@ static void resolve_operands(Parser *p, IrComputation *comp)
     if (!names)
         fail_nomem(p);
     for (int i = 0; i < comp->n_instrs; i++)
-        if (!ir_namemap_put(names, comp->instrs[i]->name, comp->instrs[i]))
+        if (!put_name(p, names, comp->instrs[i]->name, comp->instrs[i]))
             fail_at(p, comp->instrs[i]->info->loc, "instruction name '%s' is already used in %s",
                     comp->instrs[i]->name, comp->name);
     for (size_t i = 0; i < p->n_ops; i++) {
@@ -2114,7 +2126,7 @@ static void resolve_computations(Parser *p)
         fail_nomem(p);
     for (int i = 0; i < p->m->n_computations; i++) {
         IrComputation *c = p->m->computations[i];
-        if (!ir_namemap_put(names, c->name, c))
+        if (!put_name(p, names, c->name, c))
             fail_at(p, c->loc, "computation name '%s' is already used", c->name);
     }
     for (size_t i = 0; i < p->n_refs; i++) {
