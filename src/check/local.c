@@ -547,6 +547,8 @@ static int find_root(int *parent, int x)
  * the other side); meeting another pair's region merges the two. */
 static void claim(Analysis *an, Grouping *g, int s, int p, const IrInstr *x)
 {
+    if (x->op == IR_OP_PARAMETER)
+        return;     /* a parameter is never computed in a region: it enters as an input (collect_side) */
     size_t n = 0, cap = 64;
     const IrInstr **stack = xmalloc(cap * sizeof *stack);
     stack[n++] = x;
@@ -589,7 +591,18 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void collect_side(Analysis *an, Grouping *g, int s, int root, Side *out)
+static void add_input(Side *out, int v)
+{
+    for (int j = 0; j < out->n_inputs; j++)
+        if (out->inputs[j] == v)
+            return;
+    out->inputs[out->n_inputs++] = v;
+}
+
+/* outs[0..n_outs): the region's output pairs; one whose side-s value is a
+ * parameter (of the computation, so known in both modules) reads it as an
+ * input, like any operand from outside. */
+static void collect_side(Analysis *an, Grouping *g, int s, int root, const Pair *outs, int n_outs, Side *out)
 {
     const IrComputation *c = an->c[s];
     char *in_region = xcalloc((size_t)an->nb->m[s]->next_instr_id + 1, 1);
@@ -611,8 +624,11 @@ static void collect_side(Analysis *an, Grouping *g, int s, int root, Side *out)
         }
     }
     out->members = xcalloc((size_t)c->n_instrs + 1, sizeof *out->members);
-    out->inputs = xcalloc((size_t)c->n_instrs + 1, sizeof *out->inputs);
+    out->inputs = xcalloc((size_t)c->n_instrs + (size_t)n_outs + 1, sizeof *out->inputs);
     out->n_members = out->n_inputs = 0;
+    for (int j = 0; j < n_outs; j++)
+        if (!in_region[outs[j].x[s]->id])
+            add_input(out, an->key[s][outs[j].x[s]->id] - 1);
     for (int i = 0; i < c->n_instrs; i++) {
         const IrInstr *x = c->instrs[i];
         if (!in_region[x->id])
@@ -622,12 +638,7 @@ static void collect_side(Analysis *an, Grouping *g, int s, int root, Side *out)
             const IrInstr *y = x->operands[k];
             if (in_region[y->id])
                 continue;
-            int v = an->key[s][y->id] - 1;
-            bool dup = false;
-            for (int j = 0; j < out->n_inputs && !dup; j++)
-                dup = out->inputs[j] == v;
-            if (!dup)
-                out->inputs[out->n_inputs++] = v;
+            add_input(out, an->key[s][y->id] - 1);
         }
     }
     qsort(out->inputs, (size_t)out->n_inputs, sizeof *out->inputs, cmp_int);
@@ -745,6 +756,18 @@ static IrModule *region_module(const Analysis *an, int s, const Side *side, cons
                 out_shapes[j] = x->shape;
             }
     }
+    /* An output that is not computed in the region (a parameter) is the
+     * input it enters as. */
+    for (int j = 0; j < n_outs && total > 0; j++) {
+        if (outputs[j])
+            continue;
+        int v = an->key[s][outs[j].x[s]->id] - 1;
+        const int *at = v >= 0 ? bsearch(&v, inputs, (size_t)n_inputs, sizeof *inputs, cmp_int) : NULL;
+        if (at) {
+            outputs[j] = params[at - inputs];
+            out_shapes[j] = outputs[j]->shape;
+        }
+    }
     IrInstr **instrs = total > 0 ? ARENA_ARRAY(m->arena, IrInstr *, (size_t)total) : NULL;
     IrInstr **pslots = ARENA_ARRAY(m->arena, IrInstr *, (size_t)n_inputs + 1);
     IrShape *root_shape = ir_shape_new_tuple(m->arena, n_outs, out_shapes);
@@ -818,6 +841,19 @@ static void describe_side(const Side *side, char *out, size_t n)
         }
     if (side->n_members > shown && len < n)
         snprintf(out + len, n - len, " (+%d)", side->n_members - shown);
+}
+
+/* A side that computes nothing (its outputs are parameters) by the names
+ * of its outputs: "(p, q)". */
+static void describe_inputs(const Pair *outs, int n_outs, int s, char *out, size_t n)
+{
+    if (out[0])
+        return;
+    size_t len = (size_t)snprintf(out, n, "(");
+    for (int j = 0; j < n_outs && j < 3 && len < n; j++)
+        len += (size_t)snprintf(out + len, n - len, "%s%s", j ? ", " : "", outs[j].x[s]->name);
+    if (len < n)
+        snprintf(out + len, n - len, "%s)", n_outs > 3 ? ", ..." : "");
 }
 
 /* What decides whether one replica group can stand for all: every
@@ -924,7 +960,7 @@ static bool find_in_pair(Finder *f, const CompPair *pair, Error *err)
                 outs[n_outs++] = an.outs[p];
         Side side[2];
         for (int s = 0; s < 2; s++)
-            collect_side(&an, &g, s, root, &side[s]);
+            collect_side(&an, &g, s, root, outs, n_outs, &side[s]);
         int *inputs = xcalloc((size_t)(side[0].n_inputs + side[1].n_inputs) + 1, sizeof *inputs), n_inputs = 0;
         for (int s = 0; s < 2; s++)
             for (int k = 0; k < side[s].n_inputs; k++) {
@@ -951,7 +987,9 @@ static bool find_in_pair(Finder *f, const CompPair *pair, Error *err)
             char db[200], da[200];
             describe_side(&side[0], db, sizeof db);
             describe_side(&side[1], da, sizeof da);
-            snprintf(r->what, sizeof r->what, "%s -> %s", db[0] ? db : "(nothing)", da[0] ? da : "(nothing)");
+            describe_inputs(outs, n_outs, 0, db, sizeof db);
+            describe_inputs(outs, n_outs, 1, da, sizeof da);
+            snprintf(r->what, sizeof r->what, "%s -> %s", db, da);
             r->instrs[0] = side[0].n_members;
             r->instrs[1] = side[1].n_members;
             r->n_inputs = n_inputs;

@@ -366,6 +366,78 @@ static void test_big_constants_by_their_bytes(void **state)
     free(elided);
 }
 
+/* Modules over two entry parameters p, q: f32[16]; body is the rest. */
+#define PQ(body) \
+    "HloModule m\nENTRY e {\n  p = f32[16] parameter(0)\n  q = f32[16] parameter(1)\n" body "}\n"
+
+/* Every region of the pair builds and verifies, and the regions decide
+ * the pair: some region differs when want_differ, none when not. */
+static void regions_decide(const char *before, const char *after, bool want_differ)
+{
+    CheckRegion *r;
+    IrModule *b, *a;
+    int n = regions_of(before, after, &r, &b, &a);
+    assert_true(n >= 1);
+    bool differ = false;
+    for (int i = 0; i < n; i++)
+        differ |= !region_equivalent(&r[i]);
+    if (differ != want_differ)
+        fail_msg("regions %s, expected %s:\n%s\nagainst\n%s", differ ? "differ" : "agree",
+                 want_differ ? "a difference" : "none", before, after);
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+/* Swapped operands that are entry parameters: the output pairs are the
+ * parameters themselves, which enter the region as inputs (the region once
+ * kept the parameter instructions and did not verify). */
+static void test_swapped_parameters_are_a_region(void **state)
+{
+    (void)state;
+    static const char *const non_commutative[] = { "subtract", "divide", "power", "atan2", "remainder" };
+    for (size_t i = 0; i < sizeof non_commutative / sizeof *non_commutative; i++) {
+        char b[512], a[512];
+        snprintf(b, sizeof b, PQ("  ROOT r = f32[16] %s(p, q)\n"), non_commutative[i]);
+        snprintf(a, sizeof a, PQ("  ROOT r = f32[16] %s(q, p)\n"), non_commutative[i]);
+        regions_decide(b, a, true);
+    }
+    /* add(p, q) against add(q, p) gives the same regions: they differ on
+     * free inputs, and hlo-check then decides on the whole pair
+     * (scripts/test_checker.sh). */
+}
+
+/* The value numbering keeps operand order: subtract(e, n) is not
+ * subtract(n, e), though e and n are computed alike in both. */
+static void test_operand_order_is_kept(void **state)
+{
+    (void)state;
+#define SWAP(x, y) PQ("  e = f32[16] exponential(p)\n  n = f32[16] negate(q)\n  ROOT r = f32[16] subtract(" x ", " y ")\n")
+    regions_decide(SWAP("e", "n"), SWAP("n", "e"), true);
+#undef SWAP
+}
+
+/* A root that is a parameter, regions with no instruction left on either
+ * side, and a region that is the whole module. */
+static void test_regions_of_parameters_and_whole_modules(void **state)
+{
+    (void)state;
+    /* The root is the parameter itself on one side. */
+    regions_decide(PQ("  ROOT t = (f32[16], f32[16]) tuple(p, q)\n"),
+                   PQ("  n = f32[16] negate(p)\n  m = f32[16] negate(n)\n  ROOT t = (f32[16], f32[16]) tuple(m, q)\n"),
+                   false);
+    regions_decide(PQ("  ROOT t = (f32[16], f32[16]) tuple(p, q)\n"),
+                   PQ("  n = f32[16] negate(p)\n  ROOT t = (f32[16], f32[16]) tuple(n, q)\n"), true);
+    /* Nothing computed on either side: the outputs are swapped inputs. */
+    regions_decide(PQ("  ROOT t = (f32[16], f32[16]) tuple(p, q)\n"), PQ("  ROOT t = (f32[16], f32[16]) tuple(q, p)\n"),
+                   true);
+    regions_decide(PQ("  ROOT t = (f32[16], f32[16]) tuple(p, p)\n"), PQ("  ROOT t = (f32[16], f32[16]) tuple(p, q)\n"),
+                   true);
+    /* The whole module on both sides. */
+    regions_decide(PQ("  a = f32[16] add(p, q)\n  ROOT m = f32[16] multiply(a, a)\n"),
+                   PQ("  a = f32[16] subtract(p, q)\n  ROOT m = f32[16] multiply(a, p)\n"), true);
+}
+
 int main(int argc, char **argv)
 {
     coll = coll_init(&argc, &argv);
@@ -379,6 +451,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_parameter_free_inputs_stay_inside),
         cmocka_unit_test(test_one_group_stands_for_all),
         cmocka_unit_test(test_big_constants_by_their_bytes),
+        cmocka_unit_test(test_swapped_parameters_are_a_region),
+        cmocka_unit_test(test_operand_order_is_kept),
+        cmocka_unit_test(test_regions_of_parameters_and_whole_modules),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     coll_finish(coll, rc);
