@@ -17,7 +17,10 @@
 #    error unless --fill-elided;
 #  * --local checks each region on its own (one group for all on fewer
 #    ranks), confirms a difference on free inputs on the whole pair when it
-#    fits, and writes the regions with --regions-dir;
+#    fits, and writes the regions with --regions-dir; regions over entry
+#    parameters alone (swapped operands) differ, exit 1;
+#  * the default trials find compare GT against GE (the copies trial), which
+#    64 trials of --dist=uniform miss;
 #  * outputs too big to hold twice are compared by digest, with the same
 #    first difference; a pair over even that is refused before it runs;
 #  * --json and --junit parse; on the transformer step at 2, 4 and 8 ranks
@@ -632,6 +635,49 @@ if [ $rc -eq 1 ] && grep -q '^region 1/1 .*DIFFERS on free inputs' "$tmp/out" &&
     ok "--local: swapped outputs of the combined all-reduce differ in the region (exit 1)"
 else
     bad "--local on a broken combine" "exit $rc"
+fi
+
+# --local on one-instruction modules over entry parameters (it once exited 3:
+# the region kept the parameter instructions), and the default trials on a
+# boundary rewrite (GT against GE: independent draws never make p equal q).
+pq_module() {  # $1: the root instruction
+    printf 'HloModule m, replica_count=2\n\nENTRY main {\n  p = f32[16] parameter(0)\n  q = f32[16] parameter(1)\n  ROOT r = %s\n}\n' "$1"
+}
+pq_module 'f32[16] subtract(p, q)' >"$tmp/pq_a.hlo"
+pq_module 'f32[16] subtract(q, p)' >"$tmp/pq_b.hlo"
+mpi 2 "$check" "$tmp/pq_a.hlo" "$tmp/pq_b.hlo" --local
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^difference: trial 0 .*element \[0\]: before .*, after ' "$tmp/out" &&
+    grep -q '^hlo-check: DIFFERENT' "$tmp/out"; then
+    ok "--local: subtract(p, q) against subtract(q, p) over entry parameters differs (exit 1, the element)"
+else
+    bad "--local on swapped parameters" "exit $rc"
+fi
+pq_module 'f32[16] add(p, q)' >"$tmp/pq_c.hlo"
+pq_module 'f32[16] add(q, p)' >"$tmp/pq_d.hlo"
+mpi 2 "$check" "$tmp/pq_c.hlo" "$tmp/pq_d.hlo" --local
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'the differences do not occur on the module' "$tmp/out"; then
+    ok "--local: add(p, q) against add(q, p): regions differ on free inputs, the whole pair is equivalent"
+else
+    bad "--local on commuted add" "exit $rc"
+fi
+pq_module 'pred[16] compare(p, q), direction=GT' >"$tmp/pq_gt.hlo"
+pq_module 'pred[16] compare(p, q), direction=GE' >"$tmp/pq_ge.hlo"
+mpi 2 "$check" "$tmp/pq_gt.hlo" "$tmp/pq_ge.hlo"
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^inputs: mixed (uniform, copies' "$tmp/out" &&
+    grep -q '^difference: trial 1 (input seed [0-9]*, copies)' "$tmp/out"; then
+    ok "default trials: compare GT against GE differs on the copies trial, named in the report"
+else
+    bad "GT against GE by default" "exit $rc"
+fi
+mpi 2 "$check" "$tmp/pq_gt.hlo" "$tmp/pq_ge.hlo" --dist=uniform --trials=64
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^inputs: uniform$' "$tmp/out"; then
+    ok "--dist=uniform alone: 64 independent trials miss GT against GE (why the default mixes kinds)"
+else
+    bad "GT against GE, uniform" "exit $rc"
 fi
 
 # The transformer step: bf16 accumulation measurably worse than f32's.

@@ -5,7 +5,8 @@
 #    only NaN handling (maximum vs compare+select) or only a signed zero
 #    (x vs x + 0) is never proved: NOT PROVED on uniform inputs (the sampled
 #    verdict stands, exit 0; --require-proof makes it exit 1), REFUTED on
-#    special values; x * 1 vs x is not proved even there;
+#    special values and by the default trials (--dist=mixed); x * 1 vs x is
+#    not proved even there;
 #  * completeness where it is cheap: a reduce over merged dims is proved,
 #    integer add with swapped operands is, float add is not (NaN payloads);
 #  * the explanation names ranks and indices (an all-gather sliced at the
@@ -65,11 +66,14 @@ expect "reduce order changed: refuted" 1 "REFUTED" 1 $(pair reduce_order) --prov
 has "reduce order: both expressions printed" "  after:  add(add("
 expect "reduce over merged dims: proved" 0 "PROVED EQUIVALENT for all inputs (1 rank, unconditional)" 1 \
     $(pair reduce_merge) --prove --require-proof
-expect "NaN handling changed, uniform inputs: not proved" 0 "NOT PROVED" 1 $(pair nan_max) --prove
-expect "NaN handling changed, --require-proof: exit 1" 1 "NOT PROVED" 1 $(pair nan_max) --prove --require-proof
+expect "NaN handling changed, uniform inputs: not proved" 0 "NOT PROVED" 1 $(pair nan_max) --prove --dist=uniform
+expect "NaN handling changed, --require-proof: exit 1" 1 "NOT PROVED" 1 $(pair nan_max) --prove --require-proof \
+    --dist=uniform
 expect "NaN handling changed, special values: refuted" 1 "REFUTED" 1 $(pair nan_max) --prove --dist=special
-expect "signed zero (x + 0), uniform inputs: not proved" 0 "NOT PROVED" 1 $(pair signed_zero) --prove
+expect "NaN handling changed, the default trials: refuted" 1 "REFUTED" 1 $(pair nan_max) --prove
+expect "signed zero (x + 0), uniform inputs: not proved" 0 "NOT PROVED" 1 $(pair signed_zero) --prove --dist=uniform
 expect "signed zero (x + 0), special values: refuted" 1 "REFUTED" 1 $(pair signed_zero) --prove --dist=special
+expect "signed zero (x + 0), the default trials: refuted" 1 "REFUTED" 1 $(pair signed_zero) --prove
 expect "x * 1 vs x, special values: not proved, not refuted" 0 "NOT PROVED" 1 $(pair signed_zero times_one) \
     --prove --dist=special
 expect "s32 add with swapped operands: proved" 0 "PROVED EQUIVALENT" 1 $(pair commute_s32) --prove

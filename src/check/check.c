@@ -13,7 +13,7 @@
 
 void check_options_default(CheckOptions *opt)
 {
-    *opt = (CheckOptions){ .trials = 8, .seed = 0, .dist = CHECK_DIST_UNIFORM,
+    *opt = (CheckOptions){ .trials = 8, .seed = 0, .dist = CHECK_DIST_MIXED,
                            .tol = { CHECK_AUTO, 0, 0, 0 }, .oracle = -1, .opaque_custom_calls = true };
 }
 
@@ -125,6 +125,7 @@ typedef struct Run {
     int n_out;              /* leaves of the original result */
     int n_probes;           /* measured sites */
     int rank;
+    CheckDist trial_dist;   /* the kind the current trial's inputs are drawn from */
     bool lean;              /* before's outputs kept as a digest only, for memory (digest.c) */
     InterpOptions io;       /* what the sides run with (the proof runs so too) */
 } Run;
@@ -140,6 +141,9 @@ static bool resolve_mode(Run *r, const IrModule *before, const IrModule *after)
         r->tol.mode = CHECK_EXACT;
     rep->mode = rep->by_accuracy ? CHECK_AUTO : r->tol.mode;
     rep->oracle = r->opt->oracle == 1 || (r->opt->oracle == -1 && rep->by_accuracy);
+    /* Accuracy is measured on values of the program's kind, not on the
+     * boundary kinds, where both sides' errors are infinities and NaNs. */
+    rep->dist = r->opt->dist == CHECK_DIST_MIXED && rep->by_accuracy ? CHECK_DIST_UNIFORM : r->opt->dist;
     return true;
 }
 
@@ -296,7 +300,7 @@ static void note_difference_at(Run *r, int trial, uint64_t seed, int out, const 
     if (d->found)
         return;
     *d = (CheckDifference){ .found = true, .trial = trial, .rank = r->rank, .output = out, .seed = seed,
-                            .index = index };
+                            .dist = r->trial_dist, .index = index };
     where_text(s, index, d->where, sizeof d->where);
     ir_elem_format(s->type, before_elem, true, d->before, sizeof d->before);
     ir_elem_format(s->type, after_elem, true, d->after, sizeof d->after);
@@ -402,12 +406,13 @@ static bool run_oracle(Run *r, uint64_t seed, Value **inputs, int n, Value **out
     return ok;
 }
 
-/* This rank's inputs for a trial: the given ones, or drawn from seed. */
-static bool trial_inputs(Run *r, uint64_t seed, Value **in, Error *err)
+/* This rank's inputs for a trial: the given ones, or drawn from seed as
+ * kind dist. */
+static bool trial_inputs(Run *r, uint64_t seed, CheckDist dist, Value **in, Error *err)
 {
     const IrModule *m = r->before.m;
     if (!r->opt->inputs)
-        return check_random_inputs(m, r->rank, seed, r->opt->dist, in, err);
+        return check_random_inputs(m, r->rank, seed, dist, in, err);
     if (r->opt->n_inputs != m->entry->n_params) {
         error_set(err, ERR_MISMATCH, m->entry->loc, "%d inputs given for %d parameters", r->opt->n_inputs,
                   m->entry->n_params);
@@ -472,10 +477,11 @@ static bool trial(Run *r, int t, Error *err)
     const IrModule *m = r->before.m;
     int n = m->entry->n_params, cap = r->n_out + 3 * r->rep->n_sites + 1;
     uint64_t seed = check_trial_seed(r->opt->seed, t);
+    r->trial_dist = check_trial_dist(r->rep->dist, t);
     Value **in = xcalloc((size_t)n + 1, sizeof *in), *vb = NULL, *va = NULL, *vo = NULL;
     Value **lb = xcalloc((size_t)cap, sizeof *lb), **la = xcalloc((size_t)cap, sizeof *la),
           **lo = xcalloc((size_t)cap, sizeof *lo);
-    bool ok = trial_inputs(r, seed, in, err);
+    bool ok = trial_inputs(r, seed, r->trial_dist, in, err);
     if (ok && r->lean) {
         ok = lean_trial(r, t, seed, in, n, err);
         for (int i = 0; i < n; i++)
@@ -586,7 +592,7 @@ static bool save_inputs(Run *r, const char *dir, Error *err)
     if (!ir_make_dirs(dir, err))
         return false;
     Value **in = xcalloc((size_t)n + 1, sizeof *in);
-    bool ok = trial_inputs(r, r->rep->diff.seed, in, err);
+    bool ok = trial_inputs(r, r->rep->diff.seed, r->rep->diff.dist, in, err);
     for (int i = 0; i < n && ok; i++)
         ok = npy_write_param(dir, i, r->rank, in[i], err);
     for (int i = 0; i < n; i++)
@@ -626,7 +632,7 @@ static bool prove(Run *r, const IrModule *before, const IrModule *after, Error *
     }
     int n = before->entry->n_params;
     Value **in = xcalloc((size_t)n + 1, sizeof *in);
-    bool ok = trial_inputs(r, check_trial_seed(r->opt->seed, 0), in, err) &&
+    bool ok = trial_inputs(r, check_trial_seed(r->opt->seed, 0), check_trial_dist(rep->dist, 0), in, err) &&
               check_prove_pair(r->c, before, after, &r->io, in, n, p, err);
     for (int i = 0; i < n; i++)
         value_release(in[i]);

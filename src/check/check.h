@@ -9,14 +9,26 @@
 /* random_inputs.c: seeded, per-rank, per-parameter input streams       */
 
 typedef enum CheckDist {
-    CHECK_DIST_UNIFORM,     /* floats in [-1, 1); the default */
+    CHECK_DIST_UNIFORM,     /* floats in [-1, 1); hlo-run's default */
     CHECK_DIST_NORMAL,      /* standard normal */
     CHECK_DIST_WIDE,        /* magnitudes spread over many binades, random sign */
-    CHECK_DIST_SPECIAL      /* NaN, +-inf, -0, subnormals, max/min finite, ties mixed in */
+    CHECK_DIST_SPECIAL,     /* NaN, +-inf, -0, subnormals, max/min finite, ties mixed in */
+    /* The kinds that reach boundaries (random_inputs.c says how each is drawn): */
+    CHECK_DIST_COPIES,      /* every parameter of one element type holds the same values */
+    CHECK_DIST_PAIRS,       /* parameters of one type share a value per element, or its negation, or not */
+    CHECK_DIST_EDGES,       /* mostly special values: NaN and -0 one element in eight each */
+    CHECK_DIST_SMALL,       /* small integers, halves, powers of two; integer bit widths */
+    CHECK_DIST_EXTREME,     /* integer limits and their neighbours; floats over the whole range, +-inf */
+    CHECK_DIST_MIXED        /* hlo-check's default: trial t draws kind check_trial_dist(MIXED, t) */
 } CheckDist;
 
 bool check_dist_from_name(const char *name, CheckDist *dist);
 const char *check_dist_name(CheckDist dist);
+/* The kind trial t draws: dist itself, or for CHECK_DIST_MIXED the t-th of
+ * uniform, copies, edges, pairs, small, extreme, wide, pairs (cyclic). */
+CheckDist check_trial_dist(CheckDist dist, int trial);
+/* "uniform, copies, ...": the kinds trials 0..n-1 draw (at most 8 named). */
+void check_trial_dists_text(CheckDist dist, int n, char *out, size_t size);
 
 /* The value of entry parameter `param` for device `rank`: drawn from the
  * stream keyed by (seed, rank, param), the same bits on any machine.
@@ -159,6 +171,7 @@ typedef struct CheckDifference {
     bool found;
     int trial, rank, output;
     uint64_t seed;              /* the trial's input seed */
+    CheckDist dist;             /* the kind its inputs were drawn from (check_trial_dist) */
     int64_t index;              /* row-major element index */
     char where[96];             /* the index as [i,j,...] */
     char before[48], after[48]; /* the two values as HLO literals */
@@ -223,6 +236,7 @@ typedef struct CheckProof {
 
 typedef struct CheckReport {
     int world, replicas, partitions, trials_run;
+    CheckDist dist;             /* the inputs' kind as run: opt->dist, or uniform for a pair judged by accuracy */
     bool inputs_given;          /* opt->inputs: no seed drew them */
     bool precision_changing;    /* some reduction's accumulation type changed */
     bool by_accuracy;           /* judged against the oracle instead of bitwise */
@@ -410,6 +424,16 @@ bool check_differs_alone(const IrModule *before, const IrModule *after, Value *c
                          bool *differs, Error *err);
 
 /* shrink_loop.c: --shrink from start to finish */
+/* A cut of a shrunk pair to what its failing element `index` needs (as
+ * check_shrink_to_element and check_shrink_to_box): false with the pair
+ * unchanged when it does not apply. */
+typedef bool (*CheckShrinkCut)(CheckShrink *s, int64_t index, Error *err);
+/* Cuts s with cut at diff's element and keeps the cut only when the cut
+ * pair, checked again on its inputs with co, still differs (*cut true,
+ * *diff its new first difference); else s is left as it was.  Collective
+ * on c. */
+bool check_shrink_try_cut(Coll *c, const CheckOptions *co, CheckShrinkCut cut, CheckShrink *s,
+                          CheckDifference *diff, bool *cut_kept, Error *err);
 typedef struct CheckShrunk {
     CheckShrink s;              /* the pair, its inputs, its counts */
     CheckDifference diff;       /* its first difference, checked again on its inputs */

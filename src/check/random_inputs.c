@@ -39,6 +39,37 @@
  *   special       = a = next(); if a >> 62 == 0: table[int(0, n - 1)]
  *                   (see special_values) else a uniform float as above
  *   (types without a sign, f8e8m0fnu, take |x| of uniform and normal draws)
+ *
+ * The kinds that reach boundaries (hlo-check's default, --dist=mixed, gives
+ * trial t the kind mixed[t % 8] = uniform, copies, edges, pairs, small,
+ * extreme, wide, pairs):
+ *
+ *   edges    floats: c = next() >> 61; 0: NaN, 1: -0, 2..5: table[int(0,
+ *            n - 1)] (the special values), 6..7: uniform (a type without NaN,
+ *            inf or -0 takes the table); integers: as extreme
+ *   small    floats: c = next() >> 62; 0, 1: k / 2 with k = int(-8, 8);
+ *            2: +-2^int(-4, 10) (sign next() >> 63, exponent clamped to the
+ *            type's normal range); 3: int(-4, 4); integers (B bits):
+ *            c = next() >> 62; 0: int(-4, 4); 1: 2^int(0, B - 2), negated
+ *            when signed and next() >> 63; 2: B - 1 + int(0, 2) (shift
+ *            counts at the width); 3: int(-1, 1); all clamped to the type
+ *   extreme  integers: int(0, 6) picks one of min, min + 1, -1, 0, 1,
+ *            max - 1, max (unsigned: 0, 1, 2, max/2, max/2 + 1, max - 1,
+ *            max, max = 2^bits - 1); floats: c = next() >> 62;
+ *            0: +-max finite, 1: +-inf (+-max without inf), 2, 3:
+ *            +-2^e * (1 + unit()) with e = int(emin - mantissa, emax), the
+ *            whole range, subnormals included
+ *   any      c = int(0, 2): uniform, edges or small (one element)
+ *   copies   every element drawn as `any` from the stream of the parameter's
+ *            element type, key = sm(sm(sm(seed) ^ rank) ^ (2^30 + type))
+ *            instead of its own: parameters of one type and shape are
+ *            copies, of one type and other shapes share a prefix
+ *   pairs    a base value b per element from the type's stream (as copies):
+ *            next() >> 62 == 0 gives b = +0 (false for pred), else b = any;
+ *            then from the parameter's own stream c = next() >> 62;
+ *            0, 1: b; 2: -b (not b for pred; b for unsigned types, -b
+ *            clamped for signed ones); 3: any from its own stream
+ *   pred     a fair coin in every kind but copies and pairs
  *   complex       = the real part, then the imaginary part, each a float of
  *                   the part type (f32 for c64, f64 for c128)
  *
@@ -233,6 +264,11 @@ static int special_values(IrElemType t, double *out)
 
 #define MAX_SPECIALS 24
 
+static double draw_edge_float(Rng *r, IrElemType t);
+static double draw_small_float(Rng *r, IrElemType t);
+static double draw_extreme_float(Rng *r, IrElemType t);
+static CheckDist any_kind(Rng *r);
+
 static void fill_float(Rng *r, IrElemType t, CheckDist dist, void *p)
 {
     double specials[MAX_SPECIALS];
@@ -254,6 +290,18 @@ static void fill_float(Rng *r, IrElemType t, CheckDist dist, void *p)
         } else {
             store_uniform(t, p, sign ? draw_uniform(r) : fabs(draw_uniform(r)));
         }
+        return;
+    case CHECK_DIST_EDGES:
+        ir_elem_set_f64(t, p, draw_edge_float(r, t));
+        return;
+    case CHECK_DIST_SMALL:
+        ir_elem_set_f64(t, p, draw_small_float(r, t));
+        return;
+    case CHECK_DIST_EXTREME:
+        ir_elem_set_f64(t, p, draw_extreme_float(r, t));
+        return;
+    case CHECK_DIST_COPIES: case CHECK_DIST_PAIRS: case CHECK_DIST_MIXED:
+        fill_float(r, t, any_kind(r), p);     /* not reached: random_value resolves these */
         return;
     }
 }
@@ -287,6 +335,126 @@ static void fill_int(Rng *r, IrElemType t, void *p)
     lo = clamp64(lo, type_min(t), type_max(t));
     hi = clamp64(hi, type_min(t), type_max(t));
     ir_elem_set_i64(t, p, rng_int(r, lo, hi));
+}
+
+/* ------------------------------------------------------------------ */
+/* The kinds that reach boundaries                                      */
+
+static bool float_has_neg_zero(IrElemType t)
+{
+    const IrTypeInfo *fi = &ir_type_info[t];
+    return fi->has_sign && !fi->nan_is_neg_zero;
+}
+
+static double draw_edge_float(Rng *r, IrElemType t)
+{
+    double specials[MAX_SPECIALS];
+    int c = (int)(rng_next(r) >> 61);
+    if (c == 0 && float_has_nan(t))
+        return NAN;
+    if (c == 1 && float_has_neg_zero(t))
+        return -0.0;
+    if (c >= 6) {
+        double u = draw_uniform(r);
+        return ir_type_info[t].has_sign ? u : fabs(u);
+    }
+    int n = special_values(t, specials);
+    return specials[rng_int(r, 0, n - 1)];
+}
+
+static double draw_small_float(Rng *r, IrElemType t)
+{
+    FloatRange fr = float_range(t);
+    double v;
+    switch ((int)(rng_next(r) >> 62)) {
+    case 0: case 1:
+        v = (double)rng_int(r, -8, 8) / 2;
+        break;
+    case 2: {
+        bool negative = rng_next(r) >> 63;
+        int e = (int)rng_int(r, -4, 10);
+        e = e < fr.emin ? fr.emin : e > fr.emax ? fr.emax : e;
+        v = negative ? -ldexp(1.0, e) : ldexp(1.0, e);
+        break;
+    }
+    default:
+        v = (double)rng_int(r, -4, 4);
+        break;
+    }
+    return ir_type_info[t].has_sign ? v : fabs(v);
+}
+
+static double draw_extreme_float(Rng *r, IrElemType t)
+{
+    const IrTypeInfo *fi = &ir_type_info[t];
+    FloatRange fr = float_range(t);
+    int c = (int)(rng_next(r) >> 62);
+    bool negative = (rng_next(r) >> 63) && fi->has_sign;
+    double v;
+    if (c == 0 || (c == 1 && !fi->has_inf))
+        v = fr.max_finite;
+    else if (c == 1)
+        v = INFINITY;
+    else
+        v = ldexp(1.0 + rng_unit(r), (int)rng_int(r, fr.emin - fi->mantissa_bits, fr.emax));
+    return negative ? -v : v;
+}
+
+/* As the bits to store (an unsigned 64-bit maximum is -1 as int64). */
+static int64_t draw_extreme_int(Rng *r, IrElemType t)
+{
+    int64_t k = rng_int(r, 0, 6);
+    if (!ir_type_is_signed_int(t)) {
+        int bits = ir_type_info[t].bits;
+        uint64_t max = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+        const uint64_t pick[7] = { 0, 1, 2, max / 2, max / 2 + 1, max - 1, max };
+        return (int64_t)pick[k];
+    }
+    int64_t lo = type_min(t), hi = type_max(t);
+    const int64_t pick[7] = { lo, lo + 1, -1, 0, 1, hi - 1, hi };
+    return pick[k];
+}
+
+static int64_t draw_small_int(Rng *r, IrElemType t)
+{
+    int bits = ir_type_info[t].bits;
+    int64_t v;
+    switch ((int)(rng_next(r) >> 62)) {
+    case 0:
+        v = rng_int(r, -4, 4);
+        break;
+    case 1: {
+        bool negative = rng_next(r) >> 63;
+        v = (int64_t)1 << rng_int(r, 0, bits - 2 < 62 ? bits - 2 : 62);
+        v = negative && ir_type_is_signed_int(t) ? -v : v;
+        break;
+    }
+    case 2:
+        v = bits - 1 + rng_int(r, 0, 2);
+        break;
+    default:
+        v = rng_int(r, -1, 1);
+        break;
+    }
+    return clamp64(v, type_min(t), type_max(t));
+}
+
+static void fill_int_kind(Rng *r, IrElemType t, CheckDist dist, void *p)
+{
+    if (dist == CHECK_DIST_EDGES || dist == CHECK_DIST_EXTREME)
+        ir_elem_set_i64(t, p, draw_extreme_int(r, t));
+    else if (dist == CHECK_DIST_SMALL)
+        ir_elem_set_i64(t, p, draw_small_int(r, t));
+    else
+        fill_int(r, t, p);
+}
+
+
+/* An element of the `any` mixture: uniform, edges or small. */
+static CheckDist any_kind(Rng *r)
+{
+    static const CheckDist kinds[3] = { CHECK_DIST_UNIFORM, CHECK_DIST_EDGES, CHECK_DIST_SMALL };
+    return kinds[rng_int(r, 0, 2)];
 }
 
 /* ------------------------------------------------------------------ */
@@ -352,18 +520,77 @@ static void fill_index(Rng *r, IrElemType t, IndexUse use, void *p)
 /* ------------------------------------------------------------------ */
 /* Values                                                               */
 
+/* One element of a single-element kind (not copies, pairs or mixed). */
 static void fill_elem(Rng *r, IrElemType t, CheckDist dist, void *p)
 {
     if (t == IR_TYPE_PRED)
         *(unsigned char *)p = (unsigned char)(rng_next(r) >> 63);
     else if (ir_type_is_int(t))
-        fill_int(r, t, p);
+        fill_int_kind(r, t, dist, p);
     else if (ir_type_is_float(t))
         fill_float(r, t, dist, p);
     else if (ir_type_is_complex(t)) {
         IrElemType part = t == IR_TYPE_C64 ? IR_TYPE_F32 : IR_TYPE_F64;
         fill_float(r, part, dist, p);
         fill_float(r, part, dist, (char *)p + ir_type_storage_bytes(part));
+    }
+}
+
+/* -x in place: not for pred, -x clamped for signed integers, x for
+ * unsigned ones, the sign flipped for floats (both parts of a complex). */
+static void negate_elem(IrElemType t, void *p)
+{
+    if (t == IR_TYPE_PRED) {
+        *(unsigned char *)p = !*(unsigned char *)p;
+    } else if (ir_type_is_signed_int(t)) {
+        int64_t v = ir_elem_get_i64(t, p);
+        ir_elem_set_i64(t, p, v == type_min(t) ? type_max(t) : -v);
+    } else if (ir_type_is_float(t) && ir_type_info[t].has_sign) {
+        ir_elem_set_f64(t, p, -ir_elem_get_f64(t, p));
+    } else if (ir_type_is_complex(t)) {
+        IrElemType part = t == IR_TYPE_C64 ? IR_TYPE_F32 : IR_TYPE_F64;
+        negate_elem(part, p);
+        negate_elem(part, (char *)p + ir_type_storage_bytes(part));
+    }
+}
+
+/* Where a value's elements come from: its own stream, and for copies and
+ * pairs the stream of each leaf's element type, keyed from base_key. */
+typedef struct Draw {
+    Rng own;
+    uint64_t base_key;
+    CheckDist dist;
+} Draw;
+
+static void type_stream(const Draw *d, IrElemType t, Rng *r)
+{
+    rng_from_key(r, splitmix(d->base_key ^ (((uint64_t)1 << 30) + (uint64_t)t)));
+}
+
+/* The n elements of type t at data, drawn as d's kind. */
+static void fill_elements(Draw *d, IrElemType t, void *data, int64_t n)
+{
+    size_t bytes = (size_t)ir_type_storage_bytes(t);
+    Rng base;
+    if (d->dist == CHECK_DIST_COPIES || d->dist == CHECK_DIST_PAIRS)
+        type_stream(d, t, &base);
+    for (int64_t i = 0; i < n; i++) {
+        char *p = (char *)data + (size_t)i * bytes;
+        if (d->dist == CHECK_DIST_COPIES) {
+            fill_elem(&base, t, any_kind(&base), p);
+        } else if (d->dist == CHECK_DIST_PAIRS) {
+            if (rng_next(&base) >> 62 != 0)     /* else the base is +0 (memset) */
+                fill_elem(&base, t, any_kind(&base), p);
+            int c = (int)(rng_next(&d->own) >> 62);
+            if (c == 2) {
+                negate_elem(t, p);
+            } else if (c == 3) {
+                memset(p, 0, bytes);
+                fill_elem(&d->own, t, any_kind(&d->own), p);
+            }
+        } else {
+            fill_elem(&d->own, t, d->dist, p);
+        }
     }
 }
 
@@ -418,13 +645,13 @@ static bool fill_uniform_fast(Rng *r, IrElemType t, void *data, int64_t n)
     }
 }
 
-static Value *random_value(Rng *r, const IrShape *s, CheckDist dist, Error *err)
+static Value *random_value(Draw *d, const IrShape *s, Error *err)
 {
     if (ir_shape_is_tuple(s)) {
         int n = s->n_elements;
         Value **el = xcalloc((size_t)(n ? n : 1), sizeof *el);
         for (int i = 0; i < n; i++) {
-            el[i] = random_value(r, s->elements[i], dist, err);
+            el[i] = random_value(d, s->elements[i], err);
             if (!el[i]) {
                 for (int k = 0; k < i; k++)
                     value_release(el[k]);
@@ -440,20 +667,24 @@ static Value *random_value(Rng *r, const IrShape *s, CheckDist dist, Error *err)
     if (!v || !ir_shape_is_array(s))
         return v;       /* tokens: no elements to draw */
     int64_t n = value_elements(v);
-    if (dist == CHECK_DIST_UNIFORM && fill_uniform_fast(r, s->type, v->data, n))
+    if (d->dist == CHECK_DIST_UNIFORM && fill_uniform_fast(&d->own, s->type, v->data, n))
         return v;
-    size_t bytes = (size_t)ir_type_storage_bytes(s->type);
     memset(v->data, 0, value_bytes(v));
-    for (int64_t i = 0; i < n; i++)
-        fill_elem(r, s->type, dist, (char *)v->data + (size_t)i * bytes);
+    fill_elements(d, s->type, v->data, n);
     return v;
+}
+
+/* A kind to draw a value from: MIXED alone draws as its trial 0 does. */
+static CheckDist single_kind(CheckDist dist)
+{
+    return dist == CHECK_DIST_MIXED ? check_trial_dist(dist, 0) : dist;
 }
 
 Value *check_random_value(uint64_t key, const IrShape *s, CheckDist dist, Error *err)
 {
-    Rng r;
-    rng_from_key(&r, key);
-    return random_value(&r, s, dist, err);
+    Draw d = { .base_key = key, .dist = single_kind(dist) };
+    rng_from_key(&d.own, key);
+    return random_value(&d, s, err);
 }
 
 bool check_param_range(const IrInstr *param, int64_t *lo, int64_t *hi)
@@ -484,22 +715,23 @@ Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed,
                   param, ir_shape_str(p->shape));
         return NULL;
     }
-    Rng r;
-    rng_seed(&r, seed, rank, param);
+    Draw d = { .base_key = splitmix(splitmix(seed) ^ (uint64_t)rank), .dist = single_kind(dist) };
+    rng_seed(&d.own, seed, rank, param);
+    Rng *r = &d.own;
     int64_t lo, hi;
     if (ir_shape_is_array(p->shape) && p->shape->rank == 0 && ir_type_is_int(p->shape->type) &&
         check_param_range(p, &lo, &hi)) {
         Value *v = value_new_array(p->shape, err);
         if (v)
-            ir_elem_set_i64(p->shape->type, v->data, rng_int(&r, lo, hi - 1));
+            ir_elem_set_i64(p->shape->type, v->data, rng_int(r, lo, hi - 1));
         return v;
     }
     IndexUse use;
     if (!find_index_use(m, p, &use))
-        return random_value(&r, p->shape, dist, err);
+        return random_value(&d, p->shape, err);
     Value *v = value_new_array(p->shape, err);
     if (v)
-        fill_index(&r, p->shape->type, use, v->data);
+        fill_index(r, p->shape->type, use, v->data);
     return v;
 }
 
@@ -530,7 +762,36 @@ static const char *const dist_names[] = {
     [CHECK_DIST_NORMAL] = "normal",
     [CHECK_DIST_WIDE] = "wide",
     [CHECK_DIST_SPECIAL] = "special",
+    [CHECK_DIST_COPIES] = "copies",
+    [CHECK_DIST_PAIRS] = "pairs",
+    [CHECK_DIST_EDGES] = "edges",
+    [CHECK_DIST_SMALL] = "small",
+    [CHECK_DIST_EXTREME] = "extreme",
+    [CHECK_DIST_MIXED] = "mixed",
 };
+
+/* --dist=mixed: trial 0 independent uniform draws (what --prove's decisions
+ * and hlo-run's default see), then the kinds that put parameters on each
+ * other's values and on the types' boundaries. */
+static const CheckDist mixed_kinds[8] = {
+    CHECK_DIST_UNIFORM, CHECK_DIST_COPIES, CHECK_DIST_EDGES, CHECK_DIST_PAIRS,
+    CHECK_DIST_SMALL,   CHECK_DIST_EXTREME, CHECK_DIST_WIDE, CHECK_DIST_PAIRS,
+};
+
+CheckDist check_trial_dist(CheckDist dist, int trial)
+{
+    return dist == CHECK_DIST_MIXED ? mixed_kinds[(trial < 0 ? 0 : trial) % 8] : dist;
+}
+
+void check_trial_dists_text(CheckDist dist, int n, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (int t = 0; t < n && t < 8 && len < size; t++)
+        len += (size_t)snprintf(out + len, size - len, "%s%s", t ? ", " : "", check_dist_name(check_trial_dist(dist, t)));
+    if (n > 8 && len < size)
+        snprintf(out + len, size - len, ", ... (cyclic)");
+}
 
 bool check_dist_from_name(const char *name, CheckDist *dist)
 {

@@ -127,6 +127,12 @@ void check_print_report(FILE *out, const CheckReport *rep, const char *before_na
     fprintf(out, "hlo-check: %s vs %s on %d ranks (%d replicas x %d partitions), %d trials\n", before_name,
             after_name, rep->world, rep->replicas, rep->partitions, rep->trials_run);
     fprintf(out, "comparison: %s\n", mode_text(rep));
+    if (!rep->inputs_given) {
+        char kinds[200];
+        check_trial_dists_text(rep->dist, rep->trials_run, kinds, sizeof kinds);
+        fprintf(out, "inputs: %s%s%s%s\n", check_dist_name(rep->dist), rep->dist == CHECK_DIST_MIXED ? " (" : "",
+                rep->dist == CHECK_DIST_MIXED ? kinds : "", rep->dist == CHECK_DIST_MIXED ? ")" : "");
+    }
     if (rep->by_digest)
         fputs("memory: both modules' outputs do not fit --max-memory together, so before's are kept as 64-bit "
               "digests of 2^20-element blocks (a difference hides with a chance of 2^-64 per block)\n", out);
@@ -153,7 +159,7 @@ void check_print_report(FILE *out, const CheckReport *rep, const char *before_na
         if (rep->inputs_given)
             snprintf(from, sizeof from, "given inputs");
         else
-            snprintf(from, sizeof from, "input seed %llu", (unsigned long long)d->seed);
+            snprintf(from, sizeof from, "input seed %llu, %s", (unsigned long long)d->seed, check_dist_name(d->dist));
         fprintf(out, "difference: trial %d (%s), rank %d, output %d, element %s: before %s, after %s\n", d->trial,
                 from, d->rank, d->output, d->where, d->before, d->after);
     }
@@ -210,8 +216,9 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
     check_json_string(f, bn);
     fputs(", \"after\": ", f);
     check_json_string(f, an);
-    fprintf(f, ",\n  \"ranks\": %d, \"replicas\": %d, \"partitions\": %d, \"trials\": %d,\n", rep->world,
-            rep->replicas, rep->partitions, rep->trials_run);
+    fprintf(f, ",\n  \"ranks\": %d, \"replicas\": %d, \"partitions\": %d, \"trials\": %d, \"inputs\": \"%s\",\n",
+            rep->world, rep->replicas, rep->partitions, rep->trials_run,
+            rep->inputs_given ? "given" : check_dist_name(rep->dist));
     fprintf(f, "  \"judged_by\": \"%s\", \"equivalent\": %s, \"accuracy_ok\": %s,\n",
             rep->by_accuracy ? "accuracy" : "comparison", rep->equivalent ? "true" : "false",
             rep->accuracy_ok ? "true" : "false");
@@ -286,8 +293,9 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
         return;
     }
     const CheckDifference *d = &rep->diff;
-    fprintf(f, "{\"trial\": %d, \"seed\": %llu, \"rank\": %d, \"output\": %d, \"index\": %lld, \"where\": ", d->trial,
-            (unsigned long long)d->seed, d->rank, d->output, (long long)d->index);
+    fprintf(f, "{\"trial\": %d, \"seed\": %llu, \"inputs\": \"%s\", \"rank\": %d, \"output\": %d, \"index\": %lld, "
+            "\"where\": ", d->trial, (unsigned long long)d->seed, check_dist_name(d->dist), d->rank, d->output,
+            (long long)d->index);
     check_json_string(f, d->where);
     fputs(", \"before\": ", f);
     check_json_string(f, d->before);

@@ -525,7 +525,7 @@ static bool failing_inputs(const IrModule *m, Coll *c, const CheckOptions *opt, 
             in[i] = value_retain(opt->inputs[i]);
         return true;
     }
-    return check_random_inputs(m, coll_rank(c), rep->diff.seed, opt->dist, in, err);
+    return check_random_inputs(m, coll_rank(c), rep->diff.seed, rep->diff.dist, in, err);
 }
 
 bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,

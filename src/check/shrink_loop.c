@@ -27,14 +27,8 @@ static bool still_differs(Coll *c, const CheckOptions *co, const CheckShrink *s,
     return true;
 }
 
-/* A cut of a shrunk pair to what its failing element needs: false with
- * the pair unchanged when it does not apply. */
-typedef bool (*CutFn)(CheckShrink *s, int64_t index, Error *err);
-
-/* Cuts the pair with cut at its first differing element and keeps the cut
- * when it still differs (*cut); else leaves the pair as it was. */
-static bool try_cut(Coll *c, const CheckOptions *co, CutFn cut_fn, CheckShrink *s, CheckDifference *diff, bool *cut,
-                    Error *err)
+bool check_shrink_try_cut(Coll *c, const CheckOptions *co, CheckShrinkCut cut_fn, CheckShrink *s,
+                          CheckDifference *diff, bool *cut, Error *err)
 {
     CheckShrink keep;
     *cut = false;
@@ -174,9 +168,9 @@ bool check_shrink_pair(Coll *c, const IrModule *before, const IrModule *after, c
     if (!still)
         out->diff = rep->diff;
     memcpy(out->where, out->diff.where, sizeof out->where);
-    if (still && !try_cut(c, &quiet, check_shrink_to_element, &out->s, &out->diff, &out->element, err))
+    if (still && !check_shrink_try_cut(c, &quiet, check_shrink_to_element, &out->s, &out->diff, &out->element, err))
         return false;
-    if (still && !out->element && !try_cut(c, &quiet, check_shrink_to_box, &out->s, &out->diff, &out->box, err))
+    if (still && !out->element && !check_shrink_try_cut(c, &quiet, check_shrink_to_box, &out->s, &out->diff, &out->box, err))
         return false;
     out->failing_rank = out->diff.rank;
     out->ranks = coll_world(c);

@@ -401,7 +401,7 @@ static void save_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, cons
             Error err = { 0 };
             Value *v = co->inputs ? NULL
                                   : check_random_input(mod->m, p, coll_rank(c), check_trial_seed(co->seed, trial),
-                                                       co->dist, &err);
+                                                       rep->diff.dist, &err);
             if (v) {
                 npy_write_param(dir, p, coll_rank(c), v, &err);
                 value_release(v);

@@ -47,7 +47,11 @@ static const CliFlag flags[] = {
     PASS_CLI_FLAGS(Options),
     {"--trials", CLI_INT, OPT(trials), "=T", "8", "trials, each with new random inputs"},
     {"--seed", CLI_UINT64, OPT(seed), "=S", "0", "seed of the trials' input streams"},
-    {"--dist", CLI_CHOICE, OPT(dist), "=uniform|normal|wide|special", "uniform", "input distribution"},
+    {"--dist", CLI_CHOICE, OPT(dist), "=mixed|uniform|normal|wide|special|copies|pairs|edges|small|extreme", "mixed",
+     "input distribution; mixed: trial t draws the t-th of uniform, copies (parameters of one type hold the same "
+     "values), edges (NaN, -0, inf, subnormals, max), pairs (parameters share values, negations, +-0 pairs), small "
+     "(small integers, halves, powers of two, bit widths), extreme (integer limits, the whole float range), wide, "
+     "pairs; a pair judged by accuracy draws uniform"},
     {"--compare", CLI_CHOICE, OPT(compare), "=auto|exact|tol|ulp", "auto",
      "auto: bitwise unless a reduction's accumulation type changed, then accuracy against the f64 oracle"},
     {"--atol", CLI_DOUBLE, OPT(atol), "=A", "0", "--compare=tol: absolute tolerance"},
@@ -111,7 +115,7 @@ typedef struct Tool {
 
 static void defaults(Options *o)
 {
-    *o = (Options){ .pass_mode = "faithful", .trials = 8, .dist = "uniform", .compare = "auto", .oracle = "auto",
+    *o = (Options){ .pass_mode = "faithful", .trials = 8, .dist = "mixed", .compare = "auto", .oracle = "auto",
                     .opaque_custom_calls = true };
     pass_options_default(&o->pass);
 }

@@ -59,9 +59,10 @@ static const CliFlag flags[] = {
     {"--seed", CLI_UINT64, OPT(seed), "=S", "0",
      "seed of the random inputs (0 to 2^64-1): parameter p on rank r draws from the stream (S, r, p); "
      "also the seed of the rng ops"},
-    {"--dist", CLI_CHOICE, OPT(dist), "=uniform|normal|wide|special", "uniform",
-     "random float inputs: uniform in [-1,1), standard normal, wide (many binades), or special "
-     "values (NaN, inf, -0, subnormals, ties) mixed in"},
+    {"--dist", CLI_CHOICE, OPT(dist), "=uniform|normal|wide|special|copies|pairs|edges|small|extreme", "uniform",
+     "random inputs: uniform in [-1,1), standard normal, wide (many binades), special values (NaN, inf, -0, "
+     "subnormals, ties) mixed in, or one of the kinds hlo-check's trials draw (hlo-check --help, --dist): copies, "
+     "pairs, edges, small, extreme"},
     {"--inputs", CLI_STRING, OPT(inputs), "=DIR", "random inputs",
      "read parameter p on rank r from DIR/param<p>.rank<r>.npy"},
     {"--print", CLI_SWITCH, OPT(print), "", "on when the result has at most 1000 elements",

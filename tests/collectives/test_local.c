@@ -239,6 +239,24 @@ static void test_loop_counters_keep_their_range(void **state)
     check_regions_free(r, n);
     ir_module_free(b);
     ir_module_free(a);
+    /* The same loop as i <= 4: the same values, [2, 5). */
+    char *le[2] = { strdup(before), strdup(after) };
+    for (int s = 0; s < 2; s++) {
+        char *at = strstr(le[s], "constant(5)");
+        at[strlen("constant(")] = '4';
+        at = strstr(le[s], "direction=LT");
+        at[strlen("direction=L")] = 'E';
+    }
+    n = regions_of(le[0], le[1], &r, &b, &a);
+    assert_int_equal(n, 1);
+    assert_true(check_param_range(r[0].after->entry->params[0], &lo, &hi));
+    assert_int_equal(lo, 2);
+    assert_int_equal(hi, 5);
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+    free(le[0]);
+    free(le[1]);
 }
 
 /* Index arithmetic on partition-id stays in the region (its value and its
@@ -438,6 +456,23 @@ static void test_regions_of_parameters_and_whole_modules(void **state)
                    PQ("  a = f32[16] subtract(p, q)\n  ROOT m = f32[16] multiply(a, p)\n"), true);
 }
 
+/* rng draws are not functions of their operands: the same text in both
+ * modules is no evidence of the same values, so it is a region. */
+static void test_rng_is_never_shared(void **state)
+{
+    (void)state;
+    static const char m[] = PQ("  lo = f32[] constant(0)\n  hi = f32[] constant(1)\n"
+                               "  g = f32[16] rng(lo, hi), distribution=rng_uniform\n  ROOT r = f32[16] add(g, p)\n");
+    CheckRegion *r;
+    IrModule *b, *a;
+    int n = regions_of(m, m, &r, &b, &a);
+    assert_int_equal(n, 1);
+    assert_true(has_instr(r[0].before, "g"));
+    check_regions_free(r, n);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
 int main(int argc, char **argv)
 {
     coll = coll_init(&argc, &argv);
@@ -454,6 +489,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_swapped_parameters_are_a_region),
         cmocka_unit_test(test_operand_order_is_kept),
         cmocka_unit_test(test_regions_of_parameters_and_whole_modules),
+        cmocka_unit_test(test_rng_is_never_shared),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     coll_finish(coll, rc);
