@@ -5,7 +5,16 @@ bug is in, and count the bugs it finds.  Every mutant is reverted, also on
 Ctrl-C.
 
 usage: scripts/mutation_test.py [--ranks N] [--count N] [--only SUBSTR] [--build DIR] [--out DIR] [--prove]
+       scripts/mutation_test.py --checker [--quick] [--only SUBSTR] [--out DIR]
 (after make: it links against DIR/libhlocheck.a)
+
+With --checker it tests the checker's own tests instead: each of
+CHECKER_MUTANTS (planted in src/check/: comparisons, agreement, verdicts,
+digests, the random inputs, --local's numbering, the proof's hashes,
+--shrink) is built in a copy of the tree (DIR/repo) and run against make
+test's checker suites, fastest first, until one fails (KILLED); a mutant no
+suite kills is SURVIVED unless CHECKER_EQUIVALENT argues why it cannot
+change a verdict.  A table closes the run; exit 1 on any survivor.
 
 With --prove it tests hlo-check --prove instead: each mutant's hlo-opt is run
 on the corpus, XLA's tests (../shared/peer-corpus) and --fuzz-modules
@@ -176,7 +185,8 @@ MUTANTS = [
 
 
 def run(cmd, **kw):
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
+    kw.setdefault("cwd", ROOT)
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
 def build_tools(path, build, out, tools):
@@ -318,6 +328,306 @@ def prove_mutants(a, env):
     return 0 if bad == 0 else 1
 
 
+# ---------------------------------------------------------------------------
+# --checker: mutants of the checker itself (src/check/ and what its verdicts
+# rest on), each run against make test's checker suites until one fails.
+# (file, text to replace, replacement, what it breaks)
+
+CHECKER_MUTANTS = [
+    # compare.c: how two elements agree
+    ("src/check/compare.c", "return memcmp(a, b, es) == 0 || (is_float && is_nan(t, a) && is_nan(t, b));",
+     "return memcmp(a, b, es) == 0 || (is_float && (is_nan(t, a) || is_nan(t, b)));",
+     "exact: one NaN agrees with any value"),
+    ("src/check/compare.c", "return memcmp(a, b, es) == 0 || (is_float && is_nan(t, a) && is_nan(t, b));",
+     "return memcmp(a, b, es > 1 ? es - 1 : es) == 0 || (is_float && is_nan(t, a) && is_nan(t, b));",
+     "exact: the top byte (sign, exponent) is not compared"),
+    ("src/check/compare.c", "if (tol->mode == CHECK_EXACT && memcmp(a->data, b->data, (size_t)n * es) == 0)\n        return -1;",
+     "if (tol->mode == CHECK_EXACT && memcmp(a->data, b->data, (size_t)(n > 1 ? n - 1 : n) * es) == 0)\n        return -1;",
+     "first difference: the last element is left out of the fast path"),
+    ("src/check/compare.c", "    for (int64_t i = 0; i < n; i++)\n        if (!check_elements_agree(",
+     "    for (int64_t i = 1; i < n; i++)\n        if (!check_elements_agree(",
+     "first difference: element 0 is never reported"),
+    ("src/check/compare.c", "return fabs(x - y) <= tol->atol + tol->rtol * fabs(y);",
+     "return fabs(x - y) <= tol->atol + tol->rtol * fabs(y) + 1e-6;",
+     "tolerance: an absolute 1e-6 slack beyond --atol/--rtol"),
+    ("src/check/compare.c", "return na && nb ? 0 : INFINITY;", "return 0;",
+     "ulp distance: a NaN against a number is 0 ulps"),
+    ("src/check/compare.c", "return bits & sign ? -mag : mag;", "return mag;",
+     "ulp distance: the sign is ignored"),
+    ("src/check/compare.c", "a.nonfinite += !(v == w || (isnan(v) && isnan(w)));", "a.nonfinite += 0;",
+     "accuracy: non-finite misses are not counted"),
+    # check.c: trials, agreement, verdicts
+    ("src/check/check.c", "    for (int i = 0; i < r->n_out; i++) {\n        int64_t k = check_first_difference",
+     "    for (int i = 1; i < r->n_out; i++) {\n        int64_t k = check_first_difference",
+     "the first output is never compared"),
+    ("src/check/check.c", "coll_allreduce_i64(r->c, &key, 1, COLL_MIN);", "coll_allreduce_i64(r->c, &key, 1, COLL_MAX);",
+     "agreement: a difference found on some ranks only is lost"),
+    ("src/check/check.c", "rep->equivalent = rep->by_accuracy ? rep->accuracy_ok : !rep->diff.found;",
+     "rep->equivalent = rep->by_accuracy ? rep->accuracy_ok : rep->diff.trial >= 0;",
+     "verdict: always equivalent when compared bitwise"),
+    ("src/check/check.c", "return ma <= mb * (1 + 1e-9) + 1e-300 && a->nonfinite <= b->nonfinite;",
+     "return ma <= mb * 2 + 1e-300 && a->nonfinite <= b->nonfinite;",
+     "accuracy: twice the error still counts as at least as accurate"),
+    ("src/check/check.c", "return ma <= mb * (1 + 1e-9) + 1e-300 && a->nonfinite <= b->nonfinite;",
+     "return ma <= mb * (1 + 1e-9) + 1e-300;",
+     "accuracy: more non-finite results still count as at least as accurate"),
+    ("src/check/check.c", "interp_set_rng_seed(s->it, seed);      /* the trial's seed",
+     "interp_set_rng_seed(s->it, seed ^ (uint64_t)(uintptr_t)s->m);      /* the trial's seed",
+     "the two modules draw different rng streams"),
+    ("src/check/check.c", "rep->by_accuracy = r->tol.mode == CHECK_AUTO && rep->precision_changing;",
+     "rep->by_accuracy = r->tol.mode == CHECK_AUTO;",
+     "every pair judged by accuracy (non-float outputs never compared)"),
+    ("src/check/check.c", "rep->by_accuracy = r->tol.mode == CHECK_AUTO && rep->precision_changing;",
+     "rep->by_accuracy = false;",
+     "a precision change compared bitwise"),
+    ("src/check/check.c", "rep->dist = r->opt->dist == CHECK_DIST_MIXED && rep->by_accuracy ? CHECK_DIST_UNIFORM : r->opt->dist;",
+     "rep->dist = CHECK_DIST_UNIFORM;",
+     "the default trials draw uniform values only"),
+    ("src/check/check.c", "p->status = !p->differs ? CHECK_PROOF_PROVED : rep->diff.found ? CHECK_PROOF_REFUTED : CHECK_PROOF_NOT_PROVED;",
+     "p->status = !p->differs || !rep->diff.found ? CHECK_PROOF_PROVED : CHECK_PROOF_REFUTED;",
+     "--prove: differing hashes no trial confirms count as PROVED"),
+    ("src/check/check.c", "    if (rep->precision_changing) {\n        p->status = CHECK_PROOF_NOT_EXACT;",
+     "    if (rep->precision_changing && rep->n_sites > 1) {\n        p->status = CHECK_PROOF_NOT_EXACT;",
+     "--prove: a single precision-changing site is proved like an exact rewrite"),
+    ("src/check/check.c", "if (ok && !rep->by_accuracy && !coll_all_ok(c, !rep->diff.found))",
+     "if (ok && !rep->by_accuracy && !coll_all_ok(c, !rep->diff.found || rep->trials_run < 2))",
+     "trials go on after a difference on trial 0 (report only)"),
+    ("src/check/check.c", "    r->trial_dist = check_trial_dist(r->rep->dist, t);",
+     "    r->trial_dist = check_trial_dist(r->rep->dist, t + 1);",
+     "the difference names another trial's kind (its inputs cannot be drawn again)"),
+    # digest.c: outputs compared by block hashes
+    ("src/check/digest.c", "hi = lo + DIGEST_BLOCK < n ? lo + DIGEST_BLOCK : n;",
+     "hi = lo + DIGEST_BLOCK < n ? lo + DIGEST_BLOCK - 1 : n;",
+     "digest: the last element of each full block is not hashed"),
+    ("src/check/digest.c", "hi = lo + DIGEST_BLOCK < n ? lo + DIGEST_BLOCK : n;",
+     "hi = lo + DIGEST_BLOCK < n ? lo + DIGEST_BLOCK : n - 1;",
+     "digest: the last element of the last block is not hashed"),
+    ("src/check/digest.c", "            if (f != f)\n                memcpy(p + 4 * i, &(uint32_t){ 0x7fc00000u }, 4);",
+     "            if (f != f || f == 0)\n                memcpy(p + 4 * i, &(uint32_t){ 0x7fc00000u }, 4);",
+     "digest: f32 zeros hashed as NaN (+-0 and NaN against 0 hidden)"),
+    ("src/check/digest.c", "return check_hash_bytes((uint64_t)block, bits, (size_t)(hi - lo) * esize);",
+     "return check_hash_bytes((uint64_t)block, bits, (size_t)(hi - lo) * esize / 2);",
+     "digest: only the first half of each block is hashed"),
+    # random_inputs.c: the inputs every verdict rests on
+    ("src/check/random_inputs.c", "        if (d->dist == CHECK_DIST_COPIES) {\n            fill_elem(&base, t, any_kind(&base), p);",
+     "        if (d->dist == CHECK_DIST_COPIES) {\n            fill_elem(&d->own, t, any_kind(&d->own), p);",
+     "copies: every parameter draws its own values"),
+    ("src/check/random_inputs.c", "            if (c == 0) {\n                negate_elem(t, p);",
+     "            if (c == 0) {\n                (void)negate_elem;",
+     "pairs: no negated partner (no +-0 pairs)"),
+    ("src/check/random_inputs.c", "            if (i % 4 == 0)\n                memset(p, 0, bytes);",
+     "            if (i % 4 == 0)\n                (void)bytes;",
+     "pairs: no zero base"),
+    ("src/check/random_inputs.c", "    if (c == 0 && float_has_nan(t))\n        return NAN;",
+     "    if (c == 0 && float_has_nan(t))\n        return 1.0;",
+     "edges: no NaN drawn"),
+    ("src/check/random_inputs.c", "            if (float_has_nan(t))\n                f[n++] = NAN;\n            f[n++] = float_has_neg",
+     "            if (float_has_nan(t))\n                f[n++] = 1.0;\n            f[n++] = float_has_neg",
+     "edges: no NaN at the head of the table"),
+    ("src/check/random_inputs.c", "                f[n++] = NAN;       /* parameter 1's second element",
+     "                f[n++] = 1.0;       /* parameter 1's second element",
+     "edges: no NaN for the second parameter's table entries"),
+    ("src/check/random_inputs.c", "        const int64_t e[7] = { is_signed ? lo : max, -1, max, 0, 1, lo + 1, max - 1 };",
+     "        const int64_t e[7] = { is_signed ? lo + 1 : max - 1, -1, max - 1, 0, 1, lo + 1, max - 1 };",
+     "edges: no integer limit in the table"),
+    ("src/check/random_inputs.c", "            static const double small[] = { -0.5, 2.5, -1.5, 0.5, 1, -2, 4 };",
+     "            static const double small[] = { -1, 2, -1, 1, 1, -2, 4 };",
+     "small: no half in the table"),
+    ("src/check/random_inputs.c", "        const int64_t e[7] = { 3, bits, bits - 1, bits + 1, -1, 1, 2 };",
+     "        const int64_t e[7] = { 3, bits - 1, bits - 1, bits - 2, -1, 1, 2 };",
+     "small: no shift count at or past the width in the table"),
+    ("src/check/random_inputs.c", "        } else if (i + d->param >= 16 || !fill_from_table(t, d->dist, i + d->param, p)) {",
+     "        } else if (i >= 16 || !fill_from_table(t, d->dist, i, p)) {",
+     "tables: every parameter starts at the same entry"),
+    ("src/check/random_inputs.c", "    if (c == 1 && float_has_neg_zero(t))\n        return -0.0;",
+     "    if (c == 1 && float_has_neg_zero(t))\n        return 0.0;",
+     "edges: no -0 of its own"),
+    ("src/check/random_inputs.c", "        v = (double)rng_int(r, -8, 8) / 2;", "        v = (double)rng_int(r, -8, 8);",
+     "small: no halves"),
+    ("src/check/random_inputs.c", "        v = bits - 1 + rng_int(r, 0, 2);", "        v = bits - 1;",
+     "small: no shift count at or past the width"),
+    ("src/check/random_inputs.c", "    const int64_t pick[7] = { lo, lo + 1, -1, 0, 1, hi - 1, hi };",
+     "    const int64_t pick[7] = { lo + 1, lo + 1, -1, 0, 1, hi - 1, hi - 1 };",
+     "extreme: no integer minimum or maximum"),
+    ("src/check/random_inputs.c", "        const uint64_t pick[7] = { 0, 1, 2, max / 2, max / 2 + 1, max - 1, max };",
+     "        const uint64_t pick[7] = { 0, 1, 2, max / 2, max / 2 + 1, max - 1, max - 1 };",
+     "extreme: no unsigned maximum"),
+    ("src/check/random_inputs.c", "    return dist == CHECK_DIST_MIXED ? mixed_kinds[(trial < 0 ? 0 : trial) % 8] : dist;",
+     "    return dist == CHECK_DIST_MIXED ? mixed_kinds[(trial < 0 ? 0 : trial) % 4] : dist;",
+     "mixed: only the first four kinds"),
+    ("src/check/random_inputs.c", "    bool out_of_range = rng_next(r) >> 63;", "    bool out_of_range = false;",
+     "index parameters always in range (no clamping exercised)"),
+    ("src/check/random_inputs.c", "    rng_from_key(r, splitmix(splitmix(splitmix(seed) ^ (uint64_t)rank) ^ (uint64_t)param));",
+     "    rng_from_key(r, splitmix(splitmix(splitmix(seed) ^ (uint64_t)rank) ^ (uint64_t)(param > 0)));",
+     "parameters after the first share one stream"),
+    ("src/check/random_inputs.c", "    rng_from_key(r, splitmix(splitmix(splitmix(seed) ^ (uint64_t)rank) ^ (uint64_t)param));",
+     "    rng_from_key(r, splitmix(splitmix(splitmix(seed)) ^ (uint64_t)param));",
+     "every rank draws the same inputs"),
+    # oracle.c and sites.c: the f64 oracle and the sites a verdict by accuracy rests on
+    ("src/check/oracle.c", "static bool widens(IrElemType t)\n{\n    return ir_type_is_float(t);",
+     "static bool widens(IrElemType t)\n{\n    return ir_type_is_float(t) && t != IR_TYPE_BF16;",
+     "oracle: bf16 is not widened (the oracle rounds like the module it judges)"),
+    ("src/check/oracle.c", "    if (!widens(t) || s->type != IR_TYPE_F64) {\n        memcpy(w->data, v->data, value_bytes(v));",
+     "    if (!widens(t) || t == IR_TYPE_F32 || s->type != IR_TYPE_F64) {\n        memcpy(w->data, v->data, value_bytes(v));",
+     "oracle: f32 inputs copied as bits into the f64 run"),
+    ("src/check/sites.c", "            if (is_reduction(comp->instrs[i]))\n                sites_of(",
+     "            if (is_reduction(comp->instrs[i]) && c < 0)\n                sites_of(",
+     "sites: no reduction's accumulation change is found"),
+    # local.c: --local's value numbers and regions
+    ("src/check/local.c", "    for (int k = 0; k < in->n_operands; k++)\n        strbuf_printf(key, \" %d\", nb->vn[side][in->operands[k]->id]);",
+     "    if (in->n_operands == 2 && nb->vn[side][in->operands[0]->id] > nb->vn[side][in->operands[1]->id])\n"
+     "        strbuf_printf(key, \" %d %d\", nb->vn[side][in->operands[1]->id], nb->vn[side][in->operands[0]->id]);\n"
+     "    else\n    for (int k = 0; k < in->n_operands; k++)\n        strbuf_printf(key, \" %d\", nb->vn[side][in->operands[k]->id]);",
+     "--local: every two-operand op numbered as if commutative"),
+    ("src/check/local.c", "    return op == IR_OP_RNG || op == IR_OP_RNG_GET_AND_UPDATE_STATE ||",
+     "    return op == IR_OP_RNG_GET_AND_UPDATE_STATE ||",
+     "--local: rng numbered like any function of its operands"),
+    ("src/check/local.c", "        strbuf_printf(key, \"|elided %d\", nb->next);", "        strbuf_printf(key, \"|elided\");",
+     "--local: elided constants numbered alike"),
+    ("src/check/local.c", "(unsigned long long)check_hash_bytes(0x6c69740000000001ULL, lit->data, (size_t)bytes),\n"
+     "                      (unsigned long long)check_hash_bytes(0x9e3779b97f4a7c15ULL, lit->data, (size_t)bytes));",
+     "(unsigned long long)check_hash_bytes(0x6c69740000000001ULL, lit->data, (size_t)bytes / 2),\n"
+     "                      (unsigned long long)check_hash_bytes(0x9e3779b97f4a7c15ULL, lit->data, (size_t)bytes / 2));",
+     "--local: big constants keyed by their first half"),
+    ("src/check/local.c", "        !ir_shape_equal(b->shape, a->shape) || is_unrepeatable(b->op) || b->op == IR_OP_PARAMETER ||",
+     "        !ir_shape_equal(b->shape, a->shape) || is_unrepeatable(b->op) ||",
+     "--local: two parameters of one shape matched as one value"),
+    ("src/check/local.c", "            if (shared(an, y, s) && an->param_free[s][y->id] && !an->counter[s][y->id])",
+     "            if (shared(an, y, s) && !an->counter[s][y->id])",
+     "--local: shared values that read parameters pulled into the region"),
+    ("src/check/local.c", "    int64_t hi = dir == IR_CMP_LE ? bound + 1 : bound;", "    int64_t hi = bound;",
+     "--local: a counter compared LE misses its last value"),
+    ("src/check/local.c", "    if (x->op == IR_OP_PARAMETER)\n        return;     /* a parameter is never computed",
+     "    if (x->op == IR_OP_PARAMETER && x->id < 0)\n        return;     /* a parameter is never computed",
+     "--local: a parameter output kept as a region member (the crash this issue fixed)"),
+    # prove*.c: the proof's hashes
+    ("src/check/prove_ops.c", "    case IR_OP_MAXIMUM: case IR_OP_MINIMUM:\n        return integral;",
+     "    case IR_OP_MAXIMUM: case IR_OP_MINIMUM:\n        return true;",
+     "--prove: float add/multiply/max/min operands put in canonical order"),
+    ("src/check/prove_ops.c", "        return (dir == IR_CMP_EQ || dir == IR_CMP_NE) && !ir_type_is_complex(t);",
+     "        return !ir_type_is_complex(t);",
+     "--prove: every comparison treated as symmetric"),
+    ("src/check/prove_hash.c", "    ir_print_semantic_attrs(&b, instr);\n    mix_text(&m, &b);",
+     "    if (instr->op != IR_OP_COMPARE)\n        ir_print_semantic_attrs(&b, instr);\n    mix_text(&m, &b);",
+     "--prove: the element-wise signature leaves out compare's direction and type"),
+    ("src/check/prove_hash.c", "    ir_print_semantic_attrs(b, instr);\n    mix_text(m, b);",
+     "    if (instr->op != IR_OP_SORT)\n        ir_print_semantic_attrs(b, instr);\n    mix_text(m, b);",
+     "--prove: sort's attributes left out of its signature"),
+    ("src/check/prove_hash.c", "            pmix_u64(&m, (uint64_t)(int64_t)pos);", "            pmix_u64(&m, 0);",
+     "--prove: a called computation's operand order left out of its fingerprint"),
+    ("src/check/prove_hash.c", "    ir_print_semantic_attrs(b, instr);\n    mix_text(m, b);",
+     "    if (instr->op != IR_OP_COMPARE)\n        ir_print_semantic_attrs(b, instr);\n    mix_text(m, b);",
+     "--prove: a comparator's direction left out of its fingerprint"),
+    ("src/check/prove_hash.c", "    pmix_u64(m, (uint64_t)instr->op);\n    ir_shape_print(b, instr->shape, true);",
+     "    pmix_u64(m, (uint64_t)(instr->op == IR_OP_MINIMUM ? IR_OP_MAXIMUM : instr->op));\n"
+     "    ir_shape_print(b, instr->shape, true);",
+     "--prove: minimum fingerprinted as maximum in called computations"),
+    # shrink: cuts kept only when the pair still differs
+    ("src/check/shrink_loop.c", "    if (made && d2.found) {", "    if (made) {",
+     "--shrink: a cut kept after the pair no longer differs"),
+    ("src/check/shrink.c", "        coll_allreduce_i64(c, flags, 2 * cs->n, COLL_MIN);",
+     "        coll_allreduce_i64(c, flags, 2 * cs->n, COLL_MAX);",
+     "--shrink: a value equal on some rank replaced as if equal on every rank"),
+]
+
+# Survivors argued equivalent: what, why it cannot change a verdict.
+CHECKER_EQUIVALENT = {
+}
+
+
+def checker_suites(build):
+    """make test's checker suites, fastest first: (name, commands)."""
+    t = f"{build}/tests"
+    mpi = ["mpirun", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
+    return [
+        ("check unit tests", [[f"{t}/check_test_{n}"] for n in
+                              ("boundaries", "verdicts", "proof_signature", "random_inputs", "compare", "prove",
+                               "opaque")]),
+        ("test_local, test_check_agreement (2, 4 ranks)",
+         [mpi + ["-np", str(n), f"{t}/collectives_test_{name}"] for name in ("local", "check_agreement") for n in (2, 4)]),
+        ("test_prove.sh", [["scripts/test_prove.sh", build]]),
+        ("test_hlo_check.sh", [["scripts/test_hlo_check.sh", build]]),
+        ("validate.sh --prove", [["scripts/validate.sh", "--prove", build]]),
+        ("test_validate.sh", [["scripts/test_validate.sh", build]]),
+        ("test_hlo_fuzz.sh", [["scripts/test_hlo_fuzz.sh", build]]),
+    ]
+
+
+def checker_mutants(a, env):
+    """--checker: see CHECKER_MUTANTS.  Works on a copy of the tree (out/repo,
+    with out/shared beside it), so the checkout and its build stay as they are."""
+    import shutil
+    import time
+    repo = os.path.join(a.out, "repo")
+    shared = os.path.join(a.out, "shared")
+    ignore = shutil.ignore_patterns(".git", "build", "build-asan", "build-fuzz")
+    if os.path.isdir(repo):
+        shutil.rmtree(repo)
+    shutil.copytree(ROOT, repo, ignore=ignore, symlinks=True)
+    if not os.path.exists(shared):
+        os.symlink(os.path.join(os.path.dirname(ROOT), "shared"), shared)
+    build = os.path.join(repo, "build")
+    bins = [f"build/tests/check_test_{n}" for n in
+            ("boundaries", "verdicts", "proof_signature", "random_inputs", "compare", "prove", "opaque")]
+    bins += ["build/tests/collectives_test_local", "build/tests/collectives_test_check_agreement"]
+    make = ["make", "-C", repo, "--no-print-directory", "-j2", "all"] + bins
+    r = run(make)
+    if r.returncode != 0:
+        print(f"the copy does not build:\n{r.stderr[-2000:]}")
+        return 2
+    suites = checker_suites(build)
+    if a.quick:
+        suites = suites[:2]
+    rows, killed, survived, argued = [], 0, 0, 0
+    for path, old, new, what in CHECKER_MUTANTS:
+        if a.only and a.only not in path and a.only not in what:
+            continue
+        full = os.path.join(repo, path)
+        orig = open(full).read()
+        if orig.count(old) != 1:
+            print(f"STALE  {path}: {what}")
+            continue
+        start = time.time()
+        try:
+            open(full, "w").write(orig.replace(old, new))
+            b = run(make)
+            if b.returncode != 0:
+                rows.append((path, what, "does not build"))
+                print(f"NOBUILD {path}: {what}\n{b.stderr[-1500:]}")
+                continue
+            by = None
+            for name, cmds in suites:
+                for cmd in cmds:
+                    limit = "900" if cmd[0].startswith("scripts/") else "120"     # a hang fails too
+                    if run(["timeout", limit] + cmd, env=dict(env, CI=""), cwd=repo).returncode != 0:
+                        by = name
+                        break
+                if by:
+                    break
+        finally:
+            open(full, "w").write(orig)
+        secs = time.time() - start
+        if by:
+            killed += 1
+            rows.append((path, what, f"killed by {by}"))
+            print(f"KILLED   {path}: {what}: by {by} ({secs:.0f} s)")
+        elif what in CHECKER_EQUIVALENT:
+            argued += 1
+            rows.append((path, what, "survives, equivalent: " + CHECKER_EQUIVALENT[what]))
+            print(f"EQUIV    {path}: {what}: {CHECKER_EQUIVALENT[what]}")
+        else:
+            survived += 1
+            rows.append((path, what, "SURVIVED"))
+            print(f"SURVIVED {path}: {what} ({secs:.0f} s)")
+        sys.stdout.flush()
+    run(make)      # the copy's build back to the unmutated sources
+    print("\n| file | mutant | result |\n|---|---|---|")
+    for path, what, res in rows:
+        print(f"| {os.path.basename(path)} | {what} | {res} |")
+    print(f"mutation --checker: {len(rows)} mutants: {killed} killed, {argued} argued equivalent, "
+          f"{survived} survived")
+    return 0 if survived == 0 else 1
+
 def build_mutant(path, build, out):
     """hlo-fuzz (out) and hlo-opt (out + "-opt") with the mutated pass file
     compiled on its own and linked ahead of the library, whose copy of that
@@ -345,6 +655,9 @@ def main():
     ap.add_argument("--out", default="/tmp/hlo-mutants", help="where hlo-fuzz saves the mutants' findings")
     ap.add_argument("--prove", action="store_true", help="test hlo-check --prove on the corpus instead of hlo-fuzz")
     ap.add_argument("--fuzz-modules", type=int, default=25, help="with --prove: hlo-fuzz modules per pass added")
+    ap.add_argument("--checker", action="store_true",
+                    help="mutants of the checker (src/check/) against make test's checker suites instead")
+    ap.add_argument("--quick", action="store_true", help="with --checker: the cmocka suites only")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     # a kill must still put the pass file back (the finally below)
@@ -353,6 +666,8 @@ def main():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     if a.prove:
         return prove_mutants(a, env)
+    if a.checker:
+        return checker_mutants(a, env)
     found = total = 0
     for alias, path, old, new, what in MUTANTS:
         if a.only and a.only not in alias and a.only not in what:

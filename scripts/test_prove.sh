@@ -78,7 +78,11 @@ expect "x * 1 vs x, special values: not proved, not refuted" 0 "NOT PROVED" 1 $(
     --prove --dist=special
 expect "s32 add with swapped operands: proved" 0 "PROVED EQUIVALENT" 1 $(pair commute_s32) --prove
 expect "f32 add with swapped operands: not proved (NaN payloads)" 0 "NOT PROVED" 1 $(pair commute_f32) --prove
-expect "all-reduce vs reduce(all-gather): not proved" 0 "NOT PROVED" 2 $(pair all_reduce) --prove
+expect "all-reduce vs reduce(all-gather), uniform inputs: not proved" 0 "NOT PROVED" 2 $(pair all_reduce) --prove \
+    --dist=uniform
+expect "all-reduce vs reduce(all-gather), the default trials: refuted (the init's +0 against -0 + -0)" 1 "REFUTED" 2 \
+    $(pair all_reduce) --prove
+has "the edges trial's -0 shows it" "edges), rank 0, output 0, element [1]: before -0, after 0"
 has "all-reduce: the fold over ranks" "before: add(x[rank 0][0], x[rank 1][0])"
 has "reduce(all-gather): the init folded in" "after:  add(add(f32 0, x[rank 0][0]), x[rank 1][0])"
 expect "all-gather sliced at the other rank's half: refuted" 1 "REFUTED" 2 $(pair rank_swap) --prove

@@ -567,7 +567,7 @@ static void agree_all(Run *r)
  * its mean absolute error against the oracle is no larger and it has no more
  * non-finite misses.  (The mean absolute error, not the mean ulps: ulps of a
  * near-zero oracle value are huge for any error and would decide alone.) */
-static bool no_less_accurate(const CheckAccuracy *b, const CheckAccuracy *a)
+bool check_no_less_accurate(const CheckAccuracy *b, const CheckAccuracy *a)
 {
     double mb = b->n ? b->sum_abs / (double)b->n : 0, ma = a->n ? a->sum_abs / (double)a->n : 0;
     return ma <= mb * (1 + 1e-9) + 1e-300 && a->nonfinite <= b->nonfinite;
@@ -577,9 +577,9 @@ static void verdict(CheckReport *rep)
 {
     rep->accuracy_ok = true;
     for (int i = 0; i < rep->n_outputs; i++)
-        rep->accuracy_ok &= no_less_accurate(&rep->outputs[i].before, &rep->outputs[i].after);
+        rep->accuracy_ok &= check_no_less_accurate(&rep->outputs[i].before, &rep->outputs[i].after);
     for (int s = 0; s < rep->n_sites; s++)
-        rep->accuracy_ok &= no_less_accurate(&rep->sites[s].before, &rep->sites[s].after);
+        rep->accuracy_ok &= check_no_less_accurate(&rep->sites[s].before, &rep->sites[s].after);
     rep->equivalent = rep->by_accuracy ? rep->accuracy_ok : !rep->diff.found;
 }
 

@@ -25,7 +25,7 @@ typedef enum CheckDist {
 bool check_dist_from_name(const char *name, CheckDist *dist);
 const char *check_dist_name(CheckDist dist);
 /* The kind trial t draws: dist itself, or for CHECK_DIST_MIXED the t-th of
- * uniform, copies, edges, pairs, small, extreme, wide, pairs (cyclic). */
+ * uniform, copies, edges, pairs, small, extreme, wide, special (cyclic). */
 CheckDist check_trial_dist(CheckDist dist, int trial);
 /* "uniform, copies, ...": the kinds trials 0..n-1 draw (at most 8 named). */
 void check_trial_dists_text(CheckDist dist, int n, char *out, size_t size);
@@ -165,6 +165,10 @@ typedef struct CheckOptions {
 } CheckOptions;
 
 void check_options_default(CheckOptions *opt);
+/* The rule of a verdict by accuracy, for one output or site: after's mean
+ * absolute error against the oracle is no larger than before's (to a
+ * relative 1e-9) and it has no more non-finite misses. */
+bool check_no_less_accurate(const CheckAccuracy *before, const CheckAccuracy *after);
 uint64_t check_trial_seed(uint64_t seed, int trial);
 
 typedef struct CheckDifference {

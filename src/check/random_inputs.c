@@ -42,33 +42,50 @@
  *
  * The kinds that reach boundaries (hlo-check's default, --dist=mixed, gives
  * trial t the kind mixed[t % 8] = uniform, copies, edges, pairs, small,
- * extreme, wide, pairs):
+ * extreme, wide, special).  Element i of parameter p of the kinds edges,
+ * small and extreme first takes entry i + p of its table (table_of), while
+ * there is one, so that scalars meet the boundaries too (p against q are
+ * neighbouring entries); the rest is drawn:
  *
- *   edges    floats: c = next() >> 61; 0: NaN, 1: -0, 2..5: table[int(0,
- *            n - 1)] (the special values), 6..7: uniform (a type without NaN,
- *            inf or -0 takes the table); integers: as extreme
- *   small    floats: c = next() >> 62; 0, 1: k / 2 with k = int(-8, 8);
+ *   edges    table: NaN, -0 (+0 without), NaN, +inf, -inf, +0, the
+ *            smallest subnormal, -max, max, the smallest normal, -smallest
+ *            subnormal (what the type
+ *            has; integers: min, -1, max, 0, 1, min + 1, max - 1, where
+ *            an unsigned type has max for min and for -1);
+ *            drawn: floats c = next() >> 61; 0: NaN, 1: -0, 2..5:
+ *            table[int(0, n - 1)] (the special values), 6..7: uniform (a
+ *            type without NaN or -0 takes the special values); integers
+ *            as extreme
+ *   small    table: -0.5, 2.5, -1.5, 0.5, 1, -2, 4 (integers: 3, B, B - 1,
+ *            B + 1, -1, 1, 2 for B bits, clamped); drawn: floats
+ *            c = next() >> 62; 0, 1: k / 2 with k = int(-8, 8);
  *            2: +-2^int(-4, 10) (sign next() >> 63, exponent clamped to the
- *            type's normal range); 3: int(-4, 4); integers (B bits):
- *            c = next() >> 62; 0: int(-4, 4); 1: 2^int(0, B - 2), negated
- *            when signed and next() >> 63; 2: B - 1 + int(0, 2) (shift
- *            counts at the width); 3: int(-1, 1); all clamped to the type
- *   extreme  integers: int(0, 6) picks one of min, min + 1, -1, 0, 1,
+ *            type's normal range); 3: int(-4, 4); integers: c = next() >> 62;
+ *            0: int(-4, 4); 1: 2^int(0, B - 2), negated when signed and
+ *            next() >> 63; 2: B - 1 + int(0, 2) (shift counts at the
+ *            width); 3: int(-1, 1); all clamped to the type
+ *   extreme  table: max, the smallest subnormal, 1, -max, +inf, -inf, the
+ *            smallest normal (integers: max, 1, min, -1, 0, max - 1,
+ *            min + 1; unsigned: max, 1, 0, max, 0, max - 1, 2); drawn:
+ *            integers int(0, 6) picks one of min, min + 1, -1, 0, 1,
  *            max - 1, max (unsigned: 0, 1, 2, max/2, max/2 + 1, max - 1,
- *            max, max = 2^bits - 1); floats: c = next() >> 62;
+ *            max, max = 2^bits - 1); floats c = next() >> 62;
  *            0: +-max finite, 1: +-inf (+-max without inf), 2, 3:
  *            +-2^e * (1 + unit()) with e = int(emin - mantissa, emax), the
  *            whole range, subnormals included
- *   any      c = int(0, 2): uniform, edges or small (one element)
+ *   (types without a sign take |x| of every table entry)
+ *   any      c = int(0, 2): uniform, edges or small (one element, drawn)
  *   copies   every element drawn as `any` from the stream of the parameter's
  *            element type, key = sm(sm(sm(seed) ^ rank) ^ (2^30 + type))
  *            instead of its own: parameters of one type and shape are
  *            copies, of one type and other shapes share a prefix
  *   pairs    a base value b per element from the type's stream (as copies):
- *            next() >> 62 == 0 gives b = +0 (false for pred), else b = any;
- *            then from the parameter's own stream c = next() >> 62;
- *            0, 1: b; 2: -b (not b for pred; b for unsigned types, -b
- *            clamped for signed ones); 3: any from its own stream
+ *            `any`, replaced by +0 (false for pred) at every i % 4 == 0;
+ *            parameter p's element i then takes, by (i + p) % 4, 0: -b (not b
+ *            for pred, b for unsigned types, -b clamped for signed ones),
+ *            1, 3: b, 2: `any` from its own stream; so parameters p and
+ *            p + 1 hold the pairs (-b, b), (b, own), (own, b), (b, -b), and
+ *            +-0 at element 0
  *   pred     a fair coin in every kind but copies and pairs
  *   complex       = the real part, then the imaginary part, each a float of
  *                   the part type (f32 for c64, f64 for c128)
@@ -560,7 +577,100 @@ typedef struct Draw {
     Rng own;
     uint64_t base_key;
     CheckDist dist;
+    int param;              /* the entry parameter's number: where its leading table values start */
 } Draw;
+
+/* The leading values of the kinds edges, small and extreme: element i of
+ * parameter p takes entry i + p, while there is one, so that even scalars
+ * meet the boundaries (p NaN against q -0, p the integer maximum against q
+ * 1, p -0.5, q a shift by the bit width), and longer arrays pair
+ * neighbouring entries.  Returns the count, values as doubles (floats, in
+ * f) or as the bits to store (integers, in v). */
+static int table_of(IrElemType t, CheckDist dist, double *f, int64_t *v)
+{
+    const IrTypeInfo *fi = &ir_type_info[t];
+    int n = 0;
+    if (ir_type_is_float(t)) {
+        FloatRange fr = float_range(t);
+        double tiny = ldexp(1.0, fr.emin - fi->mantissa_bits), normal = ldexp(1.0, fr.emin);
+        double inf = fi->has_inf ? INFINITY : fr.max_finite;
+        if (dist == CHECK_DIST_EDGES) {
+            if (float_has_nan(t))
+                f[n++] = NAN;
+            f[n++] = float_has_neg_zero(t) ? -0.0 : 0.0;
+            if (float_has_nan(t))
+                f[n++] = NAN;       /* parameter 1's second element: NaN in q beside a zero in p */
+            f[n++] = inf;
+            f[n++] = -inf;
+            f[n++] = 0.0;
+            f[n++] = tiny;
+            f[n++] = -fr.max_finite;
+            f[n++] = fr.max_finite;
+            f[n++] = normal;
+            f[n++] = -tiny;
+        } else if (dist == CHECK_DIST_SMALL) {
+            static const double small[] = { -0.5, 2.5, -1.5, 0.5, 1, -2, 4 };
+            for (size_t k = 0; k < sizeof small / sizeof small[0]; k++)
+                f[n++] = small[k];
+        } else if (dist == CHECK_DIST_EXTREME) {
+            f[n++] = fr.max_finite;
+            f[n++] = tiny;
+            f[n++] = 1.0;
+            f[n++] = -fr.max_finite;
+            f[n++] = inf;
+            f[n++] = -inf;
+            f[n++] = normal;
+        }
+        if (!fi->has_sign)
+            for (int k = 0; k < n; k++)
+                f[k] = fabs(f[k]);
+        return n;
+    }
+    if (!ir_type_is_int(t))
+        return 0;
+    int bits = fi->bits;
+    int64_t lo = type_min(t), hi = type_max(t);
+    bool is_signed = ir_type_is_signed_int(t);
+    uint64_t umax = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+    int64_t max = is_signed ? hi : (int64_t)umax;      /* the bits of the type's maximum */
+    if (dist == CHECK_DIST_EDGES) {
+        const int64_t e[7] = { is_signed ? lo : max, -1, max, 0, 1, lo + 1, max - 1 };
+        for (int k = 0; k < 7; k++)
+            v[n++] = e[k];
+    } else if (dist == CHECK_DIST_SMALL) {
+        const int64_t e[7] = { 3, bits, bits - 1, bits + 1, -1, 1, 2 };
+        for (int k = 0; k < 7; k++)
+            v[n++] = e[k];
+    } else if (dist == CHECK_DIST_EXTREME) {
+        const int64_t e[7] = { max, 1, is_signed ? lo : 0, -1, 0, max - 1, is_signed ? lo + 1 : 2 };
+        for (int k = 0; k < 7; k++)
+            v[n++] = e[k];
+    }
+    for (int k = 0; k < n; k++) {       /* into the type's range (unsigned: -1 becomes the maximum) */
+        if (is_signed)
+            v[k] = clamp64(v[k], lo, hi);
+        else if ((uint64_t)v[k] > umax)
+            v[k] = (int64_t)umax;
+    }
+    return n;
+}
+
+/* Stores entry e of t's table for dist at p; false when there is none. */
+static bool fill_from_table(IrElemType t, CheckDist dist, int64_t e, void *p)
+{
+    double f[16];
+    int64_t v[16];
+    if (t == IR_TYPE_PRED || e >= 16)
+        return false;
+    int n = table_of(t, dist, f, v);
+    if (e >= n)
+        return false;
+    if (ir_type_is_float(t))
+        ir_elem_set_f64(t, p, f[e]);
+    else
+        ir_elem_set_i64(t, p, v[e]);
+    return true;
+}
 
 static void type_stream(const Draw *d, IrElemType t, Rng *r)
 {
@@ -579,16 +689,18 @@ static void fill_elements(Draw *d, IrElemType t, void *data, int64_t n)
         if (d->dist == CHECK_DIST_COPIES) {
             fill_elem(&base, t, any_kind(&base), p);
         } else if (d->dist == CHECK_DIST_PAIRS) {
-            if (rng_next(&base) >> 62 != 0)     /* else the base is +0 (memset) */
-                fill_elem(&base, t, any_kind(&base), p);
-            int c = (int)(rng_next(&d->own) >> 62);
-            if (c == 2) {
+            CheckDist k = any_kind(&base);
+            fill_elem(&base, t, k, p);
+            if (i % 4 == 0)
+                memset(p, 0, bytes);            /* the base is +0 */
+            int c = (int)((i + d->param) % 4);
+            if (c == 0) {
                 negate_elem(t, p);
-            } else if (c == 3) {
+            } else if (c == 2) {
                 memset(p, 0, bytes);
                 fill_elem(&d->own, t, any_kind(&d->own), p);
             }
-        } else {
+        } else if (i + d->param >= 16 || !fill_from_table(t, d->dist, i + d->param, p)) {
             fill_elem(&d->own, t, d->dist, p);
         }
     }
@@ -715,7 +827,7 @@ Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed,
                   param, ir_shape_str(p->shape));
         return NULL;
     }
-    Draw d = { .base_key = splitmix(splitmix(seed) ^ (uint64_t)rank), .dist = single_kind(dist) };
+    Draw d = { .base_key = splitmix(splitmix(seed) ^ (uint64_t)rank), .dist = single_kind(dist), .param = param };
     rng_seed(&d.own, seed, rank, param);
     Rng *r = &d.own;
     int64_t lo, hi;
@@ -775,7 +887,7 @@ static const char *const dist_names[] = {
  * other's values and on the types' boundaries. */
 static const CheckDist mixed_kinds[8] = {
     CHECK_DIST_UNIFORM, CHECK_DIST_COPIES, CHECK_DIST_EDGES, CHECK_DIST_PAIRS,
-    CHECK_DIST_SMALL,   CHECK_DIST_EXTREME, CHECK_DIST_WIDE, CHECK_DIST_PAIRS,
+    CHECK_DIST_SMALL,   CHECK_DIST_EXTREME, CHECK_DIST_WIDE, CHECK_DIST_SPECIAL,
 };
 
 CheckDist check_trial_dist(CheckDist dist, int trial)

@@ -51,7 +51,7 @@ static const CliFlag flags[] = {
      "input distribution; mixed: trial t draws the t-th of uniform, copies (parameters of one type hold the same "
      "values), edges (NaN, -0, inf, subnormals, max), pairs (parameters share values, negations, +-0 pairs), small "
      "(small integers, halves, powers of two, bit widths), extreme (integer limits, the whole float range), wide, "
-     "pairs; a pair judged by accuracy draws uniform"},
+     "special; a pair judged by accuracy draws uniform"},
     {"--compare", CLI_CHOICE, OPT(compare), "=auto|exact|tol|ulp", "auto",
      "auto: bitwise unless a reduction's accumulation type changed, then accuracy against the f64 oracle"},
     {"--atol", CLI_DOUBLE, OPT(atol), "=A", "0", "--compare=tol: absolute tolerance"},

@@ -1,6 +1,7 @@
 /* test_boundaries.c: rewrites that change a function only at a boundary
  * (equal operands, -0, NaN, integer limits, shift widths, halves) must be
- * found by hlo-check's default trials: 8 trials of --dist=mixed, seed 0.
+ * found by hlo-check's default trials: 8 trials of --dist=mixed, seed 0, on
+ * parameters of 16 elements, of 3, on scalars and on the end of 64.
  * Each row of the table is a before and an after over parameters p, q and
  * r of one element type, checked on every element type of the classes it
  * applies to; a row either must be found DIFFERENT or must stay
@@ -10,8 +11,8 @@
  * loses one shows which.
  *
  * HLOCHECK_BOUNDARY_SEEDS=N instead runs every DIFFERENT row at seeds
- * 0..N-1 on f32, bf16, s32 and u8 and prints how many found it (a
- * measurement, not a test). */
+ * 0..N-1 on f32, bf16, s32 and u8 (at HLOCHECK_BOUNDARY_SHAPE, default
+ * [16]) and prints how many found it (a measurement, not a test). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -29,7 +30,7 @@ static Coll *coll;
 
 /* Type classes a row applies to. */
 enum { FLOAT = 1, SIGNED = 2, UNSIGNED = 4, INT = SIGNED | UNSIGNED, NUM = FLOAT | INT };
-enum { NAN_ = 1, NEG_ZERO = 2 };
+enum { NAN_ = 1, NEG_ZERO = 2, ARRAY = 4 };   /* ARRAY: not on scalars */
 
 typedef struct Row {
     const char *name;
@@ -75,6 +76,11 @@ static const Row rows[] = {
     { "shift-right-logical by q vs by q & W", INT, INT, "  ROOT o = @[16] shift-right-logical(p, q)\n",
       "  w0 = @[] constant(W)\n  w = @[16] broadcast(w0), dimensions={}\n  m = @[16] and(q, w)\n"
       "  ROOT o = @[16] shift-right-logical(p, m)\n" , 0 },
+    { "shift-left by q vs by min(q, W) (counts past the width)", INT, INT, "  ROOT o = @[16] shift-left(p, q)\n",
+      "  w0 = @[] constant(W)\n  w = @[16] broadcast(w0), dimensions={}\n  m = @[16] minimum(q, w)\n"
+      "  ROOT o = @[16] shift-left(p, m)\n" , 0 },
+    { "max vs select(lt) with the arms swapped (NaN in q)", NUM, FLOAT, "  ROOT o = @[16] maximum(p, q)\n",
+      "  g = pred[16] compare(p, q), direction=LT\n  ROOT o = @[16] select(g, q, p)\n" , NAN_ | ARRAY },
     { "clamp(lo, x, hi) vs max(min(x, hi), lo)", NUM, NUM, "  ROOT o = @[16] clamp(p, q, r)\n",
       "  a = @[16] minimum(q, r)\n  ROOT o = @[16] maximum(a, p)\n" , 0 },
     { "round-nearest-afz vs round-nearest-even (halves)", FLOAT, FLOAT, "  ROOT o = @[16] round-nearest-afz(p)\n",
@@ -89,7 +95,7 @@ static const Row rows[] = {
     { "x * 2 vs x + x", NUM, 0, "  t0 = @[] constant(2)\n  t = @[16] broadcast(t0), dimensions={}\n  ROOT o = @[16] multiply(p, t)\n",
       "  ROOT o = @[16] add(p, p)\n" , 0 },
     { "sort LT vs sort LT TOTALORDER (NaN, -0)", FLOAT, FLOAT,
-      "  ROOT o = @[16] sort(p), dimensions={0}, to_apply=%lt\n", "  ROOT o = @[16] sort(p), dimensions={0}, to_apply=%total\n" , NAN_ },
+      "  ROOT o = @[16] sort(p), dimensions={0}, to_apply=%lt\n", "  ROOT o = @[16] sort(p), dimensions={0}, to_apply=%total\n" , NAN_ | ARRAY },
 };
 
 static const char comparators[] =
@@ -116,13 +122,21 @@ static int class_of(IrElemType t)
     return ir_type_is_float(t) ? FLOAT : ir_type_is_signed_int(t) ? SIGNED : ir_type_is_int(t) ? UNSIGNED : 0;
 }
 
-/* The text with @ replaced by the type's name and W by its bit width - 1. */
+/* The shape every row's values have: "[16]", "[3]", "[]", or "tail": [16]
+ * sliced from the end of parameters of 64 elements. */
+static const char *dims = "[16]";
+
+/* The text with @ replaced by the type's name, [16] by dims and W by the
+ * type's bit width - 1. */
 static void expand(const char *tmpl, IrElemType t, char *out, size_t n)
 {
     size_t len = 0;
     for (const char *c = tmpl; *c && len + 32 < n; c++) {
         if (*c == '@')
             len += (size_t)snprintf(out + len, n - len, "%s", ir_type_name(t));
+        else if (strncmp(c, "[16]", 4) == 0 && strcmp(dims, "tail") != 0 &&
+                 (len += (size_t)snprintf(out + len, n - len, "%s", dims)))
+            c += 3;
         else if (*c == 'W' && c[1] == ')')
             len += (size_t)snprintf(out + len, n - len, "%d", ir_type_info[t].bits - 1);
         else
@@ -134,10 +148,17 @@ static void expand(const char *tmpl, IrElemType t, char *out, size_t n)
 static IrModule *module_of(const char *name, const char *body, IrElemType t)
 {
     char tmpl[4096], text[8192];
-    snprintf(tmpl, sizeof tmpl,
-             "HloModule %s\n\n%sENTRY e {\n  p = @[16] parameter(0)\n  q = @[16] parameter(1)\n"
-             "  r = @[16] parameter(2)\n%s}\n",
-             name, strstr(body, "to_apply") ? comparators : "", body);
+    if (strcmp(dims, "tail") == 0)      /* the last 16 of 64 elements: past the kinds' leading tables */
+        snprintf(tmpl, sizeof tmpl,
+                 "HloModule %s\n\n%sENTRY e {\n  p0 = @[64] parameter(0)\n  q0 = @[64] parameter(1)\n"
+                 "  r0 = @[64] parameter(2)\n  p = @[16] slice(p0), slice={[48:64]}\n"
+                 "  q = @[16] slice(q0), slice={[48:64]}\n  r = @[16] slice(r0), slice={[48:64]}\n%s}\n",
+                 name, strstr(body, "to_apply") ? comparators : "", body);
+    else
+        snprintf(tmpl, sizeof tmpl,
+                 "HloModule %s\n\n%sENTRY e {\n  p = @[16] parameter(0)\n  q = @[16] parameter(1)\n"
+                 "  r = @[16] parameter(2)\n%s}\n",
+                 name, strstr(body, "to_apply") ? comparators : "", body);
     expand(tmpl, t, text, sizeof text);
     Error err = { 0 };
     IrModule *m = ir_parse_module(text, strlen(text), "boundary.hlo", &err);
@@ -169,16 +190,17 @@ static int check_row(const Row *row, IrElemType t, uint64_t seed, CheckReport *r
     return rep->equivalent;
 }
 
-static void test_boundary_rewrites_are_found_by_default(void **state)
+/* Every row on every type it applies to, at the shape dims. */
+static void boundary_table(void)
 {
-    (void)state;
-    int found = 0, kept = 0, unsupported = 0;
+    int found = 0, kept = 0, unsupported = 0, wrong = 0;
     int by_kind[CHECK_DIST_MIXED + 1] = { 0 };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const Row *row = &rows[i];
         for (int t = IR_TYPE_PRED; t < IR_TYPE_C64; t++) {
             int cls = class_of((IrElemType)t);
-            if (!(cls & row->applies) || !type_has((IrElemType)t, row->needs))
+            if (!(cls & row->applies) || !type_has((IrElemType)t, row->needs) ||
+                ((row->needs & ARRAY) && strcmp(dims, "[]") == 0))
                 continue;
             CheckReport rep;
             int eq = check_row(row, (IrElemType)t, 0, &rep);
@@ -188,14 +210,16 @@ static void test_boundary_rewrites_are_found_by_default(void **state)
                 continue;
             }
             bool want_differ = (cls & row->differs) != 0;
-            if (want_differ && eq)
-                fail_msg("%s on %s: EQUIVALENT after %d trials of the default inputs", row->name,
-                         ir_type_name((IrElemType)t), rep.trials_run);
-            if (!want_differ && !eq)
-                fail_msg("%s on %s: DIFFERENT at trial %d (%s), element %s: %s vs %s, yet it is an identity there",
-                         row->name, ir_type_name((IrElemType)t), rep.diff.trial, check_dist_name(rep.diff.dist),
-                         rep.diff.where, rep.diff.before, rep.diff.after);
-            if (want_differ) {
+            if (want_differ && eq) {
+                printf("  MISSED %s on %s: EQUIVALENT after %d trials of the default inputs\n", row->name,
+                       ir_type_name((IrElemType)t), rep.trials_run);
+                wrong++;
+            } else if (!want_differ && !eq) {
+                printf("  WRONG %s on %s: DIFFERENT at trial %d (%s), element %s: %s vs %s, yet it is an identity "
+                       "there\n", row->name, ir_type_name((IrElemType)t), rep.diff.trial,
+                       check_dist_name(rep.diff.dist), rep.diff.where, rep.diff.before, rep.diff.after);
+                wrong++;
+            } else if (want_differ) {
                 found++;
                 by_kind[rep.diff.dist]++;
             } else {
@@ -204,12 +228,29 @@ static void test_boundary_rewrites_are_found_by_default(void **state)
             check_report_free(&rep);
         }
     }
-    printf("  boundaries: %d found different, %d kept equivalent, %d unsupported; found by:", found, kept, unsupported);
+    printf("  boundaries at %s: %d found different, %d kept equivalent, %d unsupported; found by:", dims, found, kept,
+           unsupported);
     for (int k = 0; k <= CHECK_DIST_MIXED; k++)
         if (by_kind[k])
             printf(" %s %d", check_dist_name((CheckDist)k), by_kind[k]);
     printf("\n");
+    assert_int_equal(wrong, 0);
     assert_true(found > 100 && unsupported < found / 4);
+}
+
+/* The table on arrays of 16 elements, of 3, on scalars (where only one
+ * element of each parameter can meet a boundary), and on the last 16
+ * elements of 64 (where the kinds' leading tables no longer reach: the
+ * values drawn alone must meet the boundaries). */
+static void test_boundary_rewrites_are_found_by_default(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = { "[16]", "[3]", "[]", "tail" };
+    for (size_t k = 0; k < 4; k++) {
+        dims = shapes[k];
+        boundary_table();
+    }
+    dims = "[16]";
 }
 
 /* The GT/GE pair of the issue with each single kind: the independent
@@ -249,11 +290,14 @@ static void test_seeds_that_find_each_row(void **state)
 {
     (void)state;
     int seeds = atoi(getenv("HLOCHECK_BOUNDARY_SEEDS"));
+    if (getenv("HLOCHECK_BOUNDARY_SHAPE"))
+        dims = getenv("HLOCHECK_BOUNDARY_SHAPE");     /* [16] (the default), [3], [] */
     static const IrElemType types[] = { IR_TYPE_F32, IR_TYPE_BF16, IR_TYPE_S32, IR_TYPE_U8 };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
             int cls = class_of(types[k]);
-            if (!(cls & rows[i].applies & rows[i].differs) || !type_has(types[k], rows[i].needs))
+            if (!(cls & rows[i].applies & rows[i].differs) || !type_has(types[k], rows[i].needs) ||
+                ((rows[i].needs & ARRAY) && strcmp(dims, "[]") == 0))
                 continue;
             int hits = 0;
             for (int s = 0; s < seeds; s++) {

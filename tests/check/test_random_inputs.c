@@ -326,6 +326,67 @@ static void test_special_mixes_nan_inf_zeros_and_subnormals(void **state)
     ir_module_free(m);
 }
 
+/* The boundary kinds beyond their leading tables (elements 16 on): what
+ * their draws promise, on a long parameter. */
+static void test_boundary_kinds_draw_past_their_tables(void **state)
+{
+    (void)state;
+    IrModule *m = module_with_param("f32[4096]");
+    Value *v = draw(m, 0, 0, 0, CHECK_DIST_EDGES);
+    int nan = 0, neg_zero = 0;
+    for (int64_t i = 16; i < 4096; i++) {
+        double x = elem(v, i);
+        nan += isnan(x) != 0;
+        neg_zero += x == 0 && signbit(x);
+    }
+    assert_true(nan > 4096 / 16 && neg_zero > 4096 / 16);     /* one in eight each */
+    value_release(v);
+    v = draw(m, 0, 0, 0, CHECK_DIST_SMALL);
+    int halves = 0;
+    for (int64_t i = 16; i < 4096; i++) {
+        double x = elem(v, i) * 2;
+        halves += x == floor(x) && fmod(fabs(x), 2) == 1;
+    }
+    assert_true(halves > 4096 / 8);
+    value_release(v);
+    ir_module_free(m);
+    /* Integers: shift counts at and past the width, the unsigned maximum. */
+    static const char *const ints[] = { "s32[4096]", "u8[4096]", "u64[4096]", "s8[4096]" };
+    static const int bits[] = { 32, 8, 64, 8 };
+    for (int k = 0; k < 4; k++) {
+        m = module_with_param(ints[k]);
+        v = draw(m, 0, 0, 0, CHECK_DIST_SMALL);
+        int width = 0, past = 0;
+        for (int64_t i = 16; i < 4096; i++) {
+            int64_t x = ir_elem_get_i64(v->shape->type, (const char *)v->data + i * ir_type_storage_bytes(v->shape->type));
+            width += x == bits[k];
+            past += x == bits[k] + 1;
+        }
+        if (bits[k] + 1 <= 127)
+            assert_true(width > 0 && past > 0);
+        value_release(v);
+        v = draw(m, 0, 0, 0, CHECK_DIST_EXTREME);
+        IrElemType t = v->shape->type;
+        size_t es = (size_t)ir_type_storage_bytes(t);
+        int at_max = 0, at_min = 0;
+        for (int64_t i = 16; i < 4096; i++) {
+            uint64_t u = 0;
+            memcpy(&u, (const char *)v->data + (size_t)i * es, es);
+            uint64_t top = es == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * es)) - 1;
+            if (ir_type_is_signed_int(t)) {
+                at_max += u == top >> 1;
+                at_min += u == (top >> 1) + 1;
+            } else {
+                at_max += u == top;
+                at_min += u == 0;
+            }
+        }
+        assert_true(at_max > 0 && at_min > 0);
+        value_release(v);
+        ir_module_free(m);
+    }
+}
+
 static void test_integers_cover_a_small_range(void **state)
 {
     (void)state;
@@ -469,8 +530,9 @@ static void test_bad_parameter_number_is_an_error(void **state)
 static void test_dist_names_round_trip(void **state)
 {
     (void)state;
-    static const char *const names[] = { "uniform", "normal", "wide", "special" };
-    for (int i = 0; i < 4; i++) {
+    static const char *const names[] = { "uniform", "normal", "wide", "special", "copies",
+                                         "pairs",   "edges",  "small", "extreme", "mixed" };
+    for (int i = 0; i < 10; i++) {
         CheckDist d;
         assert_true(check_dist_from_name(names[i], &d));
         assert_string_equal(check_dist_name(d), names[i]);
@@ -495,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_normal_has_mean_zero_and_unit_variance),
         cmocka_unit_test(test_wide_spans_many_binades_and_stays_finite),
         cmocka_unit_test(test_special_mixes_nan_inf_zeros_and_subnormals),
+        cmocka_unit_test(test_boundary_kinds_draw_past_their_tables),
         cmocka_unit_test(test_integers_cover_a_small_range),
         cmocka_unit_test(test_pred_is_a_fair_coin),
         cmocka_unit_test(test_complex_fills_both_parts),

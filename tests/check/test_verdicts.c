@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "coll.h"
+#include "pass.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -152,6 +153,15 @@ static void test_called_computations_and_movement_are_never_proved_alike(void **
     "HloModule s\n%cmp (a: f32[], b: f32[]) -> pred[] {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n" \
     "  ROOT c = pred[] compare(" x ", " y "), direction=LT\n}\n"                                               \
     "ENTRY e {\n  p = f32[16] parameter(0)\n  ROOT o = f32[16] sort(p), dimensions={0}, to_apply=%cmp\n}\n"
+#define SORTED_DIR(d)                                                                                        \
+    "HloModule s\n%cmp (a: f32[], b: f32[]) -> pred[] {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n" \
+    "  ROOT c = pred[] compare(a, b), direction=" d "\n}\n"                                                    \
+    "ENTRY e {\n  p = f32[16] parameter(0)\n  ROOT o = f32[16] sort(p), dimensions={0}, to_apply=%cmp\n}\n"
+#define POOLED(op)                                                                                           \
+    "HloModule w\n%f (a: f32[], b: f32[]) -> f32[] {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"     \
+    "  ROOT c = f32[] " op "(a, b)\n}\n"                                                                       \
+    "ENTRY e {\n  p = f32[16] parameter(0)\n  z = f32[] constant(0)\n"                                       \
+    "  ROOT o = f32[8] reduce-window(p, z), window={size=2 stride=2}, to_apply=%f\n}\n"
 #define REDUCED(x, y)                                                                                        \
     "HloModule r\n%f (a: f32[], b: f32[]) -> f32[] {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"     \
     "  ROOT c = f32[] subtract(" x ", " y ")\n}\n"                                                             \
@@ -160,6 +170,8 @@ static void test_called_computations_and_movement_are_never_proved_alike(void **
 #define MOVED(op) "HloModule m\nENTRY e {\n  p = f32[16] parameter(0)\n  ROOT o = f32[16] " op "\n}\n"
     static const char *const pairs[][2] = {
         { SORTED("a", "b"), SORTED("b", "a") },
+        { SORTED_DIR("LT"), SORTED_DIR("GT") },
+        { POOLED("maximum"), POOLED("minimum") },
         { REDUCED("a", "b"), REDUCED("b", "a") },
         { MOVED("reverse(p), dimensions={0}"), MOVED("copy(p)") },
     };
@@ -172,8 +184,68 @@ static void test_called_computations_and_movement_are_never_proved_alike(void **
         check_report_free(&rep);
     }
 #undef SORTED
+#undef SORTED_DIR
+#undef POOLED
 #undef REDUCED
 #undef MOVED
+}
+
+/* ---- Verdicts by accuracy */
+
+static void test_the_accuracy_rule(void **state)
+{
+    (void)state;
+    CheckAccuracy b = { .n = 10, .sum_abs = 1.0 }, a = b;
+    assert_true(check_no_less_accurate(&b, &a));
+    a.sum_abs = 0.5;
+    assert_true(check_no_less_accurate(&b, &a));
+    a.sum_abs = 1.0 + 1e-12;                   /* within the relative 1e-9 */
+    assert_true(check_no_less_accurate(&b, &a));
+    a.sum_abs = 1.01;
+    assert_false(check_no_less_accurate(&b, &a));
+    a.sum_abs = 1.0;
+    a.nonfinite = 1;
+    assert_false(check_no_less_accurate(&b, &a));
+    b.nonfinite = 1;
+    assert_true(check_no_less_accurate(&b, &a));
+}
+
+/* flip-reduce-convert-add's rewrite of an all-reduce: judged by accuracy
+ * (AT LEAST AS ACCURATE, NOT EXACT under --prove, on uniform draws), here
+ * on one device, where its sums have one term. */
+#define REDUCED_IN(acc, out)                                                                                 \
+    "HloModule p\n%add (x: " acc "[], y: " acc "[]) -> " acc "[] {\n  x = " acc "[] parameter(0)\n"          \
+    "  y = " acc "[] parameter(1)\n  ROOT s = " acc "[] add(x, y)\n}\n"                                      \
+    "ENTRY e {\n  st = (" out "[64], f32[64]) parameter(0)\n  acc = " out "[64] get-tuple-element(st), index=0\n"  \
+    "  g = f32[64] get-tuple-element(st), index=1\n"                                                            \
+    "  ar = f32[64] all-reduce(g), replica_groups={}, to_apply=%add\n  c = " out "[64] convert(ar)\n"         \
+    "  ROOT r = " out "[64] add(c, acc)\n}\n"
+
+static void test_a_precision_change_is_judged_by_accuracy(void **state)
+{
+    (void)state;
+    IrModule *b = parse(REDUCED_IN("f32", "f64"));
+    const Pass *pass = pass_find("flip-reduce-convert-add");
+    assert_non_null(pass);
+    PassOptions po;
+    pass_options_default(&po);
+    bool changed = false;
+    Error err = { 0 };
+    IrModule *a = check_rewrite(b, &pass, 1, &po, &changed, &err);
+    assert_non_null(a);
+    assert_true(changed);
+    CheckOptions opt;
+    check_options_default(&opt);
+    opt.prove = true;
+    CheckReport rep;
+    assert_true(check_modules(coll, b, a, &opt, &rep, &err));
+    assert_true(rep.precision_changing && rep.by_accuracy);
+    assert_true(rep.equivalent);
+    assert_int_equal(rep.proof.status, CHECK_PROOF_NOT_EXACT);
+    assert_int_equal(rep.dist, CHECK_DIST_UNIFORM);     /* accuracy on values of the program's kind */
+    check_report_free(&rep);
+    ir_module_free(a);
+    ir_module_free(b);
 }
 
 /* ---- Digests */
@@ -235,6 +307,24 @@ static void test_digest_finds_block_edges(void **state)
         value_release(a);
         value_release(b);
     }
+    /* +0 against -0 and 0 against NaN are differences, in every block. */
+    static const uint32_t other[] = { 0x80000000u, 0x7fc00000u };
+    for (int k = 0; k < 2; k++) {
+        Value *x = array_of(IR_TYPE_F32, N), *y = array_of(IR_TYPE_F32, N);
+        memset(x->data, 0, 4 * (size_t)N);
+        memset(y->data, 0, 4 * (size_t)N);
+        CheckDigest *dz = check_digest_new(&x, 1);
+        for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+            int leaf;
+            int64_t first, count;
+            memcpy((char *)y->data + 4 * at[i], &other[k], 4);
+            assert_true(check_digest_first_mismatch(dz, &y, 1, &leaf, &first, &count));
+            memset((char *)y->data + 4 * at[i], 0, 4);
+        }
+        check_digest_free(dz);
+        value_release(x);
+        value_release(y);
+    }
     /* Any NaN for any NaN: two payloads, one block. */
     Value *a = array_of(IR_TYPE_F32, 8), *b = array_of(IR_TYPE_F32, 8);
     memcpy((char *)a->data + 4, &(uint32_t){ 0x7fc00001u }, 4);
@@ -246,6 +336,37 @@ static void test_digest_finds_block_edges(void **state)
     check_digest_free(d);
     value_release(a);
     value_release(b);
+}
+
+/* check_first_difference finds a single differing element wherever it is,
+ * the first and the last included, under every comparison mode. */
+static void test_first_difference_at_either_end(void **state)
+{
+    (void)state;
+    static const IrElemType types[] = { IR_TYPE_F32, IR_TYPE_BF16, IR_TYPE_S8, IR_TYPE_F64, IR_TYPE_PRED };
+    static const CheckCompare modes[] = { CHECK_EXACT, CHECK_TOL, CHECK_ULP };
+    static const int64_t sizes[] = { 1, 2, 7, 64, 1000 };
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            int64_t n = sizes[z];
+            Value *a = array_of(types[k], n), *b = array_of(types[k], n);
+            size_t es = (size_t)ir_type_storage_bytes(types[k]);
+            const int64_t at[3] = { 0, n / 2, n - 1 };
+            for (int i = 0; i < 3; i++)
+                for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+                    CheckTolerance tol = { modes[m], 0, 0, 0 };
+                    assert_int_equal(check_first_difference(a, b, &tol), -1);
+                    char *p = (char *)b->data + (size_t)at[i] * es;
+                    unsigned char was = (unsigned char)p[es - 1];
+                    p[es - 1] ^= types[k] == IR_TYPE_PRED ? 0x01 : 0x40;     /* an exponent or high bit */
+                    if (check_first_difference(a, b, &tol) != at[i])
+                        fail_msg("%s[%lld], mode %d: the difference at %lld is not the first found",
+                                 ir_type_name(types[k]), (long long)n, (int)modes[m], (long long)at[i]);
+                    p[es - 1] = (char)was;
+                }
+            value_release(a);
+            value_release(b);
+        }
 }
 
 /* The same through check_modules: a --max-memory between what the lean and
@@ -361,8 +482,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_random_ops_against_themselves_and_changed),
         cmocka_unit_test(test_swapped_operands_are_never_proved),
         cmocka_unit_test(test_called_computations_and_movement_are_never_proved_alike),
+        cmocka_unit_test(test_the_accuracy_rule),
+        cmocka_unit_test(test_a_precision_change_is_judged_by_accuracy),
         cmocka_unit_test(test_digest_finds_block_edges),
         cmocka_unit_test(test_lean_check_finds_block_edges),
+        cmocka_unit_test(test_first_difference_at_either_end),
         cmocka_unit_test(test_shrink_keeps_a_cut_only_when_it_still_differs),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

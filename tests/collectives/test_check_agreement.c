@@ -1,0 +1,110 @@
+/* test_check_agreement.c: hlo-check's verdict is the same on every rank,
+ * under mpirun at 2, 3, 4 and 8 ranks.  A pair that differs on the last
+ * rank only is DIFFERENT on every rank, with that rank's first difference,
+ * and the check stops at the trial that found it; --shrink keeps what
+ * differs on any rank (an instruction equal on the other ranks is not
+ * replaced by their value), so its pair still differs. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "check.h"
+#include "coll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static Coll *coll;
+
+static IrModule *parse(const char *text)
+{
+    Error err = { 0 };
+    IrModule *m = ir_parse_module(text, strlen(text), "t.hlo", &err);
+    if (!m || !ir_verify_module(m, &err)) {
+        error_print(&err, stderr);
+        fail_msg("parse: %s", err.msg);
+    }
+    return m;
+}
+
+/* o = p + q, but on the last device p + q + 1; the root reads o. */
+static void modules(IrModule **b, IrModule **a)
+{
+    char before[512], after[1024];
+    snprintf(before, sizeof before,
+             "HloModule b\nENTRY e {\n  p = f32[16] parameter(0)\n  q = f32[16] parameter(1)\n"
+             "  o = f32[16] add(p, q)\n  ROOT r = f32[16] multiply(o, o)\n}\n");
+    snprintf(after, sizeof after,
+             "HloModule a\nENTRY e {\n  p = f32[16] parameter(0)\n  q = f32[16] parameter(1)\n"
+             "  s = f32[16] add(p, q)\n  one = f32[] constant(1)\n  ob = f32[16] broadcast(one), dimensions={}\n"
+             "  t = f32[16] add(s, ob)\n  id = u32[] replica-id()\n  last = u32[] constant(%d)\n"
+             "  is = pred[] compare(id, last), direction=EQ\n  m = pred[16] broadcast(is), dimensions={}\n"
+             "  o = f32[16] select(m, t, s)\n  ROOT r = f32[16] multiply(o, o)\n}\n",
+             coll_world(coll) - 1);
+    *b = parse(before);
+    *a = parse(after);
+}
+
+static void test_a_difference_on_one_rank_is_everyones(void **state)
+{
+    (void)state;
+    IrModule *b, *a;
+    modules(&b, &a);
+    CheckOptions opt;
+    check_options_default(&opt);
+    CheckReport rep;
+    Error err = { 0 };
+    assert_true(check_modules(coll, b, a, &opt, &rep, &err));
+    assert_false(rep.equivalent);
+    assert_true(rep.diff.found);
+    assert_int_equal(rep.diff.rank, coll_world(coll) - 1);
+    assert_int_equal(rep.diff.trial, 0);
+    assert_int_equal(rep.trials_run, rep.diff.trial + 1);     /* stopped at the first difference */
+    check_report_free(&rep);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+static void test_shrink_keeps_what_differs_on_any_rank(void **state)
+{
+    (void)state;
+    IrModule *b, *a;
+    modules(&b, &a);
+    CheckOptions opt;
+    check_options_default(&opt);
+    CheckReport rep;
+    Error err = { 0 };
+    assert_true(check_modules(coll, b, a, &opt, &rep, &err));
+    CheckShrunk sh;
+    assert_true(check_shrink_pair(coll, b, a, &opt, &rep, &sh, &err));
+    /* The shrunk pair on its own inputs, as a user replays it. */
+    CheckOptions again;
+    check_options_default(&again);
+    again.inputs = sh.s.inputs;
+    again.n_inputs = sh.s.n_inputs;
+    again.trials = 1;
+    CheckReport rep2;
+    assert_int_equal(sh.ranks, coll_world(coll));      /* replica-id keeps every rank */
+    assert_true(check_modules(coll, sh.s.before, sh.s.after, &again, &rep2, &err));
+    assert_false(rep2.equivalent);
+    assert_int_equal(rep2.diff.rank, coll_world(coll) - 1);
+    check_report_free(&rep2);
+    check_shrink_free(&sh.s);
+    check_report_free(&rep);
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
+int main(int argc, char **argv)
+{
+    coll = coll_init(&argc, &argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_difference_on_one_rank_is_everyones),
+        cmocka_unit_test(test_shrink_keeps_what_differs_on_any_rank),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    coll_finish(coll, rc);
+}
