@@ -544,6 +544,8 @@ CHECKER_MUTANTS = [
     # shrink: cuts kept only when the pair still differs
     ("src/check/shrink_loop.c", "    if (made && d2.found) {", "    if (made) {",
      "--shrink: a cut kept after the pair no longer differs"),
+    ("src/check/shrink_loop.c", "        if (coll_all_ok(c, ok) && d2.found) {", "        if (coll_all_ok(c, ok)) {",
+     "--shrink: a rank cut kept after the pair no longer differs"),
     ("src/check/shrink.c", "        coll_allreduce_i64(c, flags, 2 * cs->n, COLL_MIN);",
      "        coll_allreduce_i64(c, flags, 2 * cs->n, COLL_MAX);",
      "--shrink: a value equal on some rank replaced as if equal on every rank"),
@@ -551,6 +553,11 @@ CHECKER_MUTANTS = [
 
 # Survivors argued equivalent: what, why it cannot change a verdict.
 CHECKER_EQUIVALENT = {
+    "--shrink: a rank cut kept after the pair no longer differs":
+        "the rank cut keeps the failing rank's function by construction (check_rank_subset closes the ranks under "
+        "every collective's groups of both modules, refuses replica-id, partition-id and point-to-point ops, and "
+        "the inputs move with their ranks), so the cut pair differs whenever the pair does; the re-check is a "
+        "guard against a renumbering bug, which no valid pair reaches",
 }
 
 

@@ -130,8 +130,12 @@ void check_print_report(FILE *out, const CheckReport *rep, const char *before_na
     if (!rep->inputs_given) {
         char kinds[200];
         check_trial_dists_text(rep->dist, rep->trials_run, kinds, sizeof kinds);
-        fprintf(out, "inputs: %s%s%s%s\n", check_dist_name(rep->dist), rep->dist == CHECK_DIST_MIXED ? " (" : "",
-                rep->dist == CHECK_DIST_MIXED ? kinds : "", rep->dist == CHECK_DIST_MIXED ? ")" : "");
+        fprintf(out, "inputs: %s%s%s%s%s\n", check_dist_name(rep->dist), rep->dist == CHECK_DIST_MIXED ? " (" : "",
+                rep->dist == CHECK_DIST_MIXED ? kinds : "", rep->dist == CHECK_DIST_MIXED ? ")" : "",
+                rep->by_accuracy && rep->dist == CHECK_DIST_UNIFORM
+                    ? " (accuracy is measured on values of the program's kind, not on the boundary kinds; --dist "
+                      "chooses another)"
+                    : "");
     }
     if (rep->by_digest)
         fputs("memory: both modules' outputs do not fit --max-memory together, so before's are kept as 64-bit "
