@@ -3,7 +3,8 @@
  * rank only is DIFFERENT on every rank, with that rank's first difference,
  * and the check stops at the trial that found it; --shrink keeps what
  * differs on any rank (an instruction equal on the other ranks is not
- * replaced by their value), so its pair still differs. */
+ * replaced by their value), so its pair still differs; --prove hashes each
+ * rank's own reduce-scatter chunk. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -98,12 +99,51 @@ static void test_shrink_keeps_what_differs_on_any_rank(void **state)
     ir_module_free(a);
 }
 
+/* --prove hashes each rank's own chunk of a reduce-scatter: against the
+ * all-reduce's first chunk (right on rank 0 only) it is REFUTED, never
+ * proved; against the all-reduce sliced at the rank's own chunk the
+ * sampled check finds nothing. */
+static void test_reduce_scatter_chunks_in_the_proof(void **state)
+{
+    (void)state;
+    int w = coll_world(coll);
+    char before[1024], wrong[1024], right[1024];
+    char h[512];
+    snprintf(h, sizeof h, "HloModule m\n%%add (a: f32[], b: f32[]) -> f32[] {\n  a = f32[] parameter(0)\n"
+             "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[%d] parameter(0)\n", 4 * w);
+    snprintf(before, sizeof before, "%s  ROOT r = f32[4] reduce-scatter(p), replica_groups={}, dimensions={0}, "
+             "to_apply=%%add\n}\n", h);
+    snprintf(wrong, sizeof wrong, "%s  ar = f32[%d] all-reduce(p), replica_groups={}, to_apply=%%add\n"
+             "  ROOT r = f32[4] slice(ar), slice={[0:4]}\n}\n", h, 4 * w);
+    snprintf(right, sizeof right, "%s  ar = f32[%d] all-reduce(p), replica_groups={}, to_apply=%%add\n"
+             "  id = u32[] replica-id()\n  four = u32[] constant(4)\n  at = u32[] multiply(id, four)\n"
+             "  ROOT r = f32[4] dynamic-slice(ar, at), dynamic_slice_sizes={4}\n}\n", h, 4 * w);
+    IrModule *b = parse(before), *x = parse(wrong), *y = parse(right);
+    CheckOptions opt;
+    check_options_default(&opt);
+    opt.prove = true;
+    CheckReport rep;
+    Error err = { 0 };
+    assert_true(check_modules(coll, b, x, &opt, &rep, &err));
+    assert_false(rep.equivalent);
+    assert_int_equal(rep.proof.status, CHECK_PROOF_REFUTED);
+    check_report_free(&rep);
+    assert_true(check_modules(coll, b, y, &opt, &rep, &err));
+    assert_true(rep.equivalent);
+    assert_int_not_equal(rep.proof.status, CHECK_PROOF_REFUTED);
+    check_report_free(&rep);
+    ir_module_free(b);
+    ir_module_free(x);
+    ir_module_free(y);
+}
+
 int main(int argc, char **argv)
 {
     coll = coll_init(&argc, &argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_difference_on_one_rank_is_everyones),
         cmocka_unit_test(test_shrink_keeps_what_differs_on_any_rank),
+        cmocka_unit_test(test_reduce_scatter_chunks_in_the_proof),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     coll_finish(coll, rc);
