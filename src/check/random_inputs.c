@@ -49,9 +49,9 @@
  *
  *   edges    table: NaN, -0 (+0 without), NaN, +inf, -inf, +0, the
  *            smallest subnormal, -max, max, the smallest normal, -smallest
- *            subnormal (what the type
- *            has; integers: min, -1, max, 0, 1, min + 1, max - 1, where
- *            an unsigned type has max for min and for -1);
+ *            subnormal (what the type has; integers: min, -1, max, 0, 1,
+ *            min + 1, max - 1, where an unsigned type has max for min and
+ *            for -1);
  *            drawn: floats c = next() >> 61; 0: NaN, 1: -0, 2..5:
  *            table[int(0, n - 1)] (the special values), 6..7: uniform (a
  *            type without NaN or -0 takes the special values); integers
@@ -210,6 +210,12 @@ static bool float_has_nan(IrElemType t)
     return fi->has_inf || fi->nan_only_all_ones || fi->nan_is_neg_zero;
 }
 
+static bool float_has_neg_zero(IrElemType t)
+{
+    const IrTypeInfo *fi = &ir_type_info[t];
+    return fi->has_sign && !fi->nan_is_neg_zero;
+}
+
 /* Stores v rounded to t; a uniform draw that rounds up to +1 wraps to -1. */
 static void store_uniform(IrElemType t, void *p, double v)
 {
@@ -260,7 +266,7 @@ static int special_values(IrElemType t, double *out)
         out[n++] = INFINITY;
         out[n++] = -INFINITY;
     }
-    if (fi->has_sign && !fi->nan_is_neg_zero)
+    if (float_has_neg_zero(t))
         out[n++] = -0.0;
     out[n++] = 0.0;
     out[n++] = ldexp(1.0, fr.emin - m);                      /* smallest subnormal */
@@ -357,12 +363,6 @@ static void fill_int(Rng *r, IrElemType t, void *p)
 /* ------------------------------------------------------------------ */
 /* The kinds that reach boundaries                                      */
 
-static bool float_has_neg_zero(IrElemType t)
-{
-    const IrTypeInfo *fi = &ir_type_info[t];
-    return fi->has_sign && !fi->nan_is_neg_zero;
-}
-
 static double draw_edge_float(Rng *r, IrElemType t)
 {
     double specials[MAX_SPECIALS];
@@ -417,13 +417,23 @@ static double draw_extreme_float(Rng *r, IrElemType t)
     return negative ? -v : v;
 }
 
-/* As the bits to store (an unsigned 64-bit maximum is -1 as int64). */
+/* The bits of an integer type's largest value, as ir_elem_set_i64 stores
+ * them: type_max, except that the unsigned 64-bit maximum is -1 as int64
+ * (type_max stops at INT64_MAX, the largest value an int64 range holds). */
+static int64_t max_bits(IrElemType t)
+{
+    int bits = ir_type_info[t].bits;
+    if (ir_type_is_signed_int(t))
+        return type_max(t);
+    return (int64_t)(bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1);
+}
+
+/* As the bits to store. */
 static int64_t draw_extreme_int(Rng *r, IrElemType t)
 {
     int64_t k = rng_int(r, 0, 6);
     if (!ir_type_is_signed_int(t)) {
-        int bits = ir_type_info[t].bits;
-        uint64_t max = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+        uint64_t max = (uint64_t)max_bits(t);
         const uint64_t pick[7] = { 0, 1, 2, max / 2, max / 2 + 1, max - 1, max };
         return (int64_t)pick[k];
     }
@@ -629,10 +639,8 @@ static int table_of(IrElemType t, CheckDist dist, double *f, int64_t *v)
     if (!ir_type_is_int(t))
         return 0;
     int bits = fi->bits;
-    int64_t lo = type_min(t), hi = type_max(t);
+    int64_t lo = type_min(t), hi = type_max(t), max = max_bits(t);
     bool is_signed = ir_type_is_signed_int(t);
-    uint64_t umax = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
-    int64_t max = is_signed ? hi : (int64_t)umax;      /* the bits of the type's maximum */
     if (dist == CHECK_DIST_EDGES) {
         const int64_t e[7] = { is_signed ? lo : max, -1, max, 0, 1, lo + 1, max - 1 };
         for (int k = 0; k < 7; k++)
@@ -649,27 +657,10 @@ static int table_of(IrElemType t, CheckDist dist, double *f, int64_t *v)
     for (int k = 0; k < n; k++) {       /* into the type's range (unsigned: -1 becomes the maximum) */
         if (is_signed)
             v[k] = clamp64(v[k], lo, hi);
-        else if ((uint64_t)v[k] > umax)
-            v[k] = (int64_t)umax;
+        else if ((uint64_t)v[k] > (uint64_t)max)
+            v[k] = max;
     }
     return n;
-}
-
-/* Stores entry e of t's table for dist at p; false when there is none. */
-static bool fill_from_table(IrElemType t, CheckDist dist, int64_t e, void *p)
-{
-    double f[16];
-    int64_t v[16];
-    if (t == IR_TYPE_PRED || e >= 16)
-        return false;
-    int n = table_of(t, dist, f, v);
-    if (e >= n)
-        return false;
-    if (ir_type_is_float(t))
-        ir_elem_set_f64(t, p, f[e]);
-    else
-        ir_elem_set_i64(t, p, v[e]);
-    return true;
 }
 
 static void type_stream(const Draw *d, IrElemType t, Rng *r)
@@ -684,6 +675,9 @@ static void fill_elements(Draw *d, IrElemType t, void *data, int64_t n)
     Rng base;
     if (d->dist == CHECK_DIST_COPIES || d->dist == CHECK_DIST_PAIRS)
         type_stream(d, t, &base);
+    double tf[16];
+    int64_t tv[16];
+    int n_table = t == IR_TYPE_PRED ? 0 : table_of(t, d->dist, tf, tv);     /* 0 for the other kinds */
     for (int64_t i = 0; i < n; i++) {
         char *p = (char *)data + (size_t)i * bytes;
         if (d->dist == CHECK_DIST_COPIES) {
@@ -700,7 +694,12 @@ static void fill_elements(Draw *d, IrElemType t, void *data, int64_t n)
                 memset(p, 0, bytes);
                 fill_elem(&d->own, t, any_kind(&d->own), p);
             }
-        } else if (i + d->param >= 16 || !fill_from_table(t, d->dist, i + d->param, p)) {
+        } else if (i + d->param < n_table) {
+            if (ir_type_is_float(t))
+                ir_elem_set_f64(t, p, tf[i + d->param]);
+            else
+                ir_elem_set_i64(t, p, tv[i + d->param]);
+        } else {
             fill_elem(&d->own, t, d->dist, p);
         }
     }

@@ -170,7 +170,8 @@ bool check_shrink_pair(Coll *c, const IrModule *before, const IrModule *after, c
     memcpy(out->where, out->diff.where, sizeof out->where);
     if (still && !check_shrink_try_cut(c, &quiet, check_shrink_to_element, &out->s, &out->diff, &out->element, err))
         return false;
-    if (still && !out->element && !check_shrink_try_cut(c, &quiet, check_shrink_to_box, &out->s, &out->diff, &out->box, err))
+    if (still && !out->element &&
+        !check_shrink_try_cut(c, &quiet, check_shrink_to_box, &out->s, &out->diff, &out->box, err))
         return false;
     out->failing_rank = out->diff.rank;
     out->ranks = coll_world(c);

@@ -396,12 +396,10 @@ static void save_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, cons
     }
     if (after && rep && rep->diff.found) {
         /* the failing trial's inputs, as hlo-check --save-counterexample writes them */
-        int trial = rep->diff.trial;
         for (int p = 0; p < mod->m->entry->n_params; p++) {
             Error err = { 0 };
             Value *v = co->inputs ? NULL
-                                  : check_random_input(mod->m, p, coll_rank(c), check_trial_seed(co->seed, trial),
-                                                       rep->diff.dist, &err);
+                                  : check_random_input(mod->m, p, coll_rank(c), rep->diff.seed, rep->diff.dist, &err);
             if (v) {
                 npy_write_param(dir, p, coll_rank(c), v, &err);
                 value_release(v);
