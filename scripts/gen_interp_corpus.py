@@ -502,20 +502,25 @@ def fam_binary_float_exact():
         a = arr(t, [p[0] for p in pairs] + rnd[0].tolist())
         b = arr(t, [p[1] for p in pairs] + rnd[1].tolist())
         ops = [("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
-               ("divide", np.divide), ("remainder", np.fmod), ("maximum", std_max),
-               ("minimum", std_min)]
+               ("divide", np.divide), ("remainder", np.fmod), ("maximum", ieee_max),
+               ("minimum", ieee_min)]
         spec = [(t, op, [0, 1], None, fl(t, fn, a, b)) for op, fn in ops]
         elementwise_case(name, [t, t], spec, [a, b])
 
 
-def std_max(x, y):
-    """XLA's evaluator: a NaN operand wins (lhs first), else std::max, which
-    returns the lhs when the operands compare equal (so max(-0, +0) = -0)."""
-    return np.where(np.isnan(x), x, np.where(np.isnan(y), y, np.where(x < y, y, x)))
+def ieee_max(x, y):
+    """StableHLO's maximum (IEEE 754-2019 maximum): a NaN operand wins (lhs
+    first), +0 counts as greater than -0 (max(-0, +0) = +0 in either order)."""
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    tie = np.where(np.signbit(x), y, x)
+    return np.where(np.isnan(x), x, np.where(np.isnan(y), y, np.where(x < y, y, np.where(y < x, x, tie))))
 
 
-def std_min(x, y):
-    return np.where(np.isnan(x), x, np.where(np.isnan(y), y, np.where(y < x, y, x)))
+def ieee_min(x, y):
+    """StableHLO's minimum: a NaN operand wins (lhs first), -0 < +0."""
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    tie = np.where(np.signbit(x), x, y)
+    return np.where(np.isnan(x), x, np.where(np.isnan(y), y, np.where(y < x, y, np.where(x < y, x, tie))))
 
 
 def fam_binary_float_transc():
@@ -569,8 +574,8 @@ def int_binary(op, t, a, b):
     if op == "power":
         if b == 0 or a == 1:
             return 1
-        if b < 0:
-            return 0
+        if b < 0:          # 1 / a^-b truncated toward zero (StableHLO's reference)
+            return (-1 if b % 2 else 1) if a == -1 else 0
         return wrap(pow(a, b, 1 << bits), t)
     if op == "and":
         return wrap((a & mask) & (b & mask), t)
@@ -745,21 +750,24 @@ def fam_select():
 
 
 def clamp_f(lo, x, hi):
-    """min(max(x, lo), hi) with the first NaN of lo, x, hi propagating."""
+    """minimum(maximum(x, lo), hi) (IEEE: clamp(0, -0, 1) = +0) with the first
+    NaN of lo, x, hi propagating."""
     lo, x, hi = np.broadcast_arrays(lo, x, hi)
-    r = np.minimum(np.maximum(x, lo), hi)
+    r = ieee_min(ieee_max(x, lo), hi)
     r = np.where(np.isnan(hi), hi, r)
     r = np.where(np.isnan(x), x, r)
     return np.where(np.isnan(lo), lo, r)
 
 
 def fam_clamp():
-    """clamp with array and scalar bounds, NaN in any operand, ints."""
+    """clamp with array and scalar bounds, NaN in any operand, zeros of both
+    signs (IEEE maximum/minimum: clamp(0, -0, 1) = +0, clamp(-1, 0, -0) = -0),
+    ints."""
     name = "clamp_f32_s32_u8"
     m = Module(name)
-    lo = arr("f32", [0.0, 0.0, NAN, 0.0, -1.0, -1.0])
-    x = arr("f32", [-5.0, 5.0, 1.0, NAN, 0.5, 2.0])
-    hi = arr("f32", [1.0, 1.0, 2.0, 3.0, NAN, 1.0])
+    lo = arr("f32", [0.0, 0.0, NAN, 0.0, -1.0, -1.0, 0.0, -1.0, -0.0])
+    x = arr("f32", [-5.0, 5.0, 1.0, NAN, 0.5, 2.0, -0.0, 0.0, 0.0])
+    hi = arr("f32", [1.0, 1.0, 2.0, 3.0, NAN, 1.0, 1.0, -0.0, 0.0])
     slo, shi = arr("f32", -1.0), arr("f32", 1.0)
     xi = arr("s32", [-100, 0, 100, -2147483648, 2147483647])
     ilo, ihi = arr("s32", -10), arr("s32", 10)
@@ -768,8 +776,8 @@ def fam_clamp():
     params = [lo, x, hi, slo, shi, xi, ilo, ihi, xu, ulo, uhi]
     types = ["f32"] * 5 + ["s32"] * 3 + ["u8"] * 3
     ps = [m.param(arr_shape(t, a)) for t, a in zip(types, params)]
-    roots = [m.op("f32[6]", "clamp", ps[0], ps[1], ps[2]),
-             m.op("f32[6]", "clamp", ps[3], ps[1], ps[4]),
+    roots = [m.op("f32[9]", "clamp", ps[0], ps[1], ps[2]),
+             m.op("f32[9]", "clamp", ps[3], ps[1], ps[4]),
              m.op("s32[5]", "clamp", ps[6], ps[5], ps[7]),
              m.op("u8[5]", "clamp", ps[9], ps[8], ps[10])]
     outs = [clamp_f(lo, x, hi).astype(np.float32), clamp_f(slo, x, shi).astype(np.float32),
@@ -1105,8 +1113,9 @@ def ds_start(idx, dim, size):
 def fam_dynamic_slice():
     """dynamic-slice with in-range, negative and too-large starts (clamped),
     index operands of types s32, s64, u32 (0xFFFFFFFF reads as a large
-    positive number), u8, and u64 (values >= 2^63 read as negative: the
-    reference reads indices as signed 64-bit)."""
+    positive number), u8, and u64 (values >= 2^63 are large positive numbers
+    too: an index is read by its value, as the clamp in XLA's and StableHLO's
+    text says)."""
     name = "dynamic_slice_clamped"
     g = seeded(name)
     m = Module(name)
@@ -1124,9 +1133,9 @@ def fam_dynamic_slice():
         iv, jv = arr(it, i0), arr(jt, j0)
         pi, pj = m.param(arr_shape(it, iv)), m.param(arr_shape(jt, jv))
         params += [iv, jv]
-        # Indices are read as signed 64-bit: u64 values >= 2^63 are negative.
-        r0 = ds_start(wrap(int(iv), "s64"), 4, sizes[0])
-        r1 = ds_start(wrap(int(jv), "s64"), 6, sizes[1])
+        # Indices are read by their value: u64 values >= 2^63 clamp to the top.
+        r0 = ds_start(int(iv), 4, sizes[0])
+        r1 = ds_start(int(jv), 6, sizes[1])
         roots.append(m.op(shape_str("f32", sizes), "dynamic-slice", pa, pi, pj,
                           attrs="dynamic_slice_sizes={%d,%d}" % sizes))
         outs.append(a[r0:r0 + sizes[0], r1:r1 + sizes[1]].copy())
@@ -1307,7 +1316,7 @@ def apply_scalar(t, op, a, b):
         return int_binary(op, t, int(a), int(b))
     if t == "pred":
         return {"and": a and b, "or": a or b}[op]
-    fn = {"add": np.add, "multiply": np.multiply, "maximum": std_max, "minimum": std_min}[op]
+    fn = {"add": np.add, "multiply": np.multiply, "maximum": ieee_max, "minimum": ieee_min}[op]
     ct = np.float64 if t == "f64" else np.float32
     r = fn(np.array(a, ct), np.array(b, ct))
     return to_type(t, np.asarray(r, ct)).reshape(())[()]
@@ -1866,7 +1875,7 @@ def fam_map():
     pa, pb, pc = m.param("f32[2,3]"), m.param("f32[2,3]"), m.param("s16[5]")
     r1 = m.op("f32[2,3]", "map", pa, pb, attrs="dimensions={0,1}, to_apply=%mx2")
     r2 = m.op("s16[5]", "map", pc, attrs="dimensions={0}, to_apply=%sq16")
-    w1 = (std_max(a, b) + a).astype(np.float32)
+    w1 = (ieee_max(a, b) + a).astype(np.float32)
     w2 = arr("s16", [wrap(int(v) * int(v), "s16") for v in c.tolist()])
     case(name, m.text([r1, r2]), [a, b, c], [w1, w2])
 
@@ -2065,7 +2074,7 @@ def gather_ref(operand, indices, offset_dims, collapsed, start_index_map, ivd, s
         for k in range(idx.shape[ivd]):
             full = list(G)
             full.insert(ivd, k)
-            vec.append(wrap(int(idx[tuple(full)]), "s64"))    # read as signed 64-bit
+            vec.append(int(idx[tuple(full)]))    # by value (u64 >= 2^63 is past every dim)
         start = [0] * operand.ndim
         for k, d in enumerate(start_index_map):
             start[d] = vec[k]
@@ -2095,7 +2104,7 @@ def fam_gather():
         ("gather_offset_first_ivd0", "f64", (3, 4, 2), "u32", [[2, 0, 1], [1, 3, 0]], [0, 1], [1],
          [1, 0], 0, (2, 1, 2)),
         ("gather_scalar_index_collapse_all", "u8", (7,), "s32", 4, [], [0], [0], 0, (1,)),
-        ("gather_u64_indices_read_signed", "s32", (5,), "u64", [[(1 << 64) - 1], [3], [1 << 63], [1]],
+        ("gather_u64_indices_by_value", "s32", (5,), "u64", [[(1 << 64) - 1], [3], [1 << 63], [1]],
          [1], [], [0], 1, (2,)),
     ]
     for name, ot, oshape, it, ivals, offset, collapsed, sim, ivd, sizes in specs:
@@ -2132,7 +2141,7 @@ def scatter_ref(operand, indices, updates, uwd, iwd, sdod, ivd, combine):
         for k in range(idx.shape[ivd]):
             full = list(G)
             full.insert(ivd, k)
-            vec.append(wrap(int(idx[tuple(full)]), "s64"))    # read as signed 64-bit
+            vec.append(int(idx[tuple(full)]))    # by value (u64 >= 2^63 is past every dim)
         start = [0] * operand.ndim
         for k, d in enumerate(sdod):
             start[d] = vec[k]
@@ -2277,7 +2286,7 @@ def fam_reduce_long():
     # exact sum), so a reduction that accumulated in f32 would fail.
     assert abs(float(outs[3]) - float(np.sum(w.astype(np.float64)))) > 16, outs[3]
     zs = np.where(g.integers(0, 2, (2, 3000)) == 1, -0.0, 0.0).astype(np.float32)
-    zs[0, 0], zs[1, 0] = -0.0, 0.0
+    zs[0, :] = -0.0        # row 0 only -0, row 1 both signs: IEEE maximum gives -0, +0
     q = np.ones(4000, bool)
     q[-1] = False
     c = arr("u8", g.integers(0, 256, 3001))
@@ -2294,7 +2303,7 @@ def fam_reduce_long():
              reduce_ref("f32", "minimum", zs, np.float32(INF), (1,)),
              reduce_ref("pred", "and", q, True, (0,)),
              reduce_ref("u8", "add", c, 0, (0,))]
-    assert list(np.signbit(outs[-4])) == [True, False]
+    assert list(np.signbit(outs[-4])) == [True, False] and list(np.signbit(outs[-3])) == [True, True]
     case(name, m.text(roots), params, outs)
 
 
@@ -2542,7 +2551,7 @@ def fam_gather_scatter_batching():
         k = int(vi[j, 0])
         if 0 <= k < 5:
             w30[k] = wrap(int(w30[k]) + int(vu0[j]), "s32")
-            w31[k] = std_max(w31[k], vu1[j])
+            w31[k] = ieee_max(w31[k], vu1[j])
     case(name, m.text([r1, r2, r3]), params, [w1, w2, w30, w31])
 
 

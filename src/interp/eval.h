@@ -9,6 +9,18 @@
 
 #include "interp.h"
 
+#include <math.h>
+
+/* Float maximum and minimum as StableHLO defines them (IEEE 754-2019
+ * maximum/minimum) and XLA:CPU computes them: a NaN operand wins, the lhs's
+ * first; otherwise +0 counts as greater than -0, so two zeros give +0
+ * (maximum) or -0 (minimum) in either order.  a and b are evaluated more
+ * than once. */
+#define IEEE_MAX(a, b) \
+    ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (b) : (b) < (a) ? (a) : signbit(a) ? (b) : (a))
+#define IEEE_MIN(a, b) \
+    ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) < (a) ? (b) : (a) < (b) ? (a) : signbit(a) ? (a) : (b))
+
 typedef bool (*EvalFn)(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
                        Error *err);
 

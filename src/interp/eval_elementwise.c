@@ -18,16 +18,18 @@
  *    becomes the type's canonical NaN (sign kept), as Eigen's conversion does.
  *  - Integers wrap (arithmetic goes through the unsigned type); x/0 is -1
  *    (all ones), INT_MIN/-1 is INT_MIN, x%0 is x, INT_MIN%-1 is 0.
- *  - maximum/minimum: a NaN operand wins, lhs first; otherwise std::max /
- *    std::min, which return the lhs when the operands compare equal, so
- *    max(-0, +0) = -0 and max(+0, -0) = +0 (likewise for min).
- *  - Integer power: x^0 = 1 and 1^y = 1 first, a negative signed exponent
- *    then gives 0, otherwise squaring with wrap over the exponent's full
- *    width (XLA passes the exponent as an int; the two differ only for
- *    exponents >= 2^31).
+ *  - maximum/minimum: IEEE 754-2019 maximum/minimum, as StableHLO says: a NaN
+ *    operand wins, lhs first; +0 > -0, so max(-0, +0) = max(+0, -0) = +0 and
+ *    min gives -0 in either order (IEEE_MAX in eval.h).
+ *  - Integer power: x^0 = 1 and 1^y = 1 first; a negative signed exponent
+ *    then gives the exact power truncated toward zero, as StableHLO's
+ *    reference does: 1 or -1 (by the exponent's parity) for the base -1,
+ *    else 0 (XLA's evaluator gives 0 for -1 too); otherwise squaring with
+ *    wrap over the exponent's full width (XLA passes the exponent as an
+ *    int; the two differ only for exponents >= 2^31).
  *  - clamp(lo, x, hi): the first NaN of lo, x, hi, else
- *    std::min(hi, std::max(x, lo)) (XLA's order, which decides the sign of a
- *    zero result when bounds and operand are zeros of both signs).
+ *    minimum(maximum(x, lo), hi) with the IEEE maximum/minimum above (so
+ *    clamp(0, -0, 1) = +0).
  *  - convert: float -> int truncates, saturates, NaN -> 0; -> pred is != 0;
  *    f64 -> narrow floats rounds once (dtype.c); int -> narrow floats goes
  *    through f32 first, as Eigen's and ml_dtypes' integer constructors do
@@ -387,8 +389,8 @@ static IrElemType compute_type(IrElemType t)
     static inline T P##_multiply(T a, T b) { return a * b; }                            \
     static inline T P##_divide(T a, T b) { return a / b; }                              \
     static inline T P##_remainder(T a, T b) { return fmod##S(a, b); }                   \
-    static inline T P##_maximum(T a, T b) { return a != a ? a : b != b ? b : a < b ? b : a; } \
-    static inline T P##_minimum(T a, T b) { return a != a ? a : b != b ? b : b < a ? b : a; } \
+    static inline T P##_maximum(T a, T b) { return IEEE_MAX(a, b); }                    \
+    static inline T P##_minimum(T a, T b) { return IEEE_MIN(a, b); }                    \
     static inline T P##_power(T a, T b) { return a == 1 || b == 0 ? 1 : pow##S(a, b); } \
     static inline T P##_atan2(T a, T b) { return atan2##S(a, b); }
 
@@ -447,8 +449,8 @@ FLOAT_UNARY_SCALARS(f64, double, )
     {                                                                                   \
         if (a == 1 || b == 0)                                                           \
             return 1;                                                                   \
-        if (SIGNED && (S)b < 0)                                                         \
-            return 0;                                                                   \
+        if (SIGNED && (S)b < 0) /* 1/a^-b truncated: +-1 for a = -1, else 0 */        \
+            return (S)a == -1 ? (T)((b & 1) ? -1 : 1) : 0;                              \
         U base = (U)a, r = 1;                                                           \
         for (U e = (U)b; e != 0; e = (U)(e >> 1)) {                                     \
             if (e & 1)                                                                  \
@@ -1271,8 +1273,8 @@ bool eval_select(Interp *it, const IrInstr *instr, Value *const *args, Value **o
 /* ------------------------------------------------------------------ */
 /* clamp                                                                */
 
-/* std::min(hi, std::max(x, lo)) with std's tie rules; floats first return
- * the first NaN of lo, x, hi. */
+/* min(max(x, lo), hi); floats first return the first NaN of lo, x, hi and
+ * then order the zeros as IEEE_MAX/IEEE_MIN do. */
 #define CLAMP_ORDER(lo, x, hi) ((((x) < (lo)) ? (lo) : (x)) < (hi) ? (((x) < (lo)) ? (lo) : (x)) : (hi))
 
 #define DEFINE_CLAMP_SCALAR(P, T, IS_FLOAT)                                             \
@@ -1284,8 +1286,10 @@ bool eval_select(Interp *it, const IrInstr *instr, Value *const *args, Value **o
             return x;                                                                   \
         if (IS_FLOAT && hi != hi)                                                       \
             return hi;                                                                  \
-        return CLAMP_ORDER(lo, x, hi);                                                  \
+        return CLAMP_##IS_FLOAT(lo, x, hi);                                             \
     }
+#define CLAMP_0(lo, x, hi) CLAMP_ORDER(lo, x, hi)
+#define CLAMP_1(lo, x, hi) IEEE_MIN(IEEE_MAX(x, lo), hi)
 
 /* Scalar bounds are hoisted into locals so each variant is a plain loop. */
 #define DEFINE_CLAMP_LOOP(P, T)                                                         \

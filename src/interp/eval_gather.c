@@ -260,8 +260,9 @@ static bool plan_scatter(const IrInstr *instr, Value *const *args, int n, Plan *
 static int64_t read_index(const Value *idx, int64_t off)
 {
     IrElemType t = idx->shape->type;
-    int64_t v = ir_elem_get_i64(t, (const unsigned char *)idx->data + (size_t)off * elem_bytes(idx));
-    return v;   /* as dynamic-slice and XLA's evaluator: the bits as signed 64-bit */
+    /* By value, as dynamic-slice: an unsigned index is never negative (XLA's
+     * evaluator reads u64 as signed; docs/xla-differences.md). */
+    return ir_elem_get_index(t, (const unsigned char *)idx->data + (size_t)off * elem_bytes(idx));
 }
 
 /* The unclamped window start of batch position g. */

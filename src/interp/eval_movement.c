@@ -882,8 +882,10 @@ static bool index_operands_ok(const IrInstr *instr, Value *const *args, int firs
     return true;
 }
 
-/* start[d] = clamp(index d, 0, dims[d] - window[d]) for every dim, indices
- * read as signed 64-bit. */
+/* start[d] = clamp(index d, 0, dims[d] - window[d]) for every dim, each
+ * index by its value (a u64 of 2^63 or more clamps to the top, as the
+ * unsigned value says; XLA's evaluator reads the bits as signed, XLA:CPU by
+ * value: docs/xla-differences.md). */
 static bool read_starts(const IrInstr *instr, Value *const *args, int first, const IrShape *x,
                         const int64_t *window, int64_t *start, Error *err)
 {
@@ -896,7 +898,7 @@ static bool read_starts(const IrInstr *instr, Value *const *args, int first, con
         int64_t elem;
         const Value *v = start_operand(args, first, d, n_idx, x->rank, &elem);
         IrElemType t = v->shape->type;
-        int64_t i = ir_elem_get_i64(t, (const char *)v->data + elem * ir_type_storage_bytes(t));
+        int64_t i = ir_elem_get_index(t, (const char *)v->data + elem * ir_type_storage_bytes(t));
         int64_t hi = x->dims[d] - window[d];
         start[d] = i < 0 ? 0 : i > hi ? hi : i;
     }

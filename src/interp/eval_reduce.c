@@ -262,9 +262,8 @@ static const IrComputation *callee(const IrInstr *instr, IrCompAttr which, int n
 
 /* The op of a trivial reducer usable on elements of type t as
  * acc = op(acc, x), or IR_OP_COUNT.  interp_trivial_reducer() also accepts
- * op(x, acc); for float maximum/minimum that is another function (a tie
- * between -0 and +0, or two NaNs, resolve towards x), so it is not trivial
- * here. */
+ * op(x, acc); for float maximum/minimum that is another function (of two
+ * NaNs the first operand's is kept), so it is not trivial here. */
 static IrOpcode trivial_op(const IrComputation *c, IrElemType t)
 {
     IrOpcode op = interp_trivial_reducer(c);
@@ -438,11 +437,9 @@ DEFINE_INT_FOLD(fold_u32, uint32_t, uint32_t)
 DEFINE_INT_FOLD(fold_u64, uint64_t, uint64_t)
 
 /* maximum/minimum exactly as interp_binary_kernel defines them for f32 and
- * f64: a NaN operand wins, lhs first; otherwise std::max / std::min, which
- * keep the lhs when the operands compare equal (so the sign of a zero
- * result depends on the order). */
-#define FOLD_MAX(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (b) : (a))
-#define FOLD_MIN(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) < (a) ? (b) : (a))
+ * f64 (eval.h): a NaN operand wins, lhs first; +0 > -0. */
+#define FOLD_MAX(a, b) IEEE_MAX(a, b)
+#define FOLD_MIN(a, b) IEEE_MIN(a, b)
 
 /* a = a OP p[i] for i < n, for each op of a float fold. */
 #define FLOAT_FOLD_LOOPS(op, N, STEP)                                                      \
@@ -534,8 +531,7 @@ static GroupFold group_fold(IrOpcode op, IrElemType t)
 /* Ops for which interp_binary_kernel is exactly associative, so a row may
  * be folded as contiguous segments whose partial results are then folded
  * in order.  maximum/minimum qualify: they pick the leftmost NaN, else the
- * leftmost element of greatest (least) value, and picking the leftmost best
- * element is associative.  Float add/multiply do not. */
+ * greatest (least) value with +0 above -0, and that pick is associative.  Float add/multiply do not. */
 static bool kernel_is_associative(IrOpcode op, IrElemType t)
 {
     if (op == IR_OP_MAXIMUM || op == IR_OP_MINIMUM || op == IR_OP_AND || op == IR_OP_OR)

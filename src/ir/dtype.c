@@ -462,6 +462,12 @@ int64_t ir_elem_get_i64(IrElemType t, const void *p)
     return 0;
 }
 
+int64_t ir_elem_get_index(IrElemType t, const void *p)
+{
+    int64_t v = ir_elem_get_i64(t, p);
+    return kind_of(t) == IR_KIND_UINT && v < 0 ? INT64_MAX : v;
+}
+
 void ir_elem_set_i64(IrElemType t, void *p, int64_t v)
 {
     switch (kind_of(t)) {

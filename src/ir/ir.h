@@ -173,6 +173,10 @@ double ir_elem_get_f64(IrElemType t, const void *p);
 void   ir_elem_set_f64(IrElemType t, void *p, double v);
 /* Integer element as int64 / uint64 bit pattern (sign-extended for signed). */
 int64_t ir_elem_get_i64(IrElemType t, const void *p);
+/* An integer element read as an index: its value, a u64 above INT64_MAX
+ * saturated to INT64_MAX (past every dimension either way, so it clamps to
+ * the top or is out of range, as the unsigned value does). */
+int64_t ir_elem_get_index(IrElemType t, const void *p);
 void    ir_elem_set_i64(IrElemType t, void *p, int64_t v);    /* wraps modulo 2^bits */
 
 /* Format one element the way XLA's printer does (§4 of hlo-reference.md):

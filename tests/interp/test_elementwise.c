@@ -109,10 +109,10 @@ static void test_f32_max_min_propagate_nan_in_both_orders(void **state)
     float a[6] = { f32_from(nan1), 1.0f, f32_from(nan1), -0.0f, 0.0f, 2.0f };
     float b[6] = { 1.0f, f32_from(nan2), f32_from(nan2), 0.0f, -0.0f, -3.0f };
     const void *p[] = { a, b };
-    /* A NaN operand is the result, lhs first; equal operands (-0 == +0)
-     * give the lhs, as std::max / std::min do. */
-    uint32_t max[6] = { nan1, nan2, nan1, NEG_ZERO, 0, f32_bits(2.0f) };
-    uint32_t min[6] = { nan1, nan2, nan1, NEG_ZERO, 0, f32_bits(-3.0f) };
+    /* A NaN operand is the result, lhs first; of two zeros, maximum gives +0
+     * and minimum -0 in either order (IEEE 754-2019, StableHLO). */
+    uint32_t max[6] = { nan1, nan2, nan1, 0, 0, f32_bits(2.0f) };
+    uint32_t min[6] = { nan1, nan2, nan1, NEG_ZERO, NEG_ZERO, f32_bits(-3.0f) };
     check_f32(BINARY_HLO("f32[6]", "f32[6]", "maximum", ""), p, max, 6);
     check_f32(BINARY_HLO("f32[6]", "f32[6]", "minimum", ""), p, min, 6);
 }
@@ -443,11 +443,13 @@ static void test_int_shifts_by_width_or_more(void **state)
 static void test_int_power_by_squaring(void **state)
 {
     (void)state;
-    int32_t a[10] = { 2, 2, 2, -2, 1, -1, 2, 0, 3, -1 };
-    int32_t b[10] = { 10, 31, 32, 3, -5, -1, -1, 0, 0, 3 };
+    /* A negative exponent truncates 1 / a^-b toward zero: +-1 for the base
+     * -1 by the exponent's parity, 1 for 1, else 0. */
+    int32_t a[12] = { 2, 2, 2, -2, 1, -1, 2, 0, 3, -1, -1, -2 };
+    int32_t b[12] = { 10, 31, 32, 3, -5, -1, -1, 0, 0, 3, -4, -1 };
     const void *p[] = { a, b };
-    int32_t want[10] = { 1024, INT32_MIN, 0, -8, 1, 0, 0, 1, 1, -1 };
-    check_bytes(BINARY_HLO("s32[10]", "s32[10]", "power", ""), p, want, sizeof want);
+    int32_t want[12] = { 1024, INT32_MIN, 0, -8, 1, -1, 0, 1, 1, -1, 1, 0 };
+    check_bytes(BINARY_HLO("s32[12]", "s32[12]", "power", ""), p, want, sizeof want);
     uint8_t c[2] = { 3, 2 }, d[2] = { 5, 200 };
     const void *q[] = { c, d };
     uint8_t upow[2] = { 243, 0 };
@@ -585,8 +587,8 @@ static void test_clamp_scalar_bounds_and_nan_order(void **state)
     float lo[1] = { 0.0f }, hi[1] = { 1.0f };
     float x[5] = { -1.0f, 0.5f, 2.0f, f32_from(0x7fc00005u), -0.0f };
     const void *p[] = { lo, x, hi };
-    /* -0 vs lo=+0: max(-0, +0) keeps -0 (not less), then min(1, -0) = -0. */
-    uint32_t want[5] = { 0, f32_bits(0.5f), f32_bits(1.0f), 0x7fc00005u, NEG_ZERO };
+    /* -0 vs lo=+0: maximum(-0, +0) = +0 (IEEE), then min(+0, 1) = +0. */
+    uint32_t want[5] = { 0, f32_bits(0.5f), f32_bits(1.0f), 0x7fc00005u, 0 };
     check_f32(hlo, p, want, 5);
     float nlo[1] = { f32_from(0x7fc00007u) };
     const void *q[] = { nlo, x, hi };
