@@ -14,8 +14,8 @@
  * Every pair (value, index) differs from every other, so the K best are
  * unique and any selection gives them: we keep them in a heap of K whose
  * root is the worst kept so far (O(n log K) per row), then pop it in order.
- * largest is a bool attribute printed only when true, so an absent one
- * reads as false; XLA always writes it.
+ * largest: an absent one reads as true, as XLA's parser reads it (XLA and
+ * hlocheck always print it).
  * Element types: pred, the 8- to 64-bit integers, f16, bf16, f32, f64. */
 #include "eval.h"
 

@@ -1849,6 +1849,9 @@ static IrInstr *parse_instruction(Parser *p, IrComputation *comp, bool *is_root)
         parse_constant_body(p, instr);
     else
         parse_operands(p, instr);
+    /* XLA's parser reads a topk without largest= as largest=true. */
+    if (instr->op == IR_OP_TOPK)
+        instr->info->bools[IR_BOOL_LARGEST] = true;
     parse_attributes(p, instr);
     if (instr->ints[IR_INT_CHANNEL_ID].present && instr->ints[IR_INT_CHANNEL_ID].v > p->m->max_channel_id)
         p->m->max_channel_id = instr->ints[IR_INT_CHANNEL_ID].v;

@@ -378,7 +378,9 @@ static void print_conv_attrs(StrBuf *b, const IrInstr *instr)
 static void print_other_bools(StrBuf *b, const IrInstr *instr)
 {
     for (int k = 0; k < IR_BOOL_COUNT; k++)
-        if (k != IR_BOOL_CONSTRAIN_LAYOUT && k != IR_BOOL_USE_GLOBAL_DEVICE_IDS)
+        if (k == IR_BOOL_LARGEST && instr->op == IR_OP_TOPK)     /* true when absent: say which */
+            strbuf_printf(b, ", largest=%s", instr->info->bools[k] ? "true" : "false");
+        else if (k != IR_BOOL_CONSTRAIN_LAYOUT && k != IR_BOOL_USE_GLOBAL_DEVICE_IDS)
             print_bool_attr(b, instr, (IrBoolAttr)k);
 }
 

@@ -172,6 +172,37 @@ static void test_topk_matches_its_decomposition(void **state)
     }
 }
 
+/* XLA's parser reads a topk without largest= as largest=true, and both
+ * print it either way: a module written without it takes the largest, and
+ * largest=false survives a print and a parse (it used to be left out of
+ * the print, which XLA then read as largest=true). */
+static void test_topk_largest_defaults_to_true_and_is_printed(void **state)
+{
+    (void)state;
+    const float x[4] = { 1, 4, 2, 3 };
+    const void *params[] = { x };
+    const char *absent = "HloModule m\nENTRY e {\n  x = f32[1,4] parameter(0)\n"
+                         "  ROOT t = (f32[1,2], s32[1,2]) topk(x), k=2\n}\n";
+    TestRun run;
+    Value *v = test_run_ok(&run, absent, params);
+    const float *got = v->elements[0]->data;
+    assert_true(got[0] == 4 && got[1] == 3);
+    test_run_free(&run);
+    for (int largest = 0; largest < 2; largest++) {
+        char text[TEXT_MAX];
+        Error err = { 0 };
+        topk_module(text, "f32", 1, 4, 2, largest);
+        IrModule *m = ir_parse_module(text, strlen(text), "t.hlo", &err);
+        assert_non_null(m);
+        StrBuf b;
+        strbuf_init(&b);
+        ir_print_module(&b, m);
+        assert_non_null(strstr(b.s, largest ? "largest=true" : "largest=false"));
+        strbuf_free(&b);
+        ir_module_free(m);
+    }
+}
+
 /* A complex operand passes the verifier but has no order here. */
 static void test_topk_complex_is_unsupported(void **state)
 {
@@ -208,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_topk_integer_extremes),
         cmocka_unit_test(test_topk_k0),
         cmocka_unit_test(test_topk_matches_its_decomposition),
+        cmocka_unit_test(test_topk_largest_defaults_to_true_and_is_printed),
         cmocka_unit_test(test_topk_complex_is_unsupported),
         cmocka_unit_test(test_topk_k_too_large_is_refused),
     };
