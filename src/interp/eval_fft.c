@@ -12,8 +12,14 @@
  *         extended to n by X[n-k] = conj(X[k]) and whose output keeps the
  *         real part (so the imaginary parts of X[0] and, for even n, of
  *         X[n/2] do not matter), as XLA's evaluator and numpy's irfftn do.
- * The dims must equal fft_length (n/2+1 for the complex side's last dim),
- * as the verifier requires; anything else is ERR_SHAPE here too.
+ * RFFT and IRFFT dims must equal fft_length (n/2+1 for the complex side's
+ * last dim), as XLA's shape inference and our verifier require.  FFT and
+ * IFFT keep the operand's shape and may differ from fft_length in a
+ * transformed dim, as XLA's shape inference allows: as XLA's evaluator does,
+ * the input is cut to fft_length or padded with zeros, transformed at
+ * fft_length, and the output cut to the operand's dims or padded with
+ * zeros (XLA:CPU itself returns garbage or aborts there:
+ * docs/xla-differences.md).
  *
  * Numerics: whatever the element type, everything is computed in double
  * and rounded once to the result type (c64 and f32 results are one
@@ -214,6 +220,8 @@ typedef struct Fft {
     int r;                      /* transformed dims */
     int64_t len[3];             /* fft_length */
     int64_t width;              /* last dim of the work array */
+    int64_t io[3];              /* FFT, IFFT: the operand's (and result's) transformed dims */
+    int64_t io_elems;           /* their product: the complex elements of one batch item */
     int64_t work_elems;         /* elements of the work array */
     int64_t rows;               /* work_elems / width */
     int64_t batch;              /* product of the dims before the transformed ones */
@@ -285,34 +293,59 @@ static void real_rows_inverse(Fft *f, void *dst, IrElemType t, int64_t item)
     }
 }
 
-/* Complex input (FFT, IFFT, IRFFT) of one batch item into the work array. */
-static void load_complex(Fft *f, const void *src, IrElemType t)
+/* The work array's element of item element e (row-major over f->io), or
+ * -1 when fft_length cuts it off.  The work array's dims are f->len (the
+ * last one f->width, equal to len for FFT and IFFT). */
+static int64_t work_index(const Fft *f, int64_t e)
 {
-    int64_t at = 0;
-    for (int64_t e = 0; e < f->work_elems; e++, at += 2)
-        f->work[e] = t == IR_TYPE_C64 ? (Cx){((const float *)src)[at], ((const float *)src)[at + 1]}
-                                      : (Cx){((const double *)src)[at], ((const double *)src)[at + 1]};
+    int64_t w = 0, stride = 1;
+    for (int i = f->r - 1; i >= 0; i--) {
+        int64_t k = e % f->io[i], n = i == f->r - 1 ? f->width : f->len[i];
+        e /= f->io[i];
+        if (k >= n)
+            return -1;
+        w += k * stride;
+        stride *= n;
+    }
+    return w;
 }
 
-/* The work array (times scale) as complex output of one batch item. */
+/* Complex input (FFT, IFFT, IRFFT) of one batch item into the work array,
+ * cut to fft_length or padded with zeros. */
+static void load_complex(Fft *f, const void *src, IrElemType t)
+{
+    if (f->io_elems != f->work_elems)
+        memset(f->work, 0, (size_t)f->work_elems * sizeof(Cx));
+    for (int64_t e = 0; e < f->io_elems; e++) {
+        int64_t w = f->io_elems == f->work_elems ? e : work_index(f, e);
+        if (w >= 0)
+            f->work[w] = t == IR_TYPE_C64 ? (Cx){((const float *)src)[2 * e], ((const float *)src)[2 * e + 1]}
+                                          : (Cx){((const double *)src)[2 * e], ((const double *)src)[2 * e + 1]};
+    }
+}
+
+/* The work array (times scale) as complex output of one batch item, cut to
+ * the result's dims or padded with zeros. */
 static void store_complex(const Fft *f, void *dst, IrElemType t)
 {
-    int64_t at = 0;
-    for (int64_t e = 0; e < f->work_elems; e++, at += 2) {
-        double re = f->work[e].re * f->scale, im = f->work[e].im * f->scale;
+    for (int64_t e = 0; e < f->io_elems; e++) {
+        int64_t w = f->io_elems == f->work_elems ? e : work_index(f, e);
+        double re = w >= 0 ? f->work[w].re * f->scale : 0, im = w >= 0 ? f->work[w].im * f->scale : 0;
         if (t == IR_TYPE_C64) {
-            ((float *)dst)[at] = (float)re;
-            ((float *)dst)[at + 1] = (float)im;
+            ((float *)dst)[2 * e] = (float)re;
+            ((float *)dst)[2 * e + 1] = (float)im;
         } else {
-            ((double *)dst)[at] = re;
-            ((double *)dst)[at + 1] = im;
+            ((double *)dst)[2 * e] = re;
+            ((double *)dst)[2 * e + 1] = im;
         }
     }
 }
 
-static size_t item_bytes(const Fft *f, IrElemType t, int64_t width)
+/* The bytes of one batch item of the complex side (IRFFT's input, RFFT's
+ * output, FFT's and IFFT's both). */
+static size_t item_bytes(const Fft *f, IrElemType t)
 {
-    return (size_t)(f->rows * width) * (size_t)ir_type_storage_bytes(t);
+    return (size_t)f->io_elems * (size_t)ir_type_storage_bytes(t);
 }
 
 /* One batch item, from src (of type in) to dst (of type out). */
@@ -322,7 +355,7 @@ static void fft_item(Fft *f, const char *src, IrElemType in, char *dst, IrElemTy
     if (f->type == FFT_REAL_FORWARD)
         real_rows_forward(f, src, in, item);
     else
-        load_complex(f, src + (size_t)item * item_bytes(f, in, f->width), in);
+        load_complex(f, src + (size_t)item * item_bytes(f, in), in);
     bool inverse = f->type == FFT_INVERSE || f->type == FFT_REAL_INVERSE;
     for (int d = 0; d < last; d++)
         sweep(f, d, inverse);
@@ -331,7 +364,7 @@ static void fft_item(Fft *f, const char *src, IrElemType in, char *dst, IrElemTy
     if (f->type == FFT_REAL_INVERSE)
         real_rows_inverse(f, dst, out, item);
     else
-        store_complex(f, dst + (size_t)item * item_bytes(f, out, f->width), out);
+        store_complex(f, dst + (size_t)item * item_bytes(f, out), out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -395,12 +428,19 @@ static bool fft_dims(Fft *f, const IrShape *x, const IrShape *out)
     const IrShape *complex_side = f->type == FFT_REAL_FORWARD ? out : x;
     const IrShape *real_side = f->type == FFT_REAL_FORWARD ? x : out;
     f->rows = 1;
+    f->io_elems = 1;
     for (int i = 0; i < f->r; i++) {
         int d = first + i;
         int64_t want = i == f->r - 1 ? f->width : f->len[i];
         bool irfft_zero = f->type == FFT_REAL_INVERSE && i == f->r - 1 && n == 0 && x->dims[d] == 1;
-        if ((complex_side->dims[d] != want && !irfft_zero) || real_side->dims[d] != f->len[i])
+        if (!halved) {      /* FFT, IFFT: any operand dim, kept by the result */
+            if (out->dims[d] != x->dims[d])
+                return false;
+        } else if ((complex_side->dims[d] != want && !irfft_zero) || real_side->dims[d] != f->len[i]) {
             return false;
+        }
+        f->io[i] = halved ? complex_side->dims[d] : x->dims[d];
+        f->io_elems *= f->io[i];
         if (i < f->r - 1)
             f->rows *= f->len[i];
     }
@@ -461,6 +501,11 @@ bool eval_fft(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
     if (!v)
         return false;
     if (value_bytes(v) == 0) {
+        *out = v;
+        return true;
+    }
+    if (f.rows * f.width == 0) {    /* a transform of length 0: every output element a padded zero */
+        memset(v->data, 0, value_bytes(v));
         *out = v;
         return true;
     }

@@ -70,6 +70,21 @@ static int64_t operand_bytes(const IrInstr *in)
 }
 
 /* What a kernel allocates besides its result, at most. */
+/* fft's work array, one batch item of complex doubles at fft_length (which
+ * FFT and IFFT may make larger than the operand), and its tables: at most
+ * three lines of Bluestein's 2n-1 < m <= 4n per dim.  Saturates. */
+static int64_t fft_work_bytes(const IrInstr *in)
+{
+    const IrIntList *len = &in->lists[IR_LIST_FFT_LENGTH];
+    int64_t elems = 1, tables = 0, cap = INT64_MAX / 64;
+    for (int i = 0; i < len->n; i++) {
+        int64_t n = len->v[i] > 0 ? len->v[i] : 0;
+        elems = n && elems > cap / n ? cap : elems * n;
+        tables += n < cap / 12 ? 12 * n : cap / 12;
+    }
+    return 16 * (elems < cap - tables ? elems + tables : cap);
+}
+
 static int64_t scratch_of(const IrInstr *in)
 {
     int64_t out = bytes_of(in->shape), ops = operand_bytes(in);
@@ -88,7 +103,9 @@ static int64_t scratch_of(const IrInstr *in)
         return ops + ops / 2;           /* permuted copies and the index array */
     case IR_OP_REDUCE: case IR_OP_REDUCE_WINDOW: case IR_OP_SELECT_AND_SCATTER:
         return 2 * out;                 /* accumulators in a wider type */
-    case IR_OP_FFT: case IR_OP_CHOLESKY: case IR_OP_TRIANGULAR_SOLVE: case IR_OP_BATCH_NORM_TRAINING:
+    case IR_OP_FFT:
+        return 2 * (ops + out) + fft_work_bytes(in);
+    case IR_OP_CHOLESKY: case IR_OP_TRIANGULAR_SOLVE: case IR_OP_BATCH_NORM_TRAINING:
     case IR_OP_BATCH_NORM_GRAD: case IR_OP_BATCH_NORM_INFERENCE:
         return 2 * (ops + out);         /* work arrays in the compute type */
     case IR_OP_TRANSPOSE: case IR_OP_GATHER: case IR_OP_SCATTER: case IR_OP_CONCATENATE: case IR_OP_PAD:

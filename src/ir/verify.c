@@ -1461,11 +1461,12 @@ static int64_t fft_half(int64_t n)
 }
 
 /* The transformed dims are the last fft_length entries of the operand and
- * the result: equal to fft_length, but for the last one, which is n/2+1 on
- * the complex side of RFFT and IRFFT.  Unlike XLA's shape inference, which
- * does not compare them for FFT and IFFT (its evaluator then pads or cuts),
- * FFT and IFFT dims must equal fft_length too.  IRFFT with n = 0 takes an
- * operand dim of 0 or 1, as XLA does. */
+ * the result: for RFFT and IRFFT equal to fft_length, but for the last one,
+ * which is n/2+1 on the complex side.  FFT and IFFT keep the operand's
+ * shape, whose transformed dims may differ from fft_length (XLA's shape
+ * inference does not compare them, and its evaluator cuts or pads with
+ * zeros, as eval_fft.c does).  IRFFT with n = 0 takes an operand dim of 0
+ * or 1, as XLA does. */
 static bool check_fft_dims(const IrInstr *in, FftKind k, const IrShape *x, const IrShape *out, Error *err)
 {
     const IrIntList *len = &in->lists[IR_LIST_FFT_LENGTH];
@@ -1473,7 +1474,7 @@ static bool check_fft_dims(const IrInstr *in, FftKind k, const IrShape *x, const
     if (out->rank != x->rank)
         return fail(in, err, "result %s must have as many dimensions as operand %s", sh(out), sh(x));
     for (int d = 0; d < x->rank; d++) {
-        int64_t n = d < first ? x->dims[d] : len->v[d - first];
+        int64_t n = d < first || k == FFT_C2C ? x->dims[d] : len->v[d - first];
         bool last = d == x->rank - 1 && d >= first;
         int64_t want_in = last && k == FFT_C2R ? fft_half(n) : n;
         int64_t want_out = last && k == FFT_R2C ? fft_half(n) : n;

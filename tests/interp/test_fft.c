@@ -343,13 +343,14 @@ static void test_fft_empty_and_length_one(void **state)
     test_run_free(&run);
 }
 
-/* A huge fft_length that does not match the operand is refused before
- * anything is allocated, as are the wrong element types. */
+/* A huge fft_length that does not match an RFFT operand is refused before
+ * anything is allocated, as are the wrong element types.  (FFT and IFFT may
+ * differ from fft_length: test_fft_cuts_and_pads_like_xla.) */
 static void test_fft_rejects_bad_lengths_and_types(void **state)
 {
     (void)state;
     static const char *const bad[][5] = {
-        {"c64[8]", "c64[8]", "FFT", "{4611686018427387904}", "fft_length"},
+        {"f32[8]", "c64[5]", "RFFT", "{4611686018427387904}", "fft_length"},
         {"c64[8]", "c64[8]", "FFT", "{2,8}", "fewer dimensions"},
         {"f32[8]", "f32[8]", "FFT", "{8}", "complex"},
         {"c64[8]", "f32[8]", "IRFFT", "{8}", "dimension 0 must be 5"},
@@ -370,6 +371,67 @@ static void test_fft_rejects_bad_lengths_and_types(void **state)
     }
 }
 
+/* FFT and IFFT whose operand differs from fft_length, as XLA's shape
+ * inference allows and its evaluator computes: the input cut to fft_length
+ * or padded with zeros, the transform at fft_length, the output cut to the
+ * operand's dims or padded with zeros.  The want side builds exactly that
+ * with the naive DFT. */
+static void test_fft_cuts_and_pads_like_xla(void **state)
+{
+    (void)state;
+    static const struct { int64_t d[2], n[2]; const char *type; } cases[] = {
+        {{1, 6}, {1, 4}, "FFT"}, {{1, 4}, {1, 6}, "FFT"}, {{1, 5}, {1, 8}, "IFFT"},
+        {{3, 4}, {5, 2}, "FFT"}, {{4, 3}, {2, 5}, "IFFT"}, {{2, 3}, {0, 3}, "FFT"},
+    };
+    uint64_t seed = 11;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t *d = cases[c].d, *n = cases[c].n;
+        bool inverse = cases[c].type[0] == 'I';
+        double complex x[64], work[64] = {0}, want[64] = {0};
+        for (int64_t i = 0; i < d[0] * d[1]; i++)
+            x[i] = next_rand(&seed) + next_rand(&seed) * I;
+        for (int64_t i = 0; i < d[0] && i < n[0]; i++)
+            for (int64_t j = 0; j < d[1] && j < n[1]; j++)
+                work[i * n[1] + j] = x[i * d[1] + j];
+        if (n[0] * n[1] > 0)
+            naive_dft(work, 2, n, inverse);
+        for (int64_t i = 0; i < d[0] && i < n[0]; i++)
+            for (int64_t j = 0; j < d[1] && j < n[1]; j++)
+                want[i * d[1] + j] = work[i * n[1] + j];
+        char shape[32], len[32];
+        snprintf(shape, sizeof shape, "c128[%lld,%lld]", (long long)d[0], (long long)d[1]);
+        snprintf(len, sizeof len, "{%lld,%lld}", (long long)n[0], (long long)n[1]);
+        TestRun run;
+        Value *v = run_fft(&run, shape, shape, cases[c].type, len, x);
+        char what[96];
+        snprintf(what, sizeof what, "%s of %s at fft_length=%s", cases[c].type, shape, len);
+        assert_close(v->data, want, d[0] * d[1], 1e-13, what);
+        const double complex *got = v->data;
+        for (int64_t i = 0; i < d[0]; i++)         /* padded outputs are exact zeros */
+            for (int64_t j = 0; j < d[1]; j++)
+                if ((i >= n[0] || j >= n[1]) && got[i * d[1] + j] != 0)
+                    fail_msg("%s: element [%lld,%lld] is not a padded zero", what, (long long)i, (long long)j);
+        test_run_free(&run);
+    }
+}
+
+/* An FFT far longer than its operand is valid, and the memory estimate
+ * counts its work array, so --max-memory refuses it before it runs. */
+static void test_fft_longer_than_its_operand_is_estimated(void **state)
+{
+    (void)state;
+    const char *text = "HloModule m\n\nENTRY e {\n  p = c64[4,8] parameter(0)\n"
+                       "  ROOT r = c64[4,8] fft(p), fft_type=FFT, fft_length={1000000000}\n}\n";
+    Error err = { 0 };
+    IrModule *m = ir_parse_module(text, strlen(text), "t.hlo", &err);
+    assert_non_null(m);
+    assert_true(ir_verify_module(m, &err));
+    InterpMemory need;
+    interp_estimate_memory(m, &need);
+    assert_true(need.peak > INT64_C(16000000000));
+    ir_module_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +445,8 @@ int main(void)
         cmocka_unit_test(test_irfft_ignores_imaginary_dc_and_nyquist),
         cmocka_unit_test(test_fft_empty_and_length_one),
         cmocka_unit_test(test_fft_rejects_bad_lengths_and_types),
+        cmocka_unit_test(test_fft_cuts_and_pads_like_xla),
+        cmocka_unit_test(test_fft_longer_than_its_operand_is_estimated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
