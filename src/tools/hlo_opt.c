@@ -3,6 +3,7 @@
  * standard output or atomically to -o FILE.
  * Exit status: 0 done, 2 bad usage or bad input, 3 internal error. */
 #include "ir.h"
+#include "check.h"
 #include "cli.h"
 #include "pass.h"
 #include "pass_flags.h"
@@ -21,6 +22,8 @@ typedef struct Options {
     const char *pass_mode; /* "faithful" or "sound": becomes pass.mode */
     PassOptions pass;
     bool stats;
+    bool fill_elided;
+    uint64_t seed;
     bool list_passes;
     bool help;
     const char *out_path; /* NULL or "-": standard output */
@@ -36,6 +39,11 @@ static const CliFlag flags[] = {
     PASS_CLI_FLAGS(Options),
     {"--stats", CLI_SWITCH, OPT(stats), "", "off",
      "print what each pass did and the module's size to standard error"},
+    {"--fill-elided", CLI_SWITCH, OPT(fill_elided), "", "off (kept elided)",
+     "give each elided constant ({...}) the values hlo-run --fill-elided and hlo-check --fill-elided give it "
+     "with the same --seed, and print them, so that another implementation can run the module on the same "
+     "constants"},
+    {"--seed", CLI_UINT64, OPT(seed), "=S", "0", "the seed of --fill-elided"},
     {"--list-passes", CLI_SWITCH, OPT(list_passes), "", "", "list the registered passes and exit"},
     {"-o", CLI_STRING, OPT(out_path), " FILE", "standard output",
      "write the module to FILE (a temporary file, then rename; FILE may be the input)"},
@@ -173,12 +181,17 @@ static int run(const Options *opt)
     if (!m)
         return report(&err);
     int status = 0;
+    char note[1024];
     PipelineStats *stats = xcalloc(1, sizeof *stats);
-    if (!ir_verify_module(m, &err) || !run_passes(m, opt, stats, &err) ||
+    if (!ir_verify_module(m, &err) ||
+        (opt->fill_elided && check_fill_elided_constants(m, opt->seed, note, sizeof note, &err) < 0) ||
+        !run_passes(m, opt, stats, &err) ||
         !ir_write_module_file(m, opt->out_path, &err))
         status = report(&err);
     else if (opt->stats)
         print_stats(m, stats, stderr);
+    if (status == 0 && opt->fill_elided && note[0])
+        fprintf(stderr, "hlo-opt: note: %s\n", note);
     free(stats);
     ir_module_free(m);
     if (status == 0 && (fflush(stdout) != 0 || ferror(stdout))) {

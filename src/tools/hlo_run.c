@@ -37,6 +37,7 @@ typedef struct Options {
     uint64_t seed;
     const char *dist;       /* a CheckDist name */
     const char *inputs;     /* NULL: random inputs */
+    const char *save_inputs;    /* NULL: off */
     bool print;
     const char *outputs;    /* NULL: print */
     int64_t replicas;       /* 0: from the module */
@@ -65,6 +66,9 @@ static const CliFlag flags[] = {
      "pairs, edges, small, extreme"},
     {"--inputs", CLI_STRING, OPT(inputs), "=DIR", "random inputs",
      "read parameter p on rank r from DIR/param<p>.rank<r>.npy"},
+    {"--save-inputs", CLI_STRING, OPT(save_inputs), "=DIR", "off",
+     "write the inputs the run uses (drawn or read) to DIR/param<p>.rank<r>.npy, the files --inputs reads, so "
+     "that another run or another implementation can take the same inputs (DIR is created)"},
     {"--print", CLI_SWITCH, OPT(print), "", "on when the result has at most 1000 elements",
      "print every rank's result in HLO literal syntax, in rank order"},
     {"--outputs", CLI_STRING, OPT(outputs), "=DIR", "off",
@@ -129,8 +133,17 @@ static bool parse_args(int argc, char **argv, Options *opt)
         return usage_error("--outputs %s is the --inputs directory: refusing to write over the inputs", opt->outputs);
     if (cli_same_file(opt->outputs, opt->in_path))
         return usage_error("--outputs %s is the module: refusing to write over it", opt->outputs);
-    if ((opt->inputs && !opt->inputs[0]) || (opt->outputs && !opt->outputs[0]))
-        return usage_error("--inputs and --outputs need a directory; see --help");
+    if (cli_same_file(opt->save_inputs, opt->inputs))
+        return usage_error("--save-inputs %s is the --inputs directory: refusing to write over the inputs",
+                           opt->save_inputs);
+    if (cli_same_file(opt->save_inputs, opt->in_path))
+        return usage_error("--save-inputs %s is the module: refusing to write over it", opt->save_inputs);
+    if (cli_same_file(opt->save_inputs, opt->outputs))
+        return usage_error("--save-inputs and --outputs name the same directory %s: the file names would "
+                           "not collide, but keep them apart", opt->save_inputs);
+    if ((opt->inputs && !opt->inputs[0]) || (opt->outputs && !opt->outputs[0]) ||
+        (opt->save_inputs && !opt->save_inputs[0]))
+        return usage_error("--inputs, --outputs and --save-inputs need a directory; see --help");
     if (opt->replicas < 0 || opt->replicas > 1 << 20 || opt->partitions < 0 || opt->partitions > 1 << 20)
         return usage_error("--replicas and --partitions take a positive count; see --help");
     return true;
@@ -291,6 +304,17 @@ static bool load_inputs(const Options *opt, const IrModule *m, int rank, Value *
                 value_release(params[k]);
             return false;
         }
+    return true;
+}
+
+/* --save-inputs: every parameter of this rank as the file --inputs reads. */
+static bool save_inputs(const char *dir, Value *const *params, int n_params, int rank, Error *err)
+{
+    if (!ir_make_dirs(dir, err))
+        return false;
+    for (int p = 0; p < n_params; p++)
+        if (!npy_write_param(dir, p, rank, params[p], err))
+            return false;
     return true;
 }
 
@@ -488,6 +512,10 @@ static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevi
     Value **params = xcalloc((size_t)(n_params ? n_params : 1), sizeof *params);
     bool ok = load_inputs(opt, m, dev.rank, params, path, &err);
     int status = settle(c, ok, &err);
+    if (status == 0 && opt->save_inputs) {
+        bool saved = save_inputs(opt->save_inputs, params, n_params, dev.rank, &err);
+        status = settle(c, saved, &err);
+    }
     if (status != 0) {
         if (ok)
             for (int p = 0; p < n_params; p++)
@@ -574,7 +602,8 @@ int main(int argc, char **argv)
         coll_finish(c, 0);
     }
     watchdog_start("hlo-run", this_rank, opt.timeout);
-    static const char *const outputs[] = { "--outputs", "--print", "--time", RUN_FLAGS_NO_AGREEMENT, NULL };
+    static const char *const outputs[] = { "--outputs", "--save-inputs", "--print", "--time",
+                                           RUN_FLAGS_NO_AGREEMENT, NULL };
     StartupItem items[] = {
         { "module files (by content)", startup_hash_file(opt.in_path) },
         { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) },
