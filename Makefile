@@ -8,6 +8,8 @@
 #   make fuzz-passes hlo-fuzz on every pass and mode at 1, 2, 4, 8 ranks (scripts/fuzz_passes.sh)
 #   make fuzz       libFuzzer on the parser, the pipeline and .npy reading (scripts/libfuzz.sh)
 #   make precision  the #102 precision sweep, drawn with gnuplot (scripts/precision-sweep.sh)
+#   make xla-test   set up XLA:CPU (jax/jaxlib from PyPI, build/xla-venv), then the XLA cases of make test
+#   make xla-diff   every module hlo-run runs, against XLA:CPU on the same inputs (scripts/xla_diff.sh)
 #   make clean      remove build/ and build-asan/
 #
 # Sources are found by wildcard: src/{ir,interp,collectives,passes,check,cli,fuzz}/*.c go
@@ -43,7 +45,8 @@ ALL_OBJS  = $(call obj,$(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
-.PHONY: all unit-tests test demo asan asan-subset bench clean validate fuzz-passes fuzz precision
+.PHONY: all unit-tests test demo asan asan-subset bench clean validate fuzz-passes fuzz precision xla-test xla-diff \
+        xla-cases
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(TOOLS)
@@ -71,10 +74,12 @@ endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_link,$(t))))
 
 # Every check runs even when an earlier one fails; the status is nonzero if
-# any failed.  Each script appends "passed failed" to the tally file, which
-# gives the closing total.
+# any failed.  Each script appends "passed failed [NOTE]" to the tally file,
+# which gives the closing total and, after it, each NOTE (a part skipped and
+# why: the XLA cases when PyPI could not be reached to set them up).
 test:
 	@scripts/install-deps.sh
+	@scripts/install-deps.sh xla || true
 	@$(MAKE) --no-print-directory all unit-tests
 	@tally=$(CURDIR)/$(BUILD)/tally.txt; : >$$tally; st=0; \
 	TALLY=$$tally scripts/run_unit.sh $(BUILD)/tests || st=1; \
@@ -91,9 +96,38 @@ test:
 	TALLY=$$tally scripts/test_prove.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_validate.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_fuzz.sh $(BUILD) || st=1; \
+	TALLY=$$tally $(MAKE) --no-print-directory xla-cases || st=1; \
 	if [ -z "$(SANITIZE)" ]; then TALLY=$$tally $(MAKE) --no-print-directory asan-subset || st=1; fi; \
-	awk '{ p += $$1; f += $$2 } END { printf "total: %d passed, %d failed\n", p, f }' $$tally; \
+	awk '{ p += $$1; f += $$2 } NF > 2 { $$1 = $$2 = ""; notes = notes "\n" substr($$0, 3) } \
+	     END { printf "total: %d passed, %d failed%s\n", p, f, notes }' $$tally; \
 	exit $$st
+
+# The XLA cases of make test (about 3 minutes on 2 cores): hlo-run against
+# XLA:CPU on the interpreter corpus, the pass corpus before and after the
+# default pipeline (one device count each), the demo, XLA's own test
+# modules and a few hlo-fuzz modules; then every module read by XLA's parser
+# and by hlocheck, the same instruction by instruction.  Without the XLA
+# environment each says so in the tally and skips.
+XLA_QUICK = --quick --quiet --sets interp,passes,demo,peer,fuzz --fuzz-count 12
+xla-cases: all
+	@st=0; scripts/xla_diff.sh --tally-name xla-diff $(XLA_QUICK) --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --tally-name xla-syntax --syntax --quiet --build $(BUILD) || st=1; exit $$st
+
+# Set-up first (fails with one line when PyPI cannot be reached), then the
+# XLA cases of make test.
+xla-test:
+	@scripts/install-deps.sh
+	@scripts/install-deps.sh xla
+	@$(MAKE) --no-print-directory all
+	@st=0; scripts/xla_diff.sh $(XLA_QUICK) --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --syntax --quiet --build $(BUILD) || st=1; exit $$st
+
+# Every module hlo-run runs, at every device count its corpus lists (up to
+# 8), against XLA:CPU: tens of minutes.  scripts/xla_diff.sh --help lists
+# the flags (XLA_DIFF_FLAGS passes more, e.g. --json FILE).
+xla-diff: all
+	@scripts/install-deps.sh xla
+	@scripts/xla_diff.sh --build $(BUILD) $(XLA_DIFF_FLAGS)
 
 # The main job: hlo-check under mpirun -np 4 on the transformer training step,
 # rewritten by the default pipeline (flips, then combiners); it prints the

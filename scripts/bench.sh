@@ -164,6 +164,25 @@ done
 echo "  note: whole commands, best of 2; the proof runs both modules once more, each element carrying a 16-byte hash" \
     | tee -a "$results"
 
+# ---- hlo-run against XLA:CPU
+
+# The demo, the largest corpus modules and the biggest real dump XLA:CPU
+# runs, with XLA:CPU's execute time as the limit (scripts/xla/bench_xla.py);
+# skipped, with a line saying so, without the XLA environment.
+section "hlo-run vs XLA:CPU on the same module, inputs and devices (info: a compiler is not the target)"
+venv=${XLA_VENV:-build/xla-venv}
+if "$venv/bin/python" -c 'import jax' >/dev/null 2>&1; then
+    xla_modules=(corpus/demo/transformer_step_2dev.hlo:2 corpus/demo/transformer_step_4dev.hlo:4
+                 corpus/demo/transformer_step_8dev.hlo:8 corpus/demo/two_layer_grads.hlo:4
+                 corpus/interp/fft_c2c_c128/module.hlo:1
+                 corpus/interp/batch_norm_training_f16_count_overflows/module.hlo:1)
+    bert=../shared/real-dumps/neuron_torchxla_bert_dp2_adamw_bf16.hlo
+    [ -f "$bert" ] && xla_modules+=("$bert:2")
+    run xla "$venv/bin/python" scripts/xla/bench_xla.py "$BUILD" "$out" "${xla_modules[@]}"
+else
+    echo "skip: no XLA environment in $venv (scripts/install-deps.sh xla makes it)" | tee -a "$results"
+fi
+
 # ---- Summary
 
 section "summary ($(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }') s)"

@@ -4,6 +4,7 @@ N devices in one process, with hlo-run's input and output file conventions.
 
     xla_run.py MODULE.hlo --inputs DIR --outputs DIR [--ranks N]
                [--replicas R] [--partitions P] [--time]
+    xla_run.py --serve N        (used by xla_pool.py: many modules, one import)
 
   inputs   DIR/param<p>.rank<r>.npy (a tuple parameter: param<p>.<leaf>.rank<r>.npy,
            leaves in order, tokens skipped), read as hlo-run reads them:
@@ -21,24 +22,39 @@ N devices in one process, with hlo-run's input and output file conventions.
            replicas.  Device d is rank d = replica * P + partition (XLA device
            assignment [[0..P-1], [P..2P-1], ...]).
 
+The path through jaxlib: HLO text -> HloModule (XLA's own parser) ->
+HloModuleProto -> StableHLO -> compile_and_load on the CPU client (jaxlib
+0.10.2 compiles MLIR only) -> execute_sharded, one shard per device.
+
 Exit: 0 done; 2 bad usage, bad input, or a module XLA refuses (parse,
 StableHLO conversion or compile; XLA's message goes to standard error);
 3 XLA failed while executing, returned something unexpected, or crashed
 (the work runs in a child process so that an abort inside XLA, e.g. a
 CHECK failure, is reported instead of killing the caller's view of it).
 
-Needs the venv of scripts/xla/NOTES.md (jax/jaxlib 0.10.2).
+--serve N: reads one JSON job a line on standard input ({"module", "inputs",
+"outputs", "replicas", "partitions"}, replicas x partitions = N) and answers
+each with one JSON line {"status", "message", "times"} on file descriptor 3
+or --answer-fd (standard output goes to standard error, so nothing XLA prints can corrupt
+the answers).  A crash inside XLA ends the server; xla_pool.py names the job
+and starts another.
+
+Needs the venv of scripts/install-deps.sh xla (jax/jaxlib 0.10.2).
 """
 import argparse
+import json
 import os
 import re
 import sys
 import time
 
 
-def die(code, msg):
-    sys.stderr.write("xla_run: %s\n" % msg.rstrip())
-    sys.exit(code)
+class Refused(Exception):
+    """Exit 2: bad input, or XLA refuses the module (its message kept)."""
+
+
+class Failed(Exception):
+    """Exit 3: XLA failed at run time or returned something unexpected."""
 
 
 def header_counts(text):
@@ -72,229 +88,314 @@ def device_grid(hdr_r, hdr_p, replicas, partitions, ranks):
     return R, P
 
 
-def main():
-    ap = argparse.ArgumentParser(description="Run an HLO text module on XLA:CPU with hlo-run's file conventions.")
-    ap.add_argument("module")
-    ap.add_argument("--inputs", required=True, help="DIR of param<p>.rank<r>.npy")
-    ap.add_argument("--outputs", required=True, help="DIR for out<i>.rank<r>.npy (created)")
-    ap.add_argument("--ranks", type=int, help="number of devices (default: replicas x partitions)")
-    ap.add_argument("--replicas", type=int, default=0)
-    ap.add_argument("--partitions", type=int, default=0)
-    ap.add_argument("--time", action="store_true", help="print the time of each step to standard error")
-    a = ap.parse_args()
-    if (a.ranks is not None and a.ranks < 1) or a.replicas < 0 or a.partitions < 0:
-        die(2, "--ranks, --replicas and --partitions take a positive count")
-
-    try:
-        with open(a.module) as f:
-            text = f.read()
-    except OSError as e:
-        die(2, "%s: %s" % (a.module, e.strerror))
-
-    R, P = device_grid(*header_counts(text), a.replicas, a.partitions, a.ranks)
-    n_dev = R * P
-    if a.ranks is not None and n_dev != a.ranks:
-        die(2, "the module needs %d replicas x %d partitions = %d devices, but --ranks %d was given"
-            % (R, P, n_dev, a.ranks))
-
-    # The CPU client is made when jax first needs it: the device count must be
-    # in XLA_FLAGS before that.
+def set_xla_flags(n_dev):
+    """The CPU client is made when jax first needs it: the device count must be
+    in XLA_FLAGS before that."""
     flags = [f for f in os.environ.get("XLA_FLAGS", "").split()
              if not f.startswith("--xla_force_host_platform_device_count")]
     flags.append("--xla_force_host_platform_device_count=%d" % n_dev)
-    if P > 1:
-        # An HLO module with num_partitions > 1 is already partitioned (one
-        # program per partition, partition-id and collectives explicit), as
-        # hlo-run runs it.  XLA:CPU refuses num_partitions > 1 without SPMD
-        # partitioning, and the SPMD partitioner refuses partition-id: turn
-        # SPMD on and its passes off.
-        flags.append("--xla_disable_hlo_passes=spmd-partitioning,sharding-propagation")
+    # An HLO module with num_partitions > 1 is already partitioned (one
+    # program per partition, partition-id and collectives explicit), as
+    # hlo-run runs it.  XLA:CPU refuses num_partitions > 1 without SPMD
+    # partitioning, and the SPMD partitioner refuses partition-id: SPMD is
+    # turned on for such modules (below) and its passes off here.  With SPMD
+    # off (one partition) the two passes do not run anyway.
+    flags.append("--xla_disable_hlo_passes=spmd-partitioning,sharding-propagation")
+    # By default XLA may compute a bf16 or f16 value in f32 and skip the
+    # rounding in between (convert(add(bf16)) becomes an f32 add): "excess
+    # precision".  HLO's semantics round every op's result to its type; this
+    # flag asks XLA to keep those roundings (a diff without it blames
+    # hlo-run for XLA's own shortcut).  A flag the caller gives wins.
+    if not any(f.startswith("--xla_allow_excess_precision") for f in flags):
+        flags.append("--xla_allow_excess_precision=false")
     os.environ["XLA_FLAGS"] = " ".join(flags)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-    times = {}
-    t0 = time.perf_counter()
-    import numpy as np
-    import ml_dtypes
-    import jax
-    jax.config.update("jax_enable_x64", True)     # else f64/s64/u64 inputs are narrowed
-    jax.config.update("jax_platforms", "cpu")
-    from jax._src.lib import xla_client as xc, _jax
-    times["import"] = time.perf_counter() - t0
+
+class Runner:
+    """jax imported once, the CPU client with n_dev devices."""
+
+    def __init__(self, n_dev):
+        set_xla_flags(n_dev)
+        import numpy as np
+        import ml_dtypes
+        import jax
+        jax.config.update("jax_enable_x64", True)     # else f64/s64/u64 inputs are narrowed
+        jax.config.update("jax_platforms", "cpu")
+        from jax._src.lib import xla_client as xc, _jax
+        self.np, self.ml_dtypes, self.jax, self.xc, self._jax = np, ml_dtypes, jax, xc, _jax
+        self.client = jax.devices("cpu")[0].client
+        self.devices = sorted(self.client.devices(), key=lambda d: d.id)
+        self.n_dev = n_dev
+        P = xc.PrimitiveType
+        self.narrow_float = {
+            P.BF16, P.F8E5M2, P.F8E4M3, P.F8E4M3FN, P.F8E4M3B11FNUZ, P.F8E3M4,
+            P.F8E5M2FNUZ, P.F8E4M3FNUZ, P.F8E8M0FNU, P.F4E2M1FN,
+        }
+        self.sub_byte_int = {P.S4: np.int8, P.U4: np.uint8}
 
     # ---- parse, convert, compile
-    t = time.perf_counter()
-    try:
-        hm = xc.hlo.hlo_module_from_text(text)
-        proto = hm.as_serialized_hlo_module_proto()
-        pshape = xc.XlaComputation(proto).program_shape()
-    except Exception as e:      # XlaRuntimeError / JaxRuntimeError / ValueError
-        die(2, "XLA cannot parse %s: %s" % (a.module, e))
-    times["parse"] = time.perf_counter() - t
-    t = time.perf_counter()
-    try:
-        mlir = _jax.mlir.hlo_to_stablehlo(proto)
-    except Exception as e:
-        die(2, "XLA cannot convert %s to StableHLO: %s" % (a.module, e))
-    times["to_stablehlo"] = time.perf_counter() - t
-
-    client = jax.devices("cpu")[0].client
-    devices = sorted(client.devices(), key=lambda d: d.id)
-    if len(devices) < n_dev:
-        die(3, "XLA:CPU has %d devices, %d wanted" % (len(devices), n_dev))
-    devices = devices[:n_dev]
-
-    opts = xc.CompileOptions()
-    opts.num_replicas = R
-    opts.num_partitions = P
-    bo = opts.executable_build_options
-    bo.num_replicas = R
-    bo.num_partitions = P
-    bo.use_spmd_partitioning = P > 1
-    assign = np.array([d.id for d in devices], dtype=np.int32).reshape(R, P)   # [replica][partition]
-    opts.device_assignment = xc.DeviceAssignment.create(assign)
-    bo.device_assignment = opts.device_assignment
-    t = time.perf_counter()
-    try:
-        exe = client.compile_and_load(mlir, xc.DeviceList(tuple(devices)), opts)
-    except Exception as e:
-        die(2, "XLA refused %s: %s" % (a.module, e))
-    times["compile"] = time.perf_counter() - t
+    def compile(self, text, name, R, P, times):
+        xc, _jax, np = self.xc, self._jax, self.np
+        t = time.perf_counter()
+        try:
+            hm = xc.hlo.hlo_module_from_text(text)
+            proto = hm.as_serialized_hlo_module_proto()
+            pshape = xc.XlaComputation(proto).program_shape()
+        except Exception as e:      # XlaRuntimeError / JaxRuntimeError / ValueError
+            raise Refused("XLA cannot parse %s: %s" % (name, e))
+        times["parse"] = time.perf_counter() - t
+        t = time.perf_counter()
+        try:
+            mlir = _jax.mlir.hlo_to_stablehlo(proto)
+        except Exception as e:
+            raise Refused("XLA cannot convert %s to StableHLO: %s" % (name, e))
+        times["to_stablehlo"] = time.perf_counter() - t
+        n_dev = R * P
+        if len(self.devices) < n_dev:
+            raise Refused("XLA:CPU has %d devices here, the module needs %d" % (len(self.devices), n_dev))
+        devices = self.devices[:n_dev]
+        opts = xc.CompileOptions()
+        opts.num_replicas = R
+        opts.num_partitions = P
+        bo = opts.executable_build_options
+        bo.num_replicas = R
+        bo.num_partitions = P
+        bo.use_spmd_partitioning = P > 1
+        assign = np.array([d.id for d in devices], dtype=np.int32).reshape(R, P)   # [replica][partition]
+        opts.device_assignment = xc.DeviceAssignment.create(assign)
+        bo.device_assignment = opts.device_assignment
+        t = time.perf_counter()
+        try:
+            exe = self.client.compile_and_load(mlir, xc.DeviceList(tuple(devices)), opts)
+        except Exception as e:
+            raise Refused("XLA refused %s: %s" % (name, e))
+        times["compile"] = time.perf_counter() - t
+        return exe, pshape, devices
 
     # ---- inputs
+    @staticmethod
     def leaves_of(shape):
         if shape.is_tuple():
             out = []
             for s in shape.tuple_shapes():
-                out.extend(leaves_of(s))
+                out.extend(Runner.leaves_of(s))
             return out
         return [shape]
 
-    narrow_float = {
-        xc.PrimitiveType.BF16, xc.PrimitiveType.F8E5M2, xc.PrimitiveType.F8E4M3,
-        xc.PrimitiveType.F8E4M3FN, xc.PrimitiveType.F8E4M3B11FNUZ, xc.PrimitiveType.F8E3M4,
-        xc.PrimitiveType.F8E5M2FNUZ, xc.PrimitiveType.F8E4M3FNUZ, xc.PrimitiveType.F8E8M0FNU,
-        xc.PrimitiveType.F4E2M1FN,
-    }
-    sub_byte_int = {xc.PrimitiveType.S4: np.int8, xc.PrimitiveType.U4: np.uint8}
-
-    def read_leaf(path, shape):
+    def read_leaf(self, path, shape):
+        np = self.np
         et = shape.xla_element_type()
         want = np.dtype(shape.numpy_dtype())
         dims = tuple(shape.dimensions())
         try:
             arr = np.load(path, allow_pickle=False)
         except OSError as e:
-            die(2, "%s: cannot open: %s" % (path, e.strerror or e))
+            raise Refused("%s: cannot open: %s" % (path, e.strerror or e))
         except ValueError as e:
-            die(2, "%s: not a readable .npy file: %s" % (path, e))
+            raise Refused("%s: not a readable .npy file: %s" % (path, e))
         if arr.shape != dims:
-            die(2, "%s: shape %s does not fit parameter %s" % (path, arr.shape, shape))
+            raise Refused("%s: shape %s does not fit parameter %s" % (path, arr.shape, shape))
         got = arr.dtype
-        if et in narrow_float:
+        if et in self.narrow_float:
             if got.kind in "uV" and got.itemsize == want.itemsize:
                 return np.asarray(arr, order="C").view(want)
             if got.kind == "f" and got.itemsize == 4:
                 return arr.astype(np.float32).astype(want)       # nearest even
-            die(2, "%s: dtype %s does not fit parameter %s (expected <f4, or raw bits)" % (path, got.str, shape))
-        if et in sub_byte_int:
-            if got != np.dtype(sub_byte_int[et]):
-                die(2, "%s: dtype %s does not fit parameter %s (expected %s)"
-                    % (path, got.str, shape, np.dtype(sub_byte_int[et]).str))
-            info = ml_dtypes.iinfo(want)
+            raise Refused("%s: dtype %s does not fit parameter %s (expected <f4, or raw bits)"
+                          % (path, got.str, shape))
+        if et in self.sub_byte_int:
+            if got != np.dtype(self.sub_byte_int[et]):
+                raise Refused("%s: dtype %s does not fit parameter %s (expected %s)"
+                              % (path, got.str, shape, np.dtype(self.sub_byte_int[et]).str))
+            info = self.ml_dtypes.iinfo(want)
             if arr.size and (arr.min() < int(info.min) or arr.max() > int(info.max)):
-                die(2, "%s: an element is outside the range of %s" % (path, shape))
+                raise Refused("%s: an element is outside the range of %s" % (path, shape))
             return arr.astype(want)
         if got.newbyteorder("=") != want.newbyteorder("=") or (got.byteorder == ">"):
-            die(2, "%s: dtype %s does not fit parameter %s (expected %s)" % (path, got.str, shape, want.str))
+            raise Refused("%s: dtype %s does not fit parameter %s (expected %s)" % (path, got.str, shape, want.str))
         # np.asarray, not np.ascontiguousarray: that one makes a 0-d array 1-d,
         # and XLA runs an f32[] parameter on an f32[1] buffer without a word.
         return np.asarray(arr, order="C")
 
-    # Parameter leaves in the order the compiled program takes them (the
-    # StableHLO importer flattens tuple parameters).
-    param_files = []        # (p, leaf index or None, shape)
-    for p, ps in enumerate(pshape.parameter_shapes()):
-        if ps.is_tuple():
-            k = 0
-            for leaf in leaves_of(ps):
-                if leaf.is_token():
-                    param_files.append((p, None, leaf))
-                else:
-                    param_files.append((p, k, leaf))
+    def arguments(self, pshape, devices, inputs):
+        """One global array per parameter leaf (the StableHLO importer flattens
+        tuple parameters), whose shard on device d is rank d's value."""
+        np, jax = self.np, self.jax
+        files = []          # (p, leaf index or -1, shape)
+        for p, ps in enumerate(pshape.parameter_shapes()):
+            if ps.is_tuple():
+                k = 0
+                for leaf in self.leaves_of(ps):
+                    if leaf.is_token():
+                        raise Refused("parameter %d has a token leaf: not supported by xla_run.py" % p)
+                    files.append((p, k, leaf))
                     k += 1
-        else:
-            param_files.append((p, -1, ps))
-
-    t = time.perf_counter()
-    args = []
-    for p, k, shape in param_files:
-        if shape.is_token():
-            die(2, "parameter %d has a token leaf: not supported by xla_run.py" % p)
-        per_dev = []
-        for r, d in enumerate(devices):
-            name = ("param%d.rank%d.npy" % (p, r)) if k == -1 else ("param%d.%d.rank%d.npy" % (p, k, r))
-            x = read_leaf(os.path.join(a.inputs, name), shape)
-            per_dev.append(jax.device_put(x, d))
-        # One global array whose shard on device d is rank d's value: a
-        # "replicated" sharding over the devices (XLA does not check that the
-        # shards agree), so that every shard has the parameter's own shape.
+            else:
+                files.append((p, -1, ps))
         mesh = jax.sharding.Mesh(np.array(devices), ("d",))
+        # A "replicated" sharding whose shards hold different values: XLA
+        # does not check that they agree, and each shard keeps the
+        # parameter's own shape.
         sh = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
-        args.append(jax.make_array_from_single_device_arrays(per_dev[0].shape, sh, per_dev))
-    times["inputs"] = time.perf_counter() - t
-
-    # ---- run
-    t = time.perf_counter()
-    try:
-        res = exe.execute_sharded(args)
-        outs = res.disassemble_into_single_device_arrays()     # [output][device]
-        host = [[np.asarray(x) for x in o] for o in outs]
-    except Exception as e:
-        die(3, "XLA failed running %s: %s" % (a.module, e))
-    times["execute"] = time.perf_counter() - t
+        args = []
+        for p, k, shape in files:
+            if shape.is_token():
+                raise Refused("parameter %d is a token: not supported by xla_run.py" % p)
+            per_dev = []
+            for r, d in enumerate(devices):
+                name = ("param%d.rank%d.npy" % (p, r)) if k == -1 else ("param%d.%d.rank%d.npy" % (p, k, r))
+                per_dev.append(jax.device_put(self.read_leaf(os.path.join(inputs, name), shape), d))
+            args.append(jax.make_array_from_single_device_arrays(per_dev[0].shape, sh, per_dev))
+        return args
 
     # ---- outputs
-    result_leaves = leaves_of(pshape.result_shape())
-    if len(host) != len(result_leaves):
-        die(3, "XLA returned %d outputs for %d result leaves" % (len(host), len(result_leaves)))
-    t = time.perf_counter()
-    os.makedirs(a.outputs, exist_ok=True)
-    for i, (shape, per_dev) in enumerate(zip(result_leaves, host)):
-        if shape.is_token():
-            continue
-        et = shape.xla_element_type()
-        for r, x in enumerate(per_dev):
-            if x.shape != tuple(shape.dimensions()):
-                die(3, "XLA returned shape %s for result leaf %d, %s" % (x.shape, i, shape))
+    def write_outputs(self, pshape, host, outputs):
+        np = self.np
+        result_leaves = self.leaves_of(pshape.result_shape())
+        if len(host) != len(result_leaves):
+            raise Failed("XLA returned %d outputs for %d result leaves" % (len(host), len(result_leaves)))
+        os.makedirs(outputs, exist_ok=True)
+        for i, (shape, per_dev) in enumerate(zip(result_leaves, host)):
+            if shape.is_token():
+                continue
+            et = shape.xla_element_type()
             want = np.dtype(shape.numpy_dtype())
-            if x.dtype != want:
-                # The StableHLO path gives rng-bit-generator's signed results
-                # as unsigned (same bits): view them as the declared type.
-                if x.dtype.kind in "iu" and want.kind in "iu" and x.dtype.itemsize == want.itemsize:
-                    x = x.view(want)
-                else:
-                    die(3, "XLA returned dtype %s for result leaf %d, %s" % (x.dtype, i, shape))
-            if et in narrow_float:
-                x = x.astype(np.float32)
-            elif et in sub_byte_int:
-                x = x.astype(sub_byte_int[et])
-            path = os.path.join(a.outputs, "out%d.rank%d.npy" % (i, r))
-            tmp = path + ".tmp.%d" % os.getpid()
-            with open(tmp, "wb") as f:
-                np.save(f, np.asarray(x, order="C"), allow_pickle=False)
-            os.replace(tmp, path)
-    times["outputs"] = time.perf_counter() - t
+            for r, x in enumerate(per_dev):
+                if x.shape != tuple(shape.dimensions()):
+                    raise Failed("XLA returned shape %s for result leaf %d, %s" % (x.shape, i, shape))
+                if x.dtype != want:
+                    # The StableHLO path gives rng-bit-generator's signed results
+                    # as unsigned (same bits): view them as the declared type.
+                    if x.dtype.kind in "iu" and want.kind in "iu" and x.dtype.itemsize == want.itemsize:
+                        x = x.view(want)
+                    else:
+                        raise Failed("XLA returned dtype %s for result leaf %d, %s" % (x.dtype, i, shape))
+                if et in self.narrow_float:
+                    x = x.astype(np.float32)
+                elif et in self.sub_byte_int:
+                    x = x.astype(self.sub_byte_int[et])
+                path = os.path.join(outputs, "out%d.rank%d.npy" % (i, r))
+                tmp = path + ".tmp.%d" % os.getpid()
+                with open(tmp, "wb") as f:
+                    np.save(f, np.asarray(x, order="C"), allow_pickle=False)
+                os.replace(tmp, path)
+
+    def run(self, module, inputs, outputs, R, P, optimized=None, repeat=1):
+        """Runs one module; returns the seconds of each step (execute: the
+        fastest of repeat runs).  Raises Refused or Failed.  optimized: a
+        file for the module XLA compiled it into."""
+        times = {}
+        try:
+            with open(module) as f:
+                text = f.read()
+        except OSError as e:
+            raise Refused("%s: %s" % (module, e.strerror))
+        exe, pshape, devices = self.compile(text, module, R, P, times)
+        if optimized:
+            with open(optimized, "w") as f:
+                f.write("\n\n".join(m.to_string() for m in exe.hlo_modules()))
+        t = time.perf_counter()
+        args = self.arguments(pshape, devices, inputs)
+        times["inputs"] = time.perf_counter() - t
+        for _ in range(max(1, repeat)):
+            t = time.perf_counter()
+            try:
+                res = exe.execute_sharded(args)
+                outs = res.disassemble_into_single_device_arrays()     # [output][device]
+                host = [[self.np.asarray(x) for x in o] for o in outs]
+            except Exception as e:
+                raise Failed("XLA failed running %s: %s" % (module, e))
+            times["execute"] = min(times.get("execute", 1e300), time.perf_counter() - t)
+        t = time.perf_counter()
+        self.write_outputs(pshape, host, outputs)
+        times["outputs"] = time.perf_counter() - t
+        return times
+
+
+def serve(n_dev, answer_fd):
+    """The --serve loop: answers on answer_fd, standard output sent to stderr."""
+    answers = os.fdopen(answer_fd, "w", buffering=1)
+    os.dup2(2, 1)
+    runner = Runner(n_dev)
+    answers.write(json.dumps({"ready": n_dev}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        status, message, times = 0, "", {}
+        try:
+            R, P = int(job["replicas"]), int(job["partitions"])
+            if R * P != n_dev:
+                raise Refused("this server has %d devices, the job wants %d x %d" % (n_dev, R, P))
+            times = runner.run(job["module"], job["inputs"], job["outputs"], R, P)
+        except Refused as e:
+            status, message = 2, str(e)
+        except Failed as e:
+            status, message = 3, str(e)
+        except Exception as e:      # a bug here, not in XLA: say so, keep serving
+            status, message = 3, "xla_run internal error: %r" % (e,)
+        answers.write(json.dumps({"status": status, "message": message, "times": times}) + "\n")
+    return 0
+
+
+def die(code, msg):
+    sys.stderr.write("xla_run: %s\n" % msg.rstrip())
+    sys.exit(code)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Run an HLO text module on XLA:CPU with hlo-run's file conventions.")
+    ap.add_argument("module", nargs="?")
+    ap.add_argument("--inputs", help="DIR of param<p>.rank<r>.npy")
+    ap.add_argument("--outputs", help="DIR for out<i>.rank<r>.npy (created)")
+    ap.add_argument("--ranks", type=int, help="number of devices (default: replicas x partitions)")
+    ap.add_argument("--replicas", type=int, default=0)
+    ap.add_argument("--partitions", type=int, default=0)
+    ap.add_argument("--time", action="store_true", help="print the time of each step to standard error")
+    ap.add_argument("--optimized", metavar="FILE", help="write the module XLA compiled (after its passes) to FILE")
+    ap.add_argument("--repeat", type=int, default=1, help="execute N times, --time giving the fastest")
+    ap.add_argument("--serve", type=int, metavar="N", help="serve jobs for N devices (see the docstring)")
+    ap.add_argument("--answer-fd", type=int, default=3, help="with --serve: the descriptor answers go to")
+    a = ap.parse_args()
+    if a.serve is not None:
+        if a.serve < 1:
+            die(2, "--serve takes a positive device count")
+        return serve(a.serve, a.answer_fd)
+    if not a.module or not a.inputs or not a.outputs:
+        die(2, "give MODULE.hlo --inputs DIR --outputs DIR (see --help)")
+    if (a.ranks is not None and a.ranks < 1) or a.replicas < 0 or a.partitions < 0:
+        die(2, "--ranks, --replicas and --partitions take a positive count")
+    try:
+        with open(a.module) as f:
+            text = f.read()
+    except OSError as e:
+        die(2, "%s: %s" % (a.module, e.strerror))
+    R, P = device_grid(*header_counts(text), a.replicas, a.partitions, a.ranks)
+    if a.ranks is not None and R * P != a.ranks:
+        die(2, "the module needs %d replicas x %d partitions = %d devices, but --ranks %d was given"
+            % (R, P, R * P, a.ranks))
+    t0 = time.perf_counter()
+    runner = Runner(R * P)
+    imported = time.perf_counter() - t0
+    try:
+        times = runner.run(a.module, a.inputs, a.outputs, R, P, a.optimized, a.repeat)
+    except Refused as e:
+        die(2, str(e))
+    except Failed as e:
+        die(3, str(e))
     if a.time:
+        times = dict(times, **{"import": imported})
         sys.stderr.write("xla_run: %d replicas x %d partitions; seconds: %s\n"
-                         % (R, P, " ".join("%s %.3f" % kv for kv in times.items())))
+                         % (R, P, " ".join("%s %.6f" % kv for kv in times.items())))
     return 0
 
 
 def run_guarded():
     """Runs main() in a child process: a CHECK failure inside XLA aborts the
-    process, and the parent turns that into a message and exit 3."""
-    if os.environ.get("XLA_RUN_CHILD") == "1":
+    process, and the parent turns that into a message and exit 3.  The
+    server is guarded by xla_pool.py instead."""
+    if os.environ.get("XLA_RUN_CHILD") == "1" or "--serve" in sys.argv:
         return main()
     import signal
     import subprocess
