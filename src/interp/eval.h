@@ -79,6 +79,8 @@ void eval_matmul_gemm(const EvalMatmul *mm, int64_t M, int64_t N, int64_t K, con
                       const void *b, int64_t ldb, void *c, int64_t ldc);
 /* n contiguous compute elements -> result elements stride elements apart. */
 void eval_matmul_store(const EvalMatmul *mm, void *dst, int64_t stride, const void *src, int64_t n);
+/* 4 or 8 when the compute elements are f32 or f64, else 0. */
+int eval_matmul_real_float_bytes(const EvalMatmul *mm);
 
 /* eval_gather.c */
 bool eval_gather(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);

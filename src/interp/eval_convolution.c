@@ -21,6 +21,12 @@
  * window positions x ki elements (window position major, feature minor),
  * padding and dilation resolved in the gather as zeros, and the rows are
  * multiplied by the kernel gathered once as a [K, O/G] matrix per group.
+ * A zero that stands for padding or a hole must add nothing, even against
+ * an inf or NaN kernel element (0 x inf would be NaN): such kernel elements
+ * are taken out of the GEMM (made zero) and their products added after it,
+ * only for the rows where their window position reads a real element
+ * (add_nonfinite_taps; as operation_semantics' pseudo-code, XLA's evaluator
+ * and XLA:CPU skip padding).
  * Feature groups are gathered together: each window position's features of
  * all groups are loaded in one run and dealt out to the groups' matrices,
  * so a depthwise convolution does not pay a call per element.
@@ -43,6 +49,7 @@
 #include "eval.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +79,16 @@ typedef struct ConvRun {
     const char *lhs, *rhs;
     char *out;
     int64_t **taps;                 /* taps[s][w]: input offset of window position w, or -1 */
+    int64_t n_nonfinite;            /* kernel elements that are inf or NaN (real float compute) */
+    struct NonFinite *nonfinite;    /* them, taken out of the kernel matrix */
 } ConvRun;
+
+/* An inf or NaN element of the kernel matrix: group, row k (window position
+ * k / ki), column o, and its value (f32 or f64 compute). */
+typedef struct NonFinite {
+    int64_t group, k, o;
+    double v;
+} NonFinite;
 
 /* ---- Geometry */
 
@@ -250,6 +266,83 @@ static void gather_kernel(const ConvRun *cv, char *kb)
     }
 }
 
+/* ---- Non-finite kernel elements against padding */
+
+static void *alloc_bytes(int64_t n, int64_t size, const IrInstr *instr, Error *err);
+
+/* Finds the inf and NaN elements of the kernel matrices (real float
+ * compute), records them in cv and makes them zero there; false only when
+ * out of memory. */
+static bool take_nonfinite(ConvRun *cv, char *kb, const IrInstr *instr, Error *err)
+{
+    const Geom *g = cv->g;
+    int fb = eval_matmul_real_float_bytes(cv->mm);
+    int64_t n = g->groups * g->k * g->og, count = 0;
+    for (int pass = 0; fb && pass < 2; pass++) {
+        for (int64_t e = 0; e < n; e++) {
+            double v = fb == 4 ? (double)((float *)(void *)kb)[e] : ((double *)(void *)kb)[e];
+            if (isfinite(v))
+                continue;
+            if (pass == 1) {
+                cv->nonfinite[count] = (NonFinite){ e / (g->k * g->og), e / g->og % g->k, e % g->og, v };
+                if (fb == 4)
+                    ((float *)(void *)kb)[e] = 0;
+                else
+                    ((double *)(void *)kb)[e] = 0;
+            }
+            count++;
+        }
+        if (pass == 0 && count) {
+            cv->nonfinite = alloc_bytes(count, sizeof *cv->nonfinite, instr, err);
+            if (!cv->nonfinite)
+                return false;
+            count = 0;
+        }
+    }
+    cv->n_nonfinite = count;
+    return true;
+}
+
+/* Whether window position w (its index in window_next's order) of the row
+ * whose taps are in cv->taps reads a real input element. */
+static bool window_hits(const ConvRun *cv, int64_t w)
+{
+    const Geom *g = cv->g;
+    for (int s = g->n - 1; s >= 0; s--) {
+        if (cv->taps[s][w % g->win[s].size] < 0)
+            return false;
+        w /= g->win[s].size;
+    }
+    return true;
+}
+
+/* Adds the taken-out products a[row][k] * v to c (rows ldc elements apart)
+ * for rows r0 .. r0+nr-1 of group, where k's window position reads a real
+ * element; where it reads padding or a hole the product is no term of the
+ * sum. */
+static void add_nonfinite_taps(const ConvRun *cv, int64_t group, int64_t r0, int64_t nr, const char *a, char *c,
+                               int64_t ldc)
+{
+    const Geom *g = cv->g;
+    int fb = eval_matmul_real_float_bytes(cv->mm);
+    RowPos rp;
+    rowpos_at(g, r0, &rp);
+    for (int64_t i = 0; i < nr; i++, rowpos_next(g, &rp)) {
+        for (int s = 0; s < g->n; s++)
+            fill_taps(g, s, rp.p[s], cv->taps[s]);
+        for (int64_t j = 0; j < cv->n_nonfinite; j++) {
+            const NonFinite *nf = &cv->nonfinite[j];
+            if (nf->group != group || !window_hits(cv, nf->k / g->ki))
+                continue;
+            int64_t ai = i * g->k + nf->k, ci = i * ldc + nf->o;
+            if (fb == 4)
+                ((float *)(void *)c)[ci] += ((const float *)(const void *)a)[ai] * (float)nf->v;
+            else
+                ((double *)(void *)c)[ci] += ((const double *)(const void *)a)[ai] * nf->v;
+        }
+    }
+}
+
 /* Products of rows r0 .. r0+nr-1 ([nr, O/G], compute elements) into the
  * output, wherever its layout puts them. */
 static void store_rows(const ConvRun *cv, int64_t group, int64_t r0, int64_t nr, const char *c)
@@ -338,9 +431,13 @@ static void multiply(const ConvRun *cv, const Buffers *b, int64_t group, int64_t
     if (in_place) {
         char *c = cv->out + (r0 * g->o + group * g->og) * eb;
         eval_matmul_gemm(mm, nr, g->og, g->k, a, g->k, kg, g->og, c, g->o);
+        if (cv->n_nonfinite)
+            add_nonfinite_taps(cv, group, r0, nr, a, c, g->o);
         return;
     }
     eval_matmul_gemm(mm, nr, g->og, g->k, a, g->k, kg, g->og, b->c, g->og);
+    if (cv->n_nonfinite)
+        add_nonfinite_taps(cv, group, r0, nr, a, b->c, g->og);
     store_rows(cv, group, r0, nr, b->c);
 }
 
@@ -354,6 +451,7 @@ static bool run_conv(ConvRun *cv, const IrInstr *instr, Error *err)
     cv->taps = b.taps;
     if (ok)
         gather_kernel(cv, b.kernel);
+    ok = ok && take_nonfinite(cv, b.kernel, instr, err);
     for (int64_t r0 = 0; ok && r0 < g->rows; r0 += chunk) {
         int64_t nr = g->rows - r0 < chunk ? g->rows - r0 : chunk;
         if (!g->by_batch)
@@ -365,6 +463,7 @@ static bool run_conv(ConvRun *cv, const IrInstr *instr, Error *err)
         }
     }
     free_buffers(&b);
+    free(cv->nonfinite);
     return ok;
 }
 
@@ -422,7 +521,7 @@ bool eval_convolution(Interp *it, const IrInstr *instr, Value *const *args, Valu
         Geom g;
         init_geom(&g, instr, args[0]->shape, args[1]->shape, instr->shape);
         ConvRun cv = { &g, &mm, args[0]->shape->type, args[1]->shape->type, args[0]->data, args[1]->data,
-                       result->data, NULL };
+                       result->data, NULL, 0, NULL };
         if (!check_blas_sizes(instr, &g, err) || !run_conv(&cv, instr, err)) {
             value_release(result);
             return false;

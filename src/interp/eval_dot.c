@@ -865,6 +865,11 @@ void eval_matmul_gemm(const EvalMatmul *mm, int64_t M, int64_t N, int64_t K, con
     gemm_split((Compute)mm->compute, false, false, M, N, K, a, lda, b, ldb, c, ldc);
 }
 
+int eval_matmul_real_float_bytes(const EvalMatmul *mm)
+{
+    return mm->compute == COMPUTE_F32 ? 4 : mm->compute == COMPUTE_F64 ? 8 : 0;
+}
+
 void eval_matmul_store(const EvalMatmul *mm, void *dst, int64_t stride, const void *src, int64_t n)
 {
     if (!mm->direct) {

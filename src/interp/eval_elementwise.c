@@ -36,13 +36,16 @@
  *    (static_cast<float>), which can round twice for |x| > 2^24.
  *  - Sub-byte integers (s1..s4, u1..u4; one byte each, kept sign- or
  *    zero-extended) use the 8-bit loops and are re-extended after the op;
- *    the ops where that is wrong for them (popcnt, count-leading-zeros, the
- *    right shift of the other signedness) are unsupported.  pred uses the
+ *    popcnt and count-leading-zeros count in the type's own width
+ *    (sub_byte_unary); the right shift of the other signedness is
+ *    unsupported.  pred uses the
  *    u8 loops and is normalised to 0/1.
  *  - c64/c128: add, subtract, multiply, divide (C's Annex G arithmetic, as
- *    std::complex), negate, sign, abs, real, imag, complex, compare EQ/NE,
- *    convert between them and from real types.  Anything else is
- *    ERR_UNSUPPORTED naming the op and the type.
+ *    std::complex), power, negate, sign, abs, exp, expm1, log, log1p, sqrt,
+ *    rsqrt, sin, cos, tan, tanh (C's complex functions; see
+ *    COMPLEX_TRANSCENDENTALS), real, imag, complex, compare EQ/NE, convert
+ *    between them and from real types.  Anything else is ERR_UNSUPPORTED
+ *    naming the op and the type.
  *
  * Threads (parallel.h): every kernel here computes element i from the
  * operands' elements i alone, so each is split over the pool in contiguous
@@ -515,6 +518,41 @@ static inline c128_t c128_negate(c128_t a) { return -a; }
 static inline c64_t c64_sign(c64_t a) { float m = cabsf(a); return m == 0 ? 0 : a / m; }
 static inline c128_t c128_sign(c128_t a) { double m = cabs(a); return m == 0 ? 0 : a / m; }
 
+/* Complex transcendentals: C's complex functions (principal branches, as
+ * XLA's and std::complex's), computed in the part type.  expm1 and log1p
+ * keep their accuracy near zero: expm1(a+bi) = expm1(a) cos b - 2 sin^2(b/2)
+ * + i e^a sin b (e^a - 1 + 0i for b = 0); log1p(z) = log|1+z| + i arg(1+z),
+ * with log|1+z| = log1p(a(2+a) + b^2) / 2 while |1+z| is near 1, and
+ * log(hypot(1+a, b)) elsewhere (a(2+a) + b^2 overflows long before |z|
+ * does).  power: 1 for a zero exponent, else
+ * C's cpow. */
+#define COMPLEX_TRANSCENDENTALS(P, T, R, S, MAKE)                                      \
+    static inline T P##_exp(T a) { return cexp##S(a); }                                 \
+    static inline T P##_log(T a) { return clog##S(a); }                                 \
+    static inline T P##_sqrt(T a) { return csqrt##S(a); }                               \
+    static inline T P##_rsqrt(T a) { return 1 / csqrt##S(a); }                          \
+    static inline T P##_sin(T a) { return csin##S(a); }                                 \
+    static inline T P##_cos(T a) { return ccos##S(a); }                                 \
+    static inline T P##_tan(T a) { return ctan##S(a); }                                 \
+    static inline T P##_tanh(T a) { return ctanh##S(a); }                               \
+    static inline T P##_expm1(T z)                                                      \
+    {                                                                                   \
+        R a = creal##S(z), b = cimag##S(z), h = sin##S(b / 2);                          \
+        if (b == 0) /* a real argument: exact zero imaginary part, as cexp gives */     \
+            return MAKE(expm1##S(a), b);                                                \
+        return MAKE(expm1##S(a) * cos##S(b) - 2 * h * h, exp##S(a) * sin##S(b));        \
+    }                                                                                   \
+    static inline T P##_log1p(T z)                                                      \
+    {                                                                                   \
+        R a = creal##S(z), b = cimag##S(z), m = hypot##S(1 + a, b);                     \
+        R re = m > (R)0.5 && m < 2 ? log1p##S(a * (2 + a) + b * b) / 2 : log##S(m);     \
+        return MAKE(re, atan2##S(b, 1 + a));                                            \
+    }                                                                                   \
+    static inline T P##_power(T a, T b) { return b == 0 ? 1 : cpow##S(a, b); }
+
+COMPLEX_TRANSCENDENTALS(c64, c64_t, float, f, CMPLXF)
+COMPLEX_TRANSCENDENTALS(c128, c128_t, double, , CMPLX)
+
 /* ------------------------------------------------------------------ */
 /* Loops and their tables (indexed by opcode; NULL: unsupported)        */
 
@@ -547,7 +585,7 @@ static inline c128_t c128_sign(c128_t a) { double m = cabs(a); return m == 0 ? 0
     X(P, T, XOR, xor) X(P, T, SHIFT_LEFT, shift_left)                                 \
     X(P, T, SHIFT_RIGHT_ARITH, shift_right_arith)                                     \
     X(P, T, SHIFT_RIGHT_LOGICAL, shift_right_logical)
-#define COMPLEX_BINARY_OPS(X, P, T) ARITH_OPS(X, P, T)
+#define COMPLEX_BINARY_OPS(X, P, T) ARITH_OPS(X, P, T) X(P, T, POWER, power)
 #define FLOAT_UNARY_OPS(X, P, T)                                                      \
     X(P, T, ABS, abs) X(P, T, NEGATE, negate) X(P, T, SIGN, sign) X(P, T, EXP, exp)   \
     X(P, T, EXPM1, expm1) X(P, T, LOG, log) X(P, T, LOG1P, log1p) X(P, T, SQRT, sqrt) \
@@ -560,7 +598,10 @@ static inline c128_t c128_sign(c128_t a) { double m = cabs(a); return m == 0 ? 0
 #define INT_UNARY_OPS(X, P, T)                                                        \
     X(P, T, ABS, abs) X(P, T, NEGATE, negate) X(P, T, SIGN, sign) X(P, T, NOT, not)   \
     X(P, T, POPCNT, popcnt) X(P, T, CLZ, clz)
-#define COMPLEX_UNARY_OPS(X, P, T) X(P, T, NEGATE, negate) X(P, T, SIGN, sign)
+#define COMPLEX_UNARY_OPS(X, P, T)                                                    \
+    X(P, T, NEGATE, negate) X(P, T, SIGN, sign) X(P, T, EXP, exp) X(P, T, EXPM1, expm1) \
+    X(P, T, LOG, log) X(P, T, LOG1P, log1p) X(P, T, SQRT, sqrt) X(P, T, RSQRT, rsqrt) \
+    X(P, T, SIN, sin) X(P, T, COS, cos) X(P, T, TAN, tan) X(P, T, TANH, tanh)
 
 #define BINARY_LOOP_OF(P, T, E, name) DEFINE_BINARY_LOOP(P##_##name##_loop, T, P##_##name)
 #define UNARY_LOOP_OF(P, T, E, name) DEFINE_UNARY_LOOP(P##_##name##_unary, T, P##_##name)
@@ -633,6 +674,38 @@ static const UnaryLoop *unary_table(IrElemType t)
     }
 }
 
+/* popcnt and count-leading-zeros of a B-bit integer held in a byte: the
+ * low B bits counted (the 8-bit loops would count the extension too). */
+#define DEFINE_SUB_BYTE_BIT_COUNTS(B)                                                   \
+    static void sub##B##_popcnt_unary(void *restrict out_, const void *restrict in_, int64_t n) \
+    {                                                                                   \
+        uint8_t *restrict o = out_;                                                     \
+        const uint8_t *restrict a = in_;                                                \
+        VLOOP(n, o[i] = (uint8_t)__builtin_popcount(a[i] & ((1u << B) - 1)));           \
+    }                                                                                   \
+    static void sub##B##_clz_unary(void *restrict out_, const void *restrict in_, int64_t n) \
+    {                                                                                   \
+        uint8_t *restrict o = out_;                                                     \
+        const uint8_t *restrict a = in_;                                                \
+        VLOOP(n, { unsigned v = a[i] & ((1u << B) - 1);                                 \
+                   o[i] = (uint8_t)(v ? __builtin_clz(v) - (32 - B) : B); });           \
+    }
+DEFINE_SUB_BYTE_BIT_COUNTS(1)
+DEFINE_SUB_BYTE_BIT_COUNTS(2)
+DEFINE_SUB_BYTE_BIT_COUNTS(4)
+
+static UnaryLoop sub_byte_unary(IrOpcode op, IrElemType t)
+{
+    int bits = ir_type_info[t].bits;
+    bool pop = op == IR_OP_POPCNT;
+    switch (bits) {
+    case 1: return pop ? sub1_popcnt_unary : sub1_clz_unary;
+    case 2: return pop ? sub2_popcnt_unary : sub2_clz_unary;
+    case 4: return pop ? sub4_popcnt_unary : sub4_clz_unary;
+    default: return NULL;
+    }
+}
+
 /* Ops the pred and sub-byte shortcuts would get wrong. */
 static bool narrow_int_op_ok(IrOpcode op, IrElemType t)
 {
@@ -663,6 +736,8 @@ static UnaryLoop unary_loop(IrOpcode op, IrElemType t)
 {
     if (t == IR_TYPE_PRED)
         return op == IR_OP_NOT ? pred_not_unary : NULL;
+    if (is_sub_byte_int(t) && (op == IR_OP_POPCNT || op == IR_OP_CLZ))
+        return sub_byte_unary(op, t);
     const UnaryLoop *table = unary_table(t);
     if (!table || (unsigned)op >= IR_OP_COUNT || !narrow_int_op_ok(op, t))
         return NULL;
@@ -1685,8 +1760,10 @@ bool eval_bitcast_convert(Interp *it, const IrInstr *instr, Value *const *args, 
  * the narrow types on their f32 value): round the mantissa to m bits,
  * nearest even, letting a carry bump the exponent; then with e exponent
  * bits, exponents above the range become inf and those at or below the
- * smallest normal's become zero (no subnormals); a NaN stays the input NaN,
- * or becomes +inf when m is 0. */
+ * smallest normal's become zero (no subnormals); a NaN stays the input NaN
+ * ("NaN values are retained", operation_semantics; XLA:CPU keeps it too),
+ * even when m is 0 and no NaN is left in the format (XLA's emitter once
+ * gave +inf there, which this used to copy). */
 #define DEFINE_REDUCE_PRECISION(P, FT, UT, SRC_E, SRC_M)                                \
     static void P##_reduce_precision(FT *restrict o, const FT *restrict a, int64_t n, int e, int m) \
     {                                                                                   \
@@ -1697,7 +1774,6 @@ bool eval_bitcast_convert(Interp *it, const IrInstr *instr, Value *const *args, 
         UT ebias = (one << (SRC_E - 1)) - 1;                                            \
         UT rbias = e < SRC_E ? (one << (e - 1)) - 1 : 0;                                \
         UT max_exp = (ebias + rbias) << SRC_M, min_exp = (ebias - rbias) << SRC_M;      \
-        const FT inf = (FT)INFINITY;                                                    \
         for (int64_t i = 0; i < n; i++) {                                               \
             UT u;                                                                       \
             memcpy(&u, &a[i], sizeof u);                                                \
@@ -1709,7 +1785,7 @@ bool eval_bitcast_convert(Interp *it, const IrInstr *instr, Value *const *args, 
             }                                                                           \
             FT r;                                                                       \
             memcpy(&r, &u, sizeof r);                                                   \
-            o[i] = a[i] != a[i] ? (m > 0 ? a[i] : inf) : r;                             \
+            o[i] = a[i] != a[i] ? a[i] : r;  /* "NaN values are retained", at any m */   \
         }                                                                               \
     }
 

@@ -313,6 +313,8 @@ static bool windows_in_range(const Plan *p, const Value *idx, bool clamp, RunFn 
                              int64_t end, Error *err)
 {
     int64_t g[R] = { 0 }, start[R], pos = begin;
+    if (begin >= end)       /* no positions: a batch dim may be 0, which the odometer below divides by */
+        return true;
     for (int q = p->ix.n_batch - 1; q >= 0; q--) {
         g[q] = pos % p->ix.batch_dims[q];
         pos /= p->ix.batch_dims[q];

@@ -1201,10 +1201,8 @@ static bool conv_window_dim(const IrInstr *in, int k, int64_t n, int64_t *out, E
     if (!dilated_ok(n, w->lhs_dilate, &base) || !dilated_ok(w->size, w->rhs_dilate, &window) ||
         !add_ok(w->pad_lo, base, &padded) || !add_ok(padded, w->pad_hi, &padded))
         return fail(in, err, "window dimension %d: the padded, dilated size overflows", k);
-    if (padded < 0)
-        return fail(in, err, "window dimension %d: padding %lld_%lld leaves a negative size of the input (%lld, "
-                    "lhs_dilate=%lld)", k, (long long)w->pad_lo, (long long)w->pad_hi, (long long)n,
-                    (long long)w->lhs_dilate);
+    /* A negative padded size (negative padding beyond the input) gives no
+     * window, as XLA's StridedBound does: XLA accepts and runs it. */
     *out = padded < window ? 0 : (padded - window) / w->stride + 1;
     return true;
 }

@@ -65,6 +65,34 @@ static void test_conv_1d_padding_and_stride(void **state)
                cut, 2);
 }
 
+/* Padding and dilation holes add nothing, even against an inf or NaN in the
+ * kernel (operation_semantics' pseudo-code skips them; 0 x inf would be
+ * NaN), while a real element, zero included, meets it.  Kernel taps inf, 1,
+ * 1 over x = 1 2 3 4 padded by one each side: position 0's inf tap reads
+ * padding (1 + 2 = 3), every other position's inf tap a real element. */
+static void test_conv_holes_skip_nonfinite_kernel(void **state)
+{
+    (void)state;
+    const float k3[] = { INFINITY, 1, 1 };
+    const float padded[] = { 3, INFINITY, INFINITY, INFINITY };
+    expect_f32("f32[1,4,1]", x4, "f32[3,1,1]", k3, "f32[1,4,1]", "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f",
+               padded, 4);
+    const float z4[] = { 0, 2, 3, 4 }, nan_k[] = { NAN, 1, 1 };
+    TestRun run;
+    const void *params[] = { z4, nan_k };
+    const float *got = test_run_ok(&run, conv_module("f32[1,4,1]", "f32[3,1,1]", "f32[1,4,1]",
+                                                     "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"),
+                                   params)->data;
+    assert_true(got[0] == 2 && isnan(got[1]) && isnan(got[2]) && isnan(got[3]));    /* 0 x NaN is NaN */
+    test_run_free(&run);
+    /* lhs_dilate=2: over 1 _ 2 _ 3 _ 4 the middle tap (inf) lands on a hole
+     * at odd positions: 1 + 2 = 3, 2 + 3 = 5, 3 + 4 = 7 there. */
+    const float kd[] = { 1, INFINITY, 1 };
+    const float dil[] = { INFINITY, 3, INFINITY, 5, INFINITY, 7, INFINITY };
+    expect_f32("f32[1,4,1]", x4, "f32[3,1,1]", kd, "f32[1,7,1]",
+               "window={size=3 pad=1_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f", dil, 7);
+}
+
 static void test_conv_1d_lhs_dilate_is_transposed(void **state)
 {
     (void)state;
@@ -456,6 +484,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_1d_valid),
         cmocka_unit_test(test_conv_1d_padding_and_stride),
+        cmocka_unit_test(test_conv_holes_skip_nonfinite_kernel),
         cmocka_unit_test(test_conv_1d_lhs_dilate_is_transposed),
         cmocka_unit_test(test_conv_1d_rhs_dilate_and_reversal),
         cmocka_unit_test(test_conv_2d_nchw),

@@ -13,6 +13,7 @@
 
 #include "interp_test_util.h"
 
+#include <complex.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -793,10 +794,12 @@ static void test_reduce_precision_f16_range(void **state)
     /* No mantissa bits: the exponent's lowest bit is the last kept one.
      * 1.5 = 1.1b * 2^0 ties; exponent field 127 is odd, so up to 2.
      * 3 = 1.1b * 2^1 ties; field 128 is even, so down to 2.  1.25 -> 1.
-     * NaN becomes +inf. */
+     * A NaN stays a NaN ("NaN values are retained", operation_semantics),
+     * though no NaN has a mantissa bit left to be kept in (it used to
+     * become +inf). */
     float b[4] = { 1.5f, 3.0f, 1.25f, NAN };
     const void *q[] = { b };
-    uint32_t want0[4] = { f32_bits(2.0f), f32_bits(2.0f), f32_bits(1.0f), PINF };
+    uint32_t want0[4] = { f32_bits(2.0f), f32_bits(2.0f), f32_bits(1.0f), f32_bits(NAN) };
     check_f32(m0, q, want0, 4);
     /* exponent_bits=8, mantissa_bits=7 is bf16's precision: 1 + 2^-8 ties
      * to 1; 1 + 1.5 * 2^-8 rounds to 1 + 2^-7; a NaN keeps its payload. */
@@ -810,6 +813,68 @@ static void test_reduce_precision_f16_range(void **state)
 
 /* ------------------------------------------------------------------ */
 /* Complex                                                              */
+
+/* The complex transcendentals against identities, not against the libm
+ * they call: exp(i pi) = -1, log(exp(z)) = z, sqrt(-4) = 2i, rsqrt(4) = 1/2,
+ * tan = sin / cos, expm1 and log1p of a tiny z are z (exp(z) - 1 would be
+ * all rounding error), 2^3 = 8, z^0 = 1 even for z = 0. */
+static void test_complex_transcendentals(void **state)
+{
+    (void)state;
+    static const char *const ops[] = { "exponential", "log", "sqrt", "rsqrt", "sine", "cosine", "tan",
+                                       "tanh", "exponential-minus-one", "log-plus-one" };
+    double z[8][2] = { { 0, 3.14159265358979323846 }, { 1, 2 }, { -4, 0 }, { 4, 0 }, { 0.3, -0.7 }, { 1e-10, 1e-10 }, { -2, 0.5 },
+                       { 0, 0 } };
+    double want_exp_ipi[2] = { -1, 0 };
+    const void *p[] = { z };
+    double *r[10];
+    TestRun run[10];
+    for (int k = 0; k < 10; k++) {
+        char text[256];
+        snprintf(text, sizeof text, UNARY_HLO("c128[8]", "c128[8]", "%s"), ops[k]);
+        r[k] = test_run_ok(&run[k], text, p)->data;
+    }
+    assert_true(fabs(r[0][0] - want_exp_ipi[0]) < 1e-15 && fabs(r[0][1] - want_exp_ipi[1]) < 1e-15);
+    double e1[2] = { r[0][2], r[0][3] };                    /* exp(1+2i) */
+    const void *q[] = { e1 };
+    TestRun lr;
+    double *l = test_run_ok(&lr, UNARY_HLO("c128[1]", "c128[1]", "log"), q)->data;
+    assert_true(fabs(l[0] - 1) < 1e-15 && fabs(l[1] - 2) < 1e-15);
+    test_run_free(&lr);
+    assert_true(r[2][4] == 0 && r[2][5] == 2);              /* sqrt(-4) */
+    assert_true(r[3][6] == 0.5 && r[3][7] == 0);            /* rsqrt(4) */
+    double complex s = r[4][8] + r[4][9] * I, c = r[5][8] + r[5][9] * I, t = r[6][8] + r[6][9] * I;
+    assert_true(cabs(s / c - t) < 1e-15);
+    assert_true(cabs(r[7][8] + r[7][9] * I - ctanh(0.3 - 0.7 * I)) < 1e-15);
+    for (int k = 8; k < 10; k++)                            /* expm1, log1p at 1e-10 (1 + i) */
+        assert_true(fabs(r[k][10] - 1e-10) < 2e-20 && fabs(r[k][11] - 1e-10) < 2e-20);   /* z's square is 2e-20 i */
+    for (int k = 0; k < 10; k++)
+        test_run_free(&run[k]);
+    double a[4] = { 2, 0, 0, 0 }, b[4] = { 3, 0, 0, 0 };
+    const void *pw[] = { a, b };
+    TestRun pr;
+    double *w = test_run_ok(&pr, BINARY_HLO("c128[2]", "c128[2]", "power", ""), pw)->data;
+    assert_true(fabs(w[0] - 8) < 1e-14 && fabs(w[1]) < 1e-14 && w[2] == 1 && w[3] == 0);
+    test_run_free(&pr);
+}
+
+/* popcnt and count-leading-zeros of sub-byte integers count in the type's
+ * own width (the byte's sign extension is not counted). */
+static void test_sub_byte_popcnt_clz(void **state)
+{
+    (void)state;
+    int8_t s4[4] = { -1, -8, 3, 0 }, s2[2] = { -1, 1 };
+    uint8_t u4[4] = { 15, 8, 1, 0 };
+    const void *p4[] = { s4 }, *pu[] = { u4 }, *p2[] = { s2 };
+    int8_t pop_s4[4] = { 4, 1, 2, 0 }, clz_s4[4] = { 0, 0, 2, 4 };
+    uint8_t pop_u4[4] = { 4, 1, 1, 0 }, clz_u4[4] = { 0, 0, 3, 4 };
+    int8_t pop_s2[2] = { -2, 1 };           /* 2 wraps to -2 in s2 */
+    check_bytes(UNARY_HLO("s4[4]", "s4[4]", "popcnt"), p4, pop_s4, sizeof pop_s4);
+    check_bytes(UNARY_HLO("s4[4]", "s4[4]", "count-leading-zeros"), p4, clz_s4, sizeof clz_s4);
+    check_bytes(UNARY_HLO("u4[4]", "u4[4]", "popcnt"), pu, pop_u4, sizeof pop_u4);
+    check_bytes(UNARY_HLO("u4[4]", "u4[4]", "count-leading-zeros"), pu, clz_u4, sizeof clz_u4);
+    check_bytes(UNARY_HLO("s2[2]", "s2[2]", "popcnt"), p2, pop_s2, sizeof pop_s2);
+}
 
 static void test_complex_arithmetic_abs_real_imag(void **state)
 {
@@ -841,8 +906,8 @@ static void test_unsupported_op_names_op_and_type(void **state)
     (void)state;
     float a[4] = { 1, 2, 3, 4 };
     const void *p[] = { a, a };
-    check_error(UNARY_HLO("c64[2]", "c64[2]", "exponential"), p, ERR_UNSUPPORTED,
-                "unsupported op: exponential on c64");
+    check_error(UNARY_HLO("c64[2]", "c64[2]", "cbrt"), p, ERR_UNSUPPORTED,
+                "unsupported op: cbrt on c64");
     check_error(BINARY_HLO("c64[2]", "c64[2]", "maximum", ""), p, ERR_UNSUPPORTED,
                 "unsupported op: maximum on c64");
     check_error(BINARY_HLO("c64[2]", "pred[2]", "compare", ", direction=LT"), p, ERR_UNSUPPORTED,
@@ -1118,6 +1183,8 @@ int main(void)
         cmocka_unit_test(test_bitcast_convert_f32_to_u16_and_back),
         cmocka_unit_test(test_reduce_precision_f16_range),
         cmocka_unit_test(test_complex_arithmetic_abs_real_imag),
+        cmocka_unit_test(test_complex_transcendentals),
+        cmocka_unit_test(test_sub_byte_popcnt_clz),
         cmocka_unit_test(test_unsupported_op_names_op_and_type),
         cmocka_unit_test(test_rank0_empty_and_degenerate_shapes),
         cmocka_unit_test(test_f32_long_array_tail),

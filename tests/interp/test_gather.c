@@ -272,6 +272,20 @@ static void test_scatter_applies_updates_in_order(void **state)
     check_scatter(COMP_ADD_F32_SLOW, "1", zero, "4", idx, "4", upd, attrs, want, 1);
 }
 
+/* No scatter positions at all (a batch dimension of 0): the operand comes
+ * back unchanged (the window walk divided by that 0: SIGFPE, found by
+ * scripts/xla/gen_ops.py). */
+static void test_scatter_with_no_positions(void **state)
+{
+    (void)state;
+    static const float op[] = { 1, 2, 3, 4 };
+    static const int32_t idx[1] = { 0 };
+    static const float upd[1] = { 0 };
+    const char *attrs = "update_window_dims={0}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, "
+                        "index_vector_dim=1";
+    check_scatter(COMP_ADD_F32, "4", op, "0", idx, "2,0", upd, attrs, op, 4);
+}
+
 /* The combiner's operand order counts: of two NaNs maximum keeps its lhs's,
  * so maximum(operand, update) keeps the operand's NaN and maximum(update,
  * operand) the update's.  Zeros no longer tell the order: +0 > -0 either
@@ -427,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_scatter_assign_last_update_wins),
         cmocka_unit_test(test_scatter_column_windows),
         cmocka_unit_test(test_scatter_applies_updates_in_order),
+        cmocka_unit_test(test_scatter_with_no_positions),
         cmocka_unit_test(test_scatter_maximum_operand_order),
         cmocka_unit_test(test_scatter_fast_and_slow_paths_agree),
         cmocka_unit_test(test_scatter_variadic),

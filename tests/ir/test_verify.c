@@ -369,6 +369,21 @@ static void test_verify_rejects_wrong_operand_count(void **state)
                  "add: expects 2 operands, got 3", 5, 8);
 }
 
+/* Negative padding beyond a convolution's input leaves no window: an
+ * output dimension of 0, as XLA's StridedBound gives and XLA runs it (it
+ * was refused); a result that claims windows there is refused. */
+static void test_verify_conv_negative_padded_size_is_empty(void **state)
+{
+    (void)state;
+    expect_ok(ENTRY_ONLY("  x = f32[1,5,5,2] parameter(0)\n  k = f32[3,3,2,4] parameter(1)\n"
+                         "  ROOT c = f32[1,3,0,4] convolution(x, k), window={size=3x3 pad=0_0x-3_-3}, "
+                         "dim_labels=b01f_01io->b01f\n"));
+    expect_error(ENTRY_ONLY("  x = f32[1,5,5,2] parameter(0)\n  k = f32[3,3,2,4] parameter(1)\n"
+                            "  ROOT c = f32[1,3,1,4] convolution(x, k), window={size=3x3 pad=0_0x-3_-3}, "
+                            "dim_labels=b01f_01io->b01f\n"),
+                 "must have dimensions [1,3,0,4]", 6, 8);
+}
+
 static void test_verify_rejects_bitcast_convert_dims(void **state)
 {
     (void)state;
@@ -1210,6 +1225,7 @@ int main(void)
         cmocka_unit_test(test_verify_rejects_select_predicate_dims),
         cmocka_unit_test(test_verify_rejects_clamp_bound_dims),
         cmocka_unit_test(test_verify_rejects_wrong_operand_count),
+        cmocka_unit_test(test_verify_conv_negative_padded_size_is_empty),
         cmocka_unit_test(test_verify_rejects_bitcast_convert_dims),
         cmocka_unit_test(test_verify_rejects_broadcast_dimension_count),
         cmocka_unit_test(test_verify_rejects_broadcast_dimension_out_of_range),
