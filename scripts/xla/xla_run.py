@@ -112,10 +112,27 @@ def set_xla_flags(n_dev):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 
+def drop_entry_layout(text):
+    """text without the entry_computation_layout={...} of its HloModule line."""
+    i = text.find("entry_computation_layout={")
+    eol = text.find("\n")
+    if i < 0 or i > eol:
+        return text
+    j, depth = i + len("entry_computation_layout="), 0
+    while j < len(text):
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        j += 1
+        if depth == 0:
+            break
+    start = text.rfind(",", 0, i)
+    return text[:start if start >= 0 else i] + text[j:]
+
+
 class Runner:
     """jax imported once, the CPU client with n_dev devices."""
 
     def __init__(self, n_dev):
+        self.dynamic_dims = []      # (leaf, dimension) of the result sizes with_runtime_sizes appended
         set_xla_flags(n_dev)
         import numpy as np
         import ml_dtypes
@@ -135,6 +152,46 @@ class Runner:
         self.sub_byte_int = {P.S4: np.int8, P.U4: np.uint8}
 
     # ---- parse, convert, compile
+    def with_runtime_sizes(self, hm, pshape):
+        """XLA hands back a result of dynamic size as its bounded buffer.  For
+        a result (an array or a tuple of arrays) with dimensions of dynamic
+        size, the module text with the runtime size of each such dimension
+        (get-dimension-size) appended to the result, and the list of (leaf,
+        dimension) they belong to; (None, []) when there are none."""
+        leaves = self.leaves_of(pshape.result_shape())
+        dyn = [(i, d) for i, leaf in enumerate(leaves) if leaf.is_array()
+               for d in range(len(leaf.dimensions())) if leaf.is_dynamic_dimension(d)]
+        result = pshape.result_shape()
+        if not dyn or (result.is_tuple() and any(e.is_tuple() for e in result.tuple_shapes())):
+            return None, []
+        text = hm.to_string()
+        m = re.search(r"^ENTRY [^\n]*\{\n(.*?)^\}", text, re.S | re.M)
+        root = m and re.search(r"^(\s*)ROOT (%[\w.\-]+) = ", m.group(1), re.M)
+        if not root:
+            return None, []
+        name, lines = root.group(2), []
+        elems = []
+        for i, leaf in enumerate(leaves):
+            if result.is_tuple():
+                lines.append("  %%__xla_run_leaf%d = %s get-tuple-element(%s), index=%d" % (i, leaf, name, i))
+                elems.append(("%%__xla_run_leaf%d" % i, str(leaf)))
+            else:
+                elems.append((name, str(leaf)))
+        for k, (i, d) in enumerate(dyn):
+            lines.append("  %%__xla_run_size%d = s32[] get-dimension-size(%s), dimensions={%d}" % (k, elems[i][0], d))
+            elems.append(("%%__xla_run_size%d" % k, "s32[]"))
+        shape = "(" + ", ".join(e[1] for e in elems) + ")"
+        lines.append("  ROOT %%__xla_run_root = %s tuple(%s)" % (shape, ", ".join(e[0] for e in elems)))
+        body = m.group(1)
+        body = body[:root.start()] + root.group(1) + body[root.start() + len(root.group(1)) + 5:]
+        body = body.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+        head = text[:m.start(1)]
+        head = re.sub(r"->[^\n]*\{\n$", "-> %s {\n" % shape, head)
+        out = head + body + text[m.end(1):]
+        # The module's layout line names the old result: drop it.
+        out = drop_entry_layout(out)
+        return out, dyn
+
     def compile(self, text, name, R, P, times):
         xc, _jax, np = self.xc, self._jax, self.np
         t = time.perf_counter()
@@ -144,6 +201,13 @@ class Runner:
             pshape = xc.XlaComputation(proto).program_shape()
         except Exception as e:      # XlaRuntimeError / JaxRuntimeError / ValueError
             raise Refused("XLA cannot parse %s: %s" % (name, e))
+        sized, self.dynamic_dims = self.with_runtime_sizes(hm, pshape)
+        if sized:
+            try:
+                hm = xc.hlo.hlo_module_from_text(sized)
+                proto = hm.as_serialized_hlo_module_proto()
+            except Exception as e:
+                raise Failed("xla_run.py could not append the runtime sizes of %s's result: %s" % (name, e))
         times["parse"] = time.perf_counter() - t
         t = time.perf_counter()
         try:
@@ -250,6 +314,26 @@ class Runner:
         return args
 
     # ---- outputs
+    def cut_to_runtime_sizes(self, host):
+        """host with the runtime sizes with_runtime_sizes appended taken off,
+        each leaf of dynamic size at its runtime shape (as hlo-run writes
+        it).  XLA:CPU's buffer of such a result holds the elements of the
+        runtime shape packed, row-major, at its start (not at their places
+        in the bounded array): seen on f32[4,<=6] holding [4,4]."""
+        dyn = self.dynamic_dims
+        if not dyn:
+            return host
+        sizes, host = host[len(host) - len(dyn):], host[:len(host) - len(dyn)]
+        for i in sorted({i for i, _ in dyn}):
+            for r, x in enumerate(host[i]):
+                dims = list(x.shape)
+                for k, (leaf, d) in enumerate(dyn):
+                    if leaf == i:
+                        dims[d] = int(sizes[k][r])
+                n = int(self.np.prod(dims, dtype=self.np.int64))
+                host[i][r] = x.reshape(-1)[:n].reshape(dims).copy()
+        return host
+
     def write_outputs(self, pshape, host, outputs):
         np = self.np
         result_leaves = self.leaves_of(pshape.result_shape())
@@ -262,7 +346,10 @@ class Runner:
             et = shape.xla_element_type()
             want = np.dtype(shape.numpy_dtype())
             for r, x in enumerate(per_dev):
-                if x.shape != tuple(shape.dimensions()):
+                bound = tuple(shape.dimensions())
+                if len(x.shape) != len(bound) or any(
+                        g != b and not (shape.is_dynamic_dimension(d) and g <= b)
+                        for d, (g, b) in enumerate(zip(x.shape, bound))):
                     raise Failed("XLA returned shape %s for result leaf %d, %s" % (x.shape, i, shape))
                 if x.dtype != want:
                     # The StableHLO path gives rng-bit-generator's signed results
@@ -304,6 +391,7 @@ class Runner:
                 res = exe.execute_sharded(args)
                 outs = res.disassemble_into_single_device_arrays()     # [output][device]
                 host = [[self.np.asarray(x) for x in o] for o in outs]
+                host = self.cut_to_runtime_sizes(host)
             except Exception as e:
                 raise Failed("XLA failed running %s: %s" % (module, e))
             times["execute"] = min(times.get("execute", 1e300), time.perf_counter() - t)

@@ -117,10 +117,22 @@ bool eval_stochastic_convert(Interp *it, const IrInstr *instr, Value *const *arg
 bool eval_get_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_set_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_dynamic_reshape(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
-/* False (ERR_UNSUPPORTED) when instr would compute with an operand whose
- * runtime size is below its bound (Value.sizes): only the dimension-size ops,
- * dynamic-reshape and the ops that pass values through read such operands. */
+/* False (ERR_UNSUPPORTED) when an op without an array evaluator (the
+ * structural ones) would compute with an operand whose runtime size is below
+ * its bound (Value.sizes) and does not just pass it on. */
 bool eval_dynamic_operands_ok(const IrInstr *instr, Value *const *args, Error *err);
+/* The ops that read no elements of such an operand, or hand it on as it is
+ * (tuples, calls, loops, the dimension-size ops). */
+bool eval_dynamic_passes_sizes(IrOpcode op);
+
+/* dynamic.c: fn (instr's evaluator) on operands some of which hold fewer
+ * elements than their bounds, as XLA's dynamic padder defines the op: on the
+ * arrays of the runtime shapes, the result embedded in its bounded shape
+ * with its runtime sizes.  Without such an operand, just fn. */
+bool eval_dynamic(Interp *it, const IrInstr *instr, EvalFn fn, Value *const *args, Value **out, Error *err);
+/* The collectives eval_dynamic runs (on the bounded buffers, carrying the
+ * operands' sizes). */
+bool eval_dynamic_collective(IrOpcode op);
 
 /* simd.c: whether the kernels with AVX2 versions use them (the CPU has it
  * and HLOCHECK_SIMD=sse2 is not set).  Decided once per process. */

@@ -30,7 +30,7 @@ static int64_t size_of(const Value *v, int d)
 
 /* Ops that read no elements of a not-full operand, or hand the value on
  * (tuples, calls, loops: the callee's ops are checked in turn). */
-static bool passes_sizes(IrOpcode op)
+bool eval_dynamic_passes_sizes(IrOpcode op)
 {
     switch ((int)op) {
     case IR_OP_GET_DIMENSION_SIZE: case IR_OP_SET_DIMENSION_SIZE: case IR_OP_DYNAMIC_RESHAPE:
@@ -46,7 +46,7 @@ static bool passes_sizes(IrOpcode op)
 
 bool eval_dynamic_operands_ok(const IrInstr *instr, Value *const *args, Error *err)
 {
-    if (passes_sizes(instr->op))
+    if (eval_dynamic_passes_sizes(instr->op))
         return true;
     for (int k = 0; k < instr->n_operands; k++) {
         const Value *v = args[k];

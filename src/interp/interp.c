@@ -669,13 +669,17 @@ const IrInstr *interp_current_instr(void)
 
 static bool eval_instr(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
-    if (!eval_dynamic_operands_ok(instr, args, err))
-        return false;
     EvalFn fn = array_evaluator(instr->op);
+    /* The collectives reach eval_dynamic too, which runs them on the
+     * bounded buffers of operands of dynamic size. */
+    if (!fn && eval_dynamic_collective(instr->op))
+        fn = eval_structural;
+    if (!fn && !eval_dynamic_operands_ok(instr, args, err))
+        return false;
     double t0 = it->opt.time ? now_seconds() : 0;
     const IrInstr *outer = current_instr;
     current_instr = instr;
-    bool ok = fn ? fn(it, instr, args, out, err) : eval_structural(it, instr, args, out, err);
+    bool ok = fn ? eval_dynamic(it, instr, fn, args, out, err) : eval_structural(it, instr, args, out, err);
     current_instr = outer;
     if (it->opt.time) {
         it->timing.seconds[instr->op] += now_seconds() - t0;

@@ -46,6 +46,15 @@ typedef Value *(*ValueElementFn)(void *ctx, int i, const IrShape *element, Error
 Value *value_build_tuple(const IrShape *s, ValueElementFn make, void *ctx, Error *err);
 /* A deep copy (fresh buffers). */
 Value *value_copy(const Value *v, Error *err);
+/* Copies the box dims box[] (row-major, from the origin) of the array
+ * src_data (dims src_dims) into dst_data (dims dst_dims); the box fits
+ * both. */
+void value_copy_box(void *dst_data, const int64_t *dst_dims, const void *src_data, const int64_t *src_dims,
+                    const int64_t *box, int rank, size_t elem_bytes);
+/* The box box[] of the array v (NULL: its runtime sizes) as an array of
+ * that shape, every dimension static; its shape lives in a.  v itself
+ * (one more reference) when that is v's own static shape. */
+Value *value_box_copy(Arena *a, Value *v, const int64_t *box, Error *err);
 /* Keeps large freed arrays for reuse instead of returning them to the
  * system (glibc); interp_new() calls it. */
 void value_tune_allocator(void);
@@ -179,7 +188,8 @@ bool interp_binary_kernel(IrOpcode op, IrElemType t, void *dst, const void *a, c
  * as uint16 / uint8; pred as numpy bool.  A dtype or shape that does not fit
  * is ERR_MISMATCH naming the file. */
 Value *npy_read(const char *path, const IrShape *s, bool *rounded, Error *err);
-/* Writes an array value; bf16 and the f8 types are written as f32 (exact). */
+/* Writes an array value (one of dynamic size at its runtime shape); bf16
+ * and the f8 types are written as f32 (exact). */
 bool npy_write(const char *path, const Value *v, Error *err);
 /* A parameter as files: an array parameter p of rank r is
  * DIR/param<p>.rank<r>.npy; a tuple's array leaves are

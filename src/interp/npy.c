@@ -627,7 +627,23 @@ static bool write_raw(FILE *f, const Value *v)
     return ok;
 }
 
+static bool write_array(const char *path, const Value *v, Error *err);
+
+/* A value of dynamic size is written at its runtime shape: the padding
+ * past its sizes is no part of it. */
 bool npy_write(const char *path, const Value *v, Error *err)
+{
+    if (!v->sizes || !ir_shape_is_array(v->shape))
+        return write_array(path, v, err);
+    Arena *a = arena_new(1024);
+    Value *c = value_box_copy(a, (Value *)v, NULL, err);
+    bool ok = c && write_array(path, c, err);
+    value_release(c);
+    arena_free(a);
+    return ok;
+}
+
+static bool write_array(const char *path, const Value *v, Error *err)
 {
     IrLoc loc = { path, 0, 0 };
     const IrShape *s = v->shape;

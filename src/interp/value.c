@@ -195,3 +195,56 @@ bool value_bits_equal(const Value *a, const Value *b)
         return false;
     return memcmp(a->data, b->data, value_bytes(a)) == 0;
 }
+
+void value_copy_box(void *dst_data, const int64_t *dst_dims, const void *src_data, const int64_t *src_dims,
+                    const int64_t *box, int rank, size_t elem_bytes)
+{
+    char *dst = dst_data;
+    const char *src = src_data;
+    if (rank == 0) {
+        memcpy(dst, src, elem_bytes);
+        return;
+    }
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= box[d];
+    if (n == 0)
+        return;
+    int64_t idx[IR_MAX_RANK] = { 0 }, rows = n / box[rank - 1];
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t so = 0, doff = 0;
+        for (int d = 0; d < rank - 1; d++) {
+            so = so * src_dims[d] + idx[d];
+            doff = doff * dst_dims[d] + idx[d];
+        }
+        so *= src_dims[rank - 1];
+        doff *= dst_dims[rank - 1];
+        memcpy(dst + (size_t)doff * elem_bytes, src + (size_t)so * elem_bytes, (size_t)box[rank - 1] * elem_bytes);
+        for (int d = rank - 2; d >= 0; d--) {
+            if (++idx[d] < box[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+Value *value_box_copy(Arena *a, Value *v, const int64_t *box, Error *err)
+{
+    const IrShape *s = v->shape;
+    if (!box)
+        box = v->sizes ? v->sizes : s->dims;
+    bool same = true;
+    for (int d = 0; same && d < s->rank; d++)
+        same = box[d] == s->dims[d] && (!s->dim_kind || s->dim_kind[d] == IR_DIM_STATIC);
+    if (same)
+        return value_retain(v);
+    IrShape *rs = ir_shape_new_array(a, s->type, s->rank, box);
+    if (!rs) {
+        error_set(err, ERR_NOMEM, (IrLoc){ 0 }, "out of memory");
+        return NULL;
+    }
+    Value *c = value_new_array(rs, err);
+    if (c)
+        value_copy_box(c->data, rs->dims, v->data, s->dims, box, s->rank, (size_t)ir_type_storage_bytes(s->type));
+    return c;
+}

@@ -353,9 +353,15 @@ static void format_leaves(StrBuf *b, const Value *const *leaves, int n, int rank
         strbuf_printf(b, "rank %d: out%d = ", rank, i);
         ir_shape_print(b, s, false);
         strbuf_putc(b, ' ');
-        IrLiteral lit = { .shape = s, .data = leaves[i]->data };
+        /* A value of dynamic size: its elements up to its runtime sizes. */
+        Arena *a = arena_new(1024);
+        Error err = { 0 };
+        Value *c = leaves[i]->sizes ? value_box_copy(a, (Value *)leaves[i], NULL, &err) : NULL;
+        IrLiteral lit = { .shape = c ? c->shape : s, .data = c ? c->data : leaves[i]->data };
         ir_print_literal(b, &lit);
         strbuf_putc(b, '\n');
+        value_release(c);
+        arena_free(a);
     }
 }
 

@@ -1,7 +1,7 @@
 /* test_dynamic_shape.c: get-dimension-size, set-dimension-size and
  * dynamic-reshape (src/interp/eval_dynamic_shape.c), the runtime sizes
- * values carry (Value.sizes) and the refusal of every other op to compute
- * with an operand that is not full.  Expected values are worked by hand. */
+ * values carry (Value.sizes), and the other ops on operands below their
+ * bounds (src/interp/dynamic.c).  Expected values are worked by hand. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -103,27 +103,154 @@ static void test_set_dimension_size_range(void **unused)
     test_run_free(&run);
 }
 
-/* Any op that computes with the elements refuses a value below its bound:
- * it would read padding as data. */
-static void test_other_ops_refuse_a_dynamic_operand(void **unused)
+/* The first n elements of a rank-1 f32 value (the rest is padding). */
+static void assert_f32_array_prefix(const Value *v, const float *want, int64_t n)
+{
+    assert_true(value_elements(v) >= n);
+    const float *got = v->data;
+    for (int64_t i = 0; i < n; i++)
+        if (got[i] != want[i])
+            fail_msg("element %lld: got %.9g, want %.9g", (long long)i, (double)got[i], (double)want[i]);
+}
+
+static const char add_comp[] = "HloModule t\n\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
+                               "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n";
+
+/* A module of add_comp and an entry computing body on %d = the first n of
+ * x: f32[8] (padding: the rest of x), returning ret. */
+static void run_on_prefix(TestRun *run, const char *ret, const char *body, int32_t n, const float *x)
+{
+    static char text[4096];
+    snprintf(text, sizeof text,
+             "%sENTRY %%m (x: f32[8], n: s32[]) -> %s {\n  %%x = f32[8] parameter(0)\n  %%n = s32[] parameter(1)\n"
+             "  %%d = f32[<=8] set-dimension-size(f32[8] %%x, s32[] %%n), dimensions={0}\n  %%z = f32[] constant(0)\n"
+             "%s}\n", add_comp, ret, body);
+    const void *params[] = { x, &n };
+    if (!test_run(run, text, params))
+        fail_msg("%s: %s", text, run->err.msg);
+}
+
+static void assert_sizes(const Value *v, int64_t size0)
+{
+    if (size0 == v->shape->dims[0]) {
+        assert_null(v->sizes);
+        return;
+    }
+    assert_non_null(v->sizes);
+    assert_int_equal(v->sizes[0], size0);
+}
+
+/* Element-wise ops and reduce compute on the first n elements only: the
+ * padding (here x's own elements 6..8) takes no part. */
+static void test_elementwise_and_reduce_on_runtime_size(void **unused)
+{
+    (void)unused;
+    TestRun run;
+    run_on_prefix(&run, "(f32[<=8], f32[])",
+                  "  %e = f32[<=8] add(f32[<=8] %d, f32[<=8] %d)\n"
+                  "  %r = f32[] reduce(f32[<=8] %e, f32[] %z), dimensions={0}, to_apply=%add\n"
+                  "  ROOT %t = (f32[<=8], f32[]) tuple(f32[<=8] %e, f32[] %r)\n", 5, iota8);
+    Value *v = run.result;
+    static const float twice[5] = { 2, 4, 6, 8, 10 };
+    assert_f32_array_prefix(v->elements[0], twice, 5);
+    assert_sizes(v->elements[0], 5);
+    assert_true(*(float *)v->elements[1]->data == 30.0f);   /* 2+4+6+8+10, not the 72 of all 8 */
+    test_run_free(&run);
+}
+
+/* A static operand against a dynamic one: the result has the dynamic
+ * size (each dimension the smallest runtime size); a scalar broadcast into
+ * a dynamic dimension is full. */
+static void test_elementwise_mixed_sizes(void **unused)
+{
+    (void)unused;
+    TestRun run;
+    run_on_prefix(&run, "(f32[], s32[])",
+                  "  %four = f32[] constant(4)\n  %b = f32[<=8] broadcast(f32[] %four), dimensions={}\n"
+                  "  %gt = pred[<=8] compare(f32[<=8] %d, f32[<=8] %b), direction=GT\n"
+                  "  %s = f32[<=8] select(pred[<=8] %gt, f32[<=8] %d, f32[<=8] %b)\n"
+                  "  %r = f32[] reduce(f32[<=8] %s, f32[] %z), dimensions={0}, to_apply=%add\n"
+                  "  %g = s32[] get-dimension-size(f32[<=8] %b), dimensions={0}\n"
+                  "  ROOT %t = (f32[], s32[]) tuple(f32[] %r, s32[] %g)\n", 6, iota8);
+    /* max(x, 4) over 1..6: 4+4+4+4+5+6 */
+    assert_true(*(float *)run.result->elements[0]->data == 27.0f);
+    assert_int_equal(s32_leaf(run.result, 1), 8);
+    test_run_free(&run);
+}
+
+/* concatenate packs the valid parts one after the other; slice and pad
+ * see the valid part only; a dot against a static operand sums the valid
+ * elements only. */
+static void test_movement_and_dot_on_runtime_size(void **unused)
+{
+    (void)unused;
+    TestRun run;
+    run_on_prefix(&run, "(f32[<=16], f32[<=4], f32[<=12], f32[])",
+                  "  %c = f32[<=16] concatenate(f32[<=8] %d, f32[<=8] %d), dimensions={0}\n"
+                  "  %s = f32[<=4] slice(f32[<=8] %d), slice={[1:5]}\n"
+                  "  %p = f32[<=12] pad(f32[<=8] %d, f32[] %z), padding=1_3\n"
+                  "  %w = f32[8] constant({1, 10, 100, 1000, 1, 1, 1, 1})\n"
+                  "  %dot = f32[] dot(f32[<=8] %d, f32[8] %w), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+                  "  ROOT %t = (f32[<=16], f32[<=4], f32[<=12], f32[]) tuple(%c, %s, %p, %dot)\n", 3, iota8);
+    Value *v = run.result;
+    static const float cat[6] = { 1, 2, 3, 1, 2, 3 }, sl[2] = { 2, 3 }, pad[7] = { 0, 1, 2, 3, 0, 0, 0 };
+    assert_f32_array_prefix(v->elements[0], cat, 6);
+    assert_sizes(v->elements[0], 6);
+    assert_f32_array_prefix(v->elements[1], sl, 2);         /* [1:5] of 3 elements: 2 */
+    assert_sizes(v->elements[1], 2);
+    assert_f32_array_prefix(v->elements[2], pad, 7);        /* 1 + 3 + 3 */
+    assert_sizes(v->elements[2], 7);
+    assert_true(*(float *)v->elements[3]->data == 321.0f);  /* 1 + 20 + 300: the 4000 is padding */
+    test_run_free(&run);
+}
+
+/* dynamic-update-slice indexes the bounded buffer (start clamped by the
+ * bound): an update at the runtime size lands in the padding, and growing
+ * the size takes it in (a stack's push).  A dynamic-slice of the whole
+ * bound carries the operand's size. */
+static void test_dynamic_update_slice_pushes(void **unused)
+{
+    (void)unused;
+    TestRun run;
+    run_on_prefix(&run, "(f32[<=8], f32[<=8])",
+                  "  %u = f32[1] constant({42})\n"
+                  "  %pushed = f32[<=8] dynamic-update-slice(f32[<=8] %d, f32[1] %u, s32[] %n)\n"
+                  "  %one = s32[] constant(1)\n  %n1 = s32[] add(s32[] %n, s32[] %one)\n"
+                  "  %grown = f32[<=8] set-dimension-size(f32[<=8] %pushed, s32[] %n1), dimensions={0}\n"
+                  "  %zero = s32[] constant(0)\n"
+                  "  %all = f32[<=8] dynamic-slice(f32[<=8] %grown, s32[] %zero), dynamic_slice_sizes={8}\n"
+                  "  ROOT %t = (f32[<=8], f32[<=8]) tuple(%pushed, %all)\n", 3, iota8);
+    Value *v = run.result;
+    static const float before[3] = { 1, 2, 3 }, after[4] = { 1, 2, 3, 42 };
+    assert_f32_array_prefix(v->elements[0], before, 3);
+    assert_sizes(v->elements[0], 3);
+    assert_f32_array_prefix(v->elements[1], after, 4);
+    assert_sizes(v->elements[1], 4);
+    test_run_free(&run);
+}
+
+/* What the runtime sizes are not derived for is refused, saying so. */
+static void test_refusals_name_the_op(void **unused)
 {
     (void)unused;
     int32_t n = 5;
     const void *params[] = { iota8, &n };
-    expect_error("HloModule t\n\nENTRY %m (x: f32[8], n: s32[]) -> f32[<=8] {\n"
+    char text[2048];
+    snprintf(text, sizeof text,
+             "HloModule t\n\nENTRY %%m (x: f32[8], n: s32[]) -> f32[8] {\n"
+             "  %%x = f32[8] parameter(0)\n  %%n = s32[] parameter(1)\n"
+             "  %%d = f32[<=8] set-dimension-size(f32[8] %%x, s32[] %%n), dimensions={0}\n"
+             "  %%i = s32[] constant(0)\n"
+             "  ROOT %%r = f32[8] dynamic-update-slice(f32[8] %%x, f32[<=8] %%d, s32[] %%i)\n}\n");
+    expect_error(text, params, ERR_UNSUPPORTED,
+                 "unsupported op: dynamic-update-slice with operand 1 of dynamic size in dimension 0 (an update of "
+                 "dynamic size)");
+    /* A result declared static that the runtime sizes would make smaller. */
+    expect_error("HloModule t\n\nENTRY %m (x: f32[8], n: s32[]) -> f32[8] {\n"
                  "  %x = f32[8] parameter(0)\n  %n = s32[] parameter(1)\n"
                  "  %d = f32[<=8] set-dimension-size(f32[8] %x, s32[] %n), dimensions={0}\n"
-                 "  ROOT %a = f32[<=8] add(f32[<=8] %d, f32[<=8] %d)\n}\n",
-                 params, ERR_UNSUPPORTED,
-                 "unsupported op: add on operand 0 of dynamic size (dimension 0 holds 5 of f32[<=8])");
-    expect_error("HloModule t\n\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n"
-                 "  %b = f32[] parameter(1)\n  ROOT %s = f32[] add(f32[] %a, f32[] %b)\n}\n\n"
-                 "ENTRY %m (x: f32[8], n: s32[]) -> f32[] {\n"
-                 "  %x = f32[8] parameter(0)\n  %n = s32[] parameter(1)\n"
-                 "  %d = f32[<=8] set-dimension-size(f32[8] %x, s32[] %n), dimensions={0}\n"
-                 "  %z = f32[] constant(0)\n"
-                 "  ROOT %r = f32[] reduce(f32[<=8] %d, f32[] %z), dimensions={0}, to_apply=%add\n}\n",
-                 params, ERR_UNSUPPORTED, "unsupported op: reduce on operand 0 of dynamic size");
+                 "  ROOT %a = f32[8] add(f32[<=8] %d, f32[8] %x)\n}\n",
+                 params, ERR_SHAPE, "add: at runtime sizes the result's dimension 0 holds 5, which f32[8] does not allow");
 }
 
 /* dynamic-reshape of a full operand to full sizes is a reshape. */
@@ -256,7 +383,11 @@ int main(void)
         cmocka_unit_test(test_get_dimension_size_static_and_bounded),
         cmocka_unit_test(test_set_then_get),
         cmocka_unit_test(test_set_dimension_size_range),
-        cmocka_unit_test(test_other_ops_refuse_a_dynamic_operand),
+        cmocka_unit_test(test_elementwise_and_reduce_on_runtime_size),
+        cmocka_unit_test(test_elementwise_mixed_sizes),
+        cmocka_unit_test(test_movement_and_dot_on_runtime_size),
+        cmocka_unit_test(test_dynamic_update_slice_pushes),
+        cmocka_unit_test(test_refusals_name_the_op),
         cmocka_unit_test(test_dynamic_reshape_static),
         cmocka_unit_test(test_dynamic_reshape_dynamic),
         cmocka_unit_test(test_dynamic_reshape_static_dimension),
