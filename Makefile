@@ -102,16 +102,22 @@ test:
 	     END { printf "total: %d passed, %d failed%s\n", p, f, notes }' $$tally; \
 	exit $$st
 
-# The XLA cases of make test (about 3 minutes on 2 cores): hlo-run against
+# The XLA cases of make test (about 4 minutes on 2 cores): hlo-run against
 # XLA:CPU on the interpreter corpus, the pass corpus before and after the
 # default pipeline (one device count each), the demo, XLA's own test
-# modules and a few hlo-fuzz modules; then every module read by XLA's parser
-# and by hlocheck, the same instruction by instruction.  Without the XLA
-# environment each says so in the tally and skips.
+# modules and a few hlo-fuzz modules; every module read by XLA's parser and
+# by hlocheck, the same instruction by instruction; a fixed slice of the
+# generated single ops (60 modules of 8) and collectives (18 at 2, 4 and 8
+# devices).  Without the XLA environment each says so in the tally and
+# skips.
 XLA_QUICK = --quick --quiet --sets interp,passes,demo,peer,fuzz --fuzz-count 12
+XLA_OPS = --seed 7 --count 60 --devices 1 --out $(BUILD)/gen-ops-1
+XLA_COLLECTIVES = --seed 7 --count 18 --devices 2,4,8 --out $(BUILD)/gen-ops-n
 xla-cases: all
 	@st=0; scripts/xla_diff.sh --tally-name xla-diff $(XLA_QUICK) --build $(BUILD) || st=1; \
-	scripts/xla_diff.sh --tally-name xla-syntax --syntax --quiet --build $(BUILD) || st=1; exit $$st
+	scripts/xla_diff.sh --tally-name xla-syntax --syntax --quiet --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --tally-name gen-ops --ops $(XLA_OPS) --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --tally-name gen-collectives --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; exit $$st
 
 # Set-up first (fails with one line when PyPI cannot be reached), then the
 # XLA cases of make test.
@@ -120,7 +126,9 @@ xla-test:
 	@scripts/install-deps.sh xla
 	@$(MAKE) --no-print-directory all
 	@st=0; scripts/xla_diff.sh $(XLA_QUICK) --build $(BUILD) || st=1; \
-	scripts/xla_diff.sh --syntax --quiet --build $(BUILD) || st=1; exit $$st
+	scripts/xla_diff.sh --syntax --quiet --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --ops $(XLA_OPS) --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; exit $$st
 
 # Every module hlo-run runs, at every device count its corpus lists (up to
 # 8), against XLA:CPU: tens of minutes.  scripts/xla_diff.sh --help lists

@@ -5,9 +5,10 @@ side that XLA:CPU is known to do differently from HLO's written semantics
 then agree with XLA's: for those, that one thing is the whole difference.
 
   ftz               XLA:CPU flushes f32, f64 and bf16 subnormals to zero
-                    (inputs and results): hlo-run runs on inputs with every
-                    such subnormal made a zero of its sign, and both sides'
-                    subnormal outputs are flushed before comparing.
+                    (inputs and results, and f16 results): hlo-run runs on
+                    inputs with every such subnormal made a zero of its sign,
+                    and both sides' subnormal outputs are flushed before
+                    comparing.
   wide-collectives  XLA:CPU sums a bf16 or f16 all-reduce or reduce-scatter in
                     f32 and rounds once: hlo-run runs the module with each
                     such collective rewritten to convert to f32, reduce in
@@ -22,13 +23,17 @@ import shutil
 
 import numpy as np
 
+import tolerance
+
 FLUSHED_DTYPES = (np.float32, np.float64)     # bf16 comes as <f4; f16 is not flushed by XLA:CPU
 
 
-def flush(a):
-    """a with its subnormals (of f32 / f64, and bf16 stored as f32) made
-    zeros of their sign."""
-    if a.dtype.type not in FLUSHED_DTYPES and a.dtype.kind != "c":
+def flush(a, f16=False):
+    """a with its subnormals (of f32 / f64, and bf16 stored as f32; with f16,
+    of f16 too) made zeros of their sign.  f16 is for results: XLA:CPU
+    computes f16 in f32, where an f16 subnormal input is normal, but the
+    conversion of a result can flush it."""
+    if a.dtype.type not in FLUSHED_DTYPES + ((np.float16,) if f16 else ()) and a.dtype.kind != "c":
         return a
     if a.dtype.kind == "c":
         parts = np.atleast_1d(a).view(a.real.dtype).reshape(a.shape + (2,))
@@ -56,6 +61,34 @@ def flushed_inputs(src, dst):
         changed = changed or b is not a
         np.save(os.path.join(dst, f), b, allow_pickle=False)
     return changed
+
+
+def ftz_explains(hlo_dirs, xla_dir, leaf, n_dev, cls, etype):
+    """Whether flush-to-zero accounts for every element of output leaf
+    where hlo-run and XLA differ, on every rank: each such element agrees
+    once both sides' subnormal results are flushed, either in hlo-run's run
+    on the original inputs or in its run on the flushed inputs (hlo_dirs:
+    the output directories of those runs; XLA:CPU does not flush every
+    subnormal input of every op, atan2's for one)."""
+    for r in range(n_dev):
+        name = "out%d.rank%d.npy" % (leaf, r)
+        x = os.path.join(xla_dir, name)
+        if not os.path.exists(x):
+            return False
+        xv = flush(np.load(x), f16=True)
+        left = None
+        for d in hlo_dirs:
+            h = os.path.join(d, name)
+            if not os.path.exists(h):
+                continue
+            hv = flush(np.load(h), f16=True)
+            if hv.shape != xv.shape or hv.dtype != xv.dtype:
+                return False
+            bad = tolerance.bad_elements(hv, xv, etype, cls)
+            left = bad if left is None else left & bad
+        if left is None or left.any():
+            return False
+    return True
 
 
 REDUCERS = {"add", "multiply", "maximum", "minimum"}

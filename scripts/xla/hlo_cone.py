@@ -8,6 +8,10 @@ The classes (tolerance.py gives each its tolerance):
   exact           every other op: HLO fixes the bits
   transcendental  float exp, log, tanh, sin, pow, erf, rsqrt, ... (XLA:CPU's
                   own approximations)
+  complex         complex divide, abs, sign and transcendentals (each
+                  side's own algorithm); complex-power: power
+  batch-norm      batch-norm-training, -inference, -grad (XLA expands them
+                  with its own formulas)
   contraction     a float multiply and a float add or subtract in the same
                   cone (XLA:CPU fuses them into one FMA, one rounding)
   accumulation    a float sum or product over many elements whose order or
@@ -23,15 +27,18 @@ TRANSCENDENTAL = {
     "exponential", "exponential-minus-one", "log", "log-plus-one", "logistic", "tanh", "sine", "cosine",
     "tan", "atan2", "power", "erf", "rsqrt", "cbrt", "acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh",
 }
-ALWAYS_ACCUMULATE = {
-    "dot", "convolution", "fft", "cholesky", "triangular-solve", "batch-norm-training",
-    "batch-norm-inference", "batch-norm-grad",
-}
+ALWAYS_ACCUMULATE = {"dot", "convolution", "fft", "cholesky", "triangular-solve"}
+BATCH_NORM = {"batch-norm-training", "batch-norm-inference", "batch-norm-grad"}
 ACCUMULATE_WITH_REDUCER = {
     "reduce", "reduce-window", "all-reduce", "all-reduce-start", "reduce-scatter", "scatter",
     "select-and-scatter",
 }
 UNSPECIFIED = {"rng"}
+# Complex ops whose algorithm is the implementation's own (C's Annex G here,
+# XLA's emitters there: scaling in divide and abs, no correct rounding).
+COMPLEX_OWN_ALGORITHM = {"divide", "abs", "sign", "sqrt", "rsqrt", "exponential", "exponential-minus-one",
+                         "log", "log-plus-one", "sine", "cosine", "tan", "tanh"}
+COMPLEX_TYPE = re.compile(r"^c(64|128)$")
 FLOAT_TYPE = re.compile(r"^(f\d+\w*|bf16|c64|c128)$")
 CALLS = re.compile(r"\b(?:to_apply|calls|body|condition|select|scatter|comparator|true_computation|"
                    r"false_computation)=%?([\w.\-]+)")
@@ -67,13 +74,20 @@ class Module:
         self.root = self.by_name[root.group(1)]
         self._comp_classes = {}
 
-    def classes_of_instr(self, op, types, called):
+    def classes_of_instr(self, op, types, called, operand_types=()):
         is_float = any(FLOAT_TYPE.match(t) for t in types)
         out = set()
         if op in UNSPECIFIED:
             out.add("unspecified")
         if is_float and op in TRANSCENDENTAL:
             out.add("transcendental")
+        is_complex = any(COMPLEX_TYPE.match(t) for t in list(types) + list(operand_types))
+        if is_complex and op in COMPLEX_OWN_ALGORITHM:
+            out.add("complex")
+        if is_complex and op == "power":
+            out.add("complex-power")
+        if is_float and op in BATCH_NORM:
+            out.add("batch-norm")
         acc = op in ALWAYS_ACCUMULATE and is_float
         if op in ACCUMULATE_WITH_REDUCER and called:
             inner = set()
@@ -104,8 +118,9 @@ class Module:
     def _tags(self, instr, seen):
         op, types, called = _parts(instr)
         is_float = any(FLOAT_TYPE.match(t) for t in types)
+        operand_types = [t for o in instr.operands()[:1] for t in _parts(o)[1]]
         tags = {("float:" if is_float else "other:") + op}
-        tags |= {"class:" + c for c in self.classes_of_instr(op, types, called)}
+        tags |= {"class:" + c for c in self.classes_of_instr(op, types, called, operand_types)}
         for c in called:
             tags |= self.ops_of_computation(c, seen)
         return tags

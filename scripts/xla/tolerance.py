@@ -13,6 +13,14 @@ always compared bitwise, whatever the cone.
                                            (one rounding instead of two), per element
   transcendental  ulp           4          its own approximations of exp, log, tanh, sin,
                                            pow, erf, rsqrt, ... per element
+  complex         magnitude ulp 16         complex divide, abs, sign, exp, log, sqrt, sin, ...:
+                                           its own algorithms (C's Annex G here); each part
+                                           in ulps of the element's larger part (a part
+                                           near zero carries the other's rounding)
+  complex-power   magnitude ulp 4096       complex power, exp(b log a) by either side: its
+                                           error grows with |b log a|
+  batch-norm      scaled ulp    1024       batch-norm-*: XLA expands them with its own
+                                           formula (E[x^2] - E[x]^2 for the variance)
   accumulation    scaled ulp    64         its reduction, dot and all-reduce orders: the
                                            distance in ulps of the output's largest
                                            magnitude (a sum's rounding error scales with
@@ -33,10 +41,14 @@ TOLERANCE = {          # class: (measure, tolerance)
     "exact": ("bitwise", 0),
     "contraction": ("ulp", 2),
     "transcendental": ("ulp", 4),
+    "complex": ("magnitude ulp", 16),
     "accumulation": ("scaled ulp", 64),
+    "batch-norm": ("scaled ulp", 1024),
+    "complex-power": ("magnitude ulp", 4096),
     "unspecified": (None, None),
 }
-ORDER = ["exact", "contraction", "transcendental", "accumulation", "unspecified"]   # loosest last
+ORDER = ["exact", "contraction", "transcendental", "complex", "accumulation", "batch-norm", "complex-power",
+         "unspecified"]     # loosest last
 
 INT_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 MANTISSA = {"bf16": 8, "f16": 11, "f32": 24, "f64": 53, "f8e5m2": 3, "f8e4m3fn": 4, "f8e4m3": 4,
@@ -83,19 +95,37 @@ def compare(hlo, xla, elem_type, cls):
         return False, None, "hlo-run %s %s, XLA %s %s" % (hlo.dtype, hlo.shape, xla.dtype, xla.shape)
     if hlo.size == 0:
         return True, 0, ""
+    bad, dist = _measure(hlo, xla, elem_type, cls)
+    return _verdict(hlo, xla, bad, dist)
+
+
+def bad_elements(hlo, xla, elem_type, cls):
+    """The mask of hlo's elements that differ from xla's beyond the class's
+    tolerance (of shape hlo.shape; a complex element when either part does)."""
+    if hlo.size == 0:
+        return np.zeros(hlo.shape, bool)
+    return _measure(hlo, xla, elem_type, cls)[0]
+
+
+def _measure(hlo, xla, elem_type, cls):
+    """(mask of differing elements, largest distance or None)."""
     kind = hlo.dtype.kind
+    measure, tol = TOLERANCE[cls]
     if kind == "c":     # (re, im) pairs; atleast_1d: a 0-d array cannot be viewed as two
         a = np.atleast_1d(hlo).view(hlo.real.dtype).reshape(hlo.shape + (2,))
         b = np.atleast_1d(xla).view(xla.real.dtype).reshape(xla.shape + (2,))
-        return compare(a, b, elem_type, cls)
-    measure, tol = TOLERANCE[cls]
+        bad, dist = _magnitude(a, b, elem_type, tol) if measure == "magnitude ulp" else \
+            _measure(a, b, elem_type, cls)
+        return np.any(bad, axis=-1), dist
+    if measure == "magnitude ulp":      # a real output of a complex op (abs): per element
+        measure = "ulp"
     if kind != "f" or measure == "bitwise":
         if kind == "f":
             iv = INT_VIEW[hlo.dtype.itemsize]
             bad = ~((np.isnan(hlo) & np.isnan(xla)) | (hlo.view(iv) == xla.view(iv)))
         else:
             bad = hlo != xla
-        return _verdict(hlo, xla, bad, 0 if not bad.any() else None)
+        return bad, 0 if not bad.any() else None
     mant = MANTISSA.get(elem_type, np.finfo(hlo.dtype).nmant + 1)
     hn, xn = np.isnan(hlo), np.isnan(xla)
     fin = np.isfinite(hlo) & np.isfinite(xla)
@@ -108,8 +138,22 @@ def compare(hlo, xla, elem_type, cls):
         with np.errstate(all="ignore"):
             dist = np.where(fin, np.abs(hlo.astype(np.float64) - xla.astype(np.float64)) / scale, 0)
     worst = float(np.max(dist)) if dist.size else 0.0
-    bad = special | (dist > tol)
-    return _verdict(hlo, xla, bad, worst)
+    return special | (dist > tol), worst
+
+
+def _magnitude(a, b, elem_type, tol):
+    """Complex parts (last axis of 2) in ulps of each element's larger part
+    (hlo-run's), the part type's ulp: (mask, largest distance)."""
+    mant = MANTISSA.get(elem_type, np.finfo(a.dtype).nmant + 1)
+    an, bn = np.isnan(a), np.isnan(b)
+    fin = np.isfinite(a) & np.isfinite(b)
+    special = (an != bn) | (~fin & ~(an & bn) & (a != b))
+    with np.errstate(all="ignore"):
+        big = np.max(np.where(np.isfinite(a), np.abs(a.astype(np.float64)), 0), axis=-1, keepdims=True)
+        scale = ulp_of(np.where(big > 0, big, np.finfo(a.dtype).tiny), mant)
+        dist = np.where(fin, np.abs(a.astype(np.float64) - b.astype(np.float64)) / scale, 0)
+    worst = float(np.max(dist)) if dist.size else 0.0
+    return special | (dist > tol), worst
 
 
 def _verdict(hlo, xla, bad, dist):
@@ -119,3 +163,29 @@ def _verdict(hlo, xla, bad, dist):
     first = tuple(int(v) for v in np.argwhere(bad)[0])
     return False, dist, "%d of %d elements, first %s: hlo-run %r, XLA %r" % (
         n, bad.size, list(first), hlo[first].item(), xla[first].item())
+
+
+def compare_ranks(hlo_dir, xla_dir, out, n_dev, elem_type, cls, flush=None):
+    """Output out (out<i>) of hlo-run (files in hlo_dir) against XLA's (in
+    xla_dir), rank by rank: ([(rank, detail)] where they differ, the largest
+    distance).  flush: a function applied to both first (explain.flush)."""
+    import os
+    problems, worst = [], 0.0
+    for r in range(n_dev):
+        ph = os.path.join(hlo_dir, "%s.rank%d.npy" % (out, r))
+        px = os.path.join(xla_dir, "%s.rank%d.npy" % (out, r))
+        if not (os.path.exists(ph) and os.path.exists(px)):
+            problems.append((r, "only %s wrote it" % ("hlo-run" if os.path.exists(ph) else "XLA")))
+            continue
+        a, b = np.load(ph), np.load(px)
+        if a.ndim == 0 and a.dtype.kind == "c":
+            # compare and explain.flush cannot view a 0-d complex as its parts
+            a, b = a.reshape(1), b.reshape(1)
+        if flush:
+            a, b = flush(a), flush(b)
+        ok, dist, detail = compare(a, b, elem_type, cls)
+        if dist is not None:
+            worst = max(worst, dist)
+        if not ok:
+            problems.append((r, detail))
+    return problems, worst

@@ -37,6 +37,8 @@ sys.path.insert(0, HERE)
 
 import numpy as np                      # noqa: E402
 import explain                          # noqa: E402
+import hlo_side                         # noqa: E402
+from hlo_side import first_line, one_line   # noqa: E402
 import hlo_cone                         # noqa: E402
 import module_sets                      # noqa: E402
 import tolerance                        # noqa: E402
@@ -44,7 +46,6 @@ from xla_pool import XlaPool            # noqa: E402
 from xla_run import device_grid, header_counts, set_xla_flags   # noqa: E402
 
 SETS = ["interp", "passes", "demo", "peer", "real", "fuzz"]
-HLO_RUN_SECONDS = 120
 DOC = os.path.join(ROOT, "docs/xla-differences.md")
 
 
@@ -77,19 +78,6 @@ def documented(rows, name, output):
                 (outs is None or output in outs):
             return cause
     return None
-
-
-def mpirun_cmd(n):
-    """mpirun for n ranks on a machine with fewer cores, as root too."""
-    cmd = ["mpirun", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1", "-np", str(n)]
-    if os.geteuid() == 0:
-        cmd.insert(1, "--allow-run-as-root")
-    return cmd
-
-
-def first_line(text):
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("---")]
-    return lines[0].strip() if lines else ""
 
 
 class Report:
@@ -128,12 +116,6 @@ class Report:
             self.measured(cls, dist, where)
 
 
-def one_line(text, limit=600):
-    """XLA's multi-line messages on one line."""
-    text = " | ".join(ln.strip() for ln in text.splitlines() if ln.strip())
-    return text if len(text) <= limit else text[:limit] + " ..."
-
-
 DEVICE_COUNT_ERRORS = ("devices per group", "do not cover device", "ranks were started", "devices, but")
 
 
@@ -164,26 +146,7 @@ class Diff:
         return out, None
 
     def hlo_run(self, n, module, outputs, R, P, inputs=None, save_inputs=None):
-        """hlo-run on n devices (one without mpirun: MPI starts as a world of
-        one) on inputs, or on drawn inputs saved to save_inputs: (exit
-        status, standard error)."""
-        shutil.rmtree(outputs, ignore_errors=True)
-        cmd = (mpirun_cmd(n) if n > 1 else []) + [
-            os.path.join(self.build, "hlo-run"), module, "--outputs", outputs,
-            "--replicas", str(R), "--partitions", str(P)]
-        if inputs:
-            cmd += ["--inputs", inputs]
-        else:
-            shutil.rmtree(save_inputs, ignore_errors=True)
-            cmd += ["--seed", str(self.a.seed), "--dist", self.a.dist, "--save-inputs", save_inputs]
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   HLOCHECK_THREADS="1")
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=HLO_RUN_SECONDS,
-                               stdin=subprocess.DEVNULL)
-            return r.returncode, r.stderr
-        except subprocess.TimeoutExpired:
-            return 3, "hlo-run did not finish within %d s" % HLO_RUN_SECONDS
+        return hlo_side.hlo_run(self.build, n, module, outputs, R, P, inputs, save_inputs, self.a.seed, self.a.dist)
 
     def one(self, job):
         t0 = time.perf_counter()
@@ -250,36 +213,22 @@ class Diff:
 
     def compare_output(self, d, hlo_dir, out, n_dev, cls, etype, flush=False):
         """(problems, largest distance) of one output over every rank."""
-        problems, worst = [], 0.0
-        for r in range(n_dev):
-            ph = os.path.join(hlo_dir, "%s.rank%d.npy" % (out, r))
-            px = os.path.join(d, "xla", "%s.rank%d.npy" % (out, r))
-            if not (os.path.exists(ph) and os.path.exists(px)):
-                problems.append("rank %d: only %s wrote it" % (r, "hlo-run" if os.path.exists(ph) else "XLA"))
-                continue
-            a, b = np.load(ph), np.load(px)
-            if flush:
-                a, b = explain.flush(a), explain.flush(b)
-            ok, dist, detail = tolerance.compare(a, b, etype, cls)
-            if dist is not None:
-                worst = max(worst, dist)
-            if not ok:
-                problems.append("rank %d: %s" % (r, detail))
-        return problems, worst
+        problems, worst = tolerance.compare_ranks(hlo_dir, os.path.join(d, "xla"), out, n_dev, etype, cls,
+                                                  (lambda a: explain.flush(a, f16=True)) if flush else None)
+        return ["rank %d: %s" % p for p in problems], worst
 
     def explain(self, d, run, todo):
         """{output: cause} for the differing outputs an explainer accounts
         for (explain.py); todo maps each to (class, element type)."""
         found = {}
         ftz_in = explain.scratch(d, "in.ftz")
-        hlo_dir = os.path.join(d, "hlo")
+        hlo_dirs = [os.path.join(d, "hlo")]
         if explain.flushed_inputs(run["inputs"], ftz_in):
-            hlo_dir = os.path.join(d, "hlo.ftz")
-            rc, _ = self.hlo_run(run["n"], run["module"], hlo_dir, run["R"], run["P"], ftz_in)
-            if rc != 0:
-                hlo_dir = None
+            rc, _ = self.hlo_run(run["n"], run["module"], os.path.join(d, "hlo.ftz"), run["R"], run["P"], ftz_in)
+            if rc == 0:
+                hlo_dirs.append(os.path.join(d, "hlo.ftz"))
         for out, (cls, etype) in todo.items():
-            if hlo_dir and not self.compare_output(d, hlo_dir, out, run["n"], cls, etype, flush=True)[0]:
+            if explain.ftz_explains(hlo_dirs, os.path.join(d, "xla"), int(out[3:]), run["n"], cls, etype):
                 found[out] = "explained: XLA:CPU flushes subnormals to zero (ftz)"
         left = {o: v for o, v in todo.items() if o not in found}
         wide = explain.widen_collectives(run["text"], explain.operand_shapes(run["parsed"])) if left else None
