@@ -229,6 +229,8 @@ KNOWN_DEVIATIONS = [    # (cause, predicate over the instance)
     ("xla-subnormal-cbrt", lambda I: I.opcode == "cbrt" and _has_subnormal(I)),
     ("xla-complex-log-subnormal", lambda I: I.opcode in ("log", "log-plus-one") and _types(I) & {"c64", "c128"}
      and _has_subnormal(I)),
+    ("f64-through-f32", lambda I: I.opcode == "convert" and I.desc.split()[0].startswith("f64->")
+     and I.desc.split()[0].split("->")[1] in NARROW_FLOATS and _has_outside_f32_normal(I)),
     ("nan-to-f4-sign", lambda I: I.opcode == "convert" and I.desc.split()[0].endswith("->f4e2m1fn") and _has_nan(I)),
     ("complex-nonfinite", lambda I: _types(I) & {"c64", "c128"} and _has_nonfinite(I)),
     ("select-and-scatter-ties", lambda I: I.opcode == "select-and-scatter" and _padded_window(I.desc)
@@ -246,6 +248,19 @@ def _has_ties(I):
     a = np.asarray(I.params[0][3][0]).astype(np.float64).ravel()
     a = a[~np.isnan(a)]
     return np.unique(a).size < a.size
+NARROW_FLOATS = {"bf16", "f16", "f8e4m3fn", "f8e5m2", "f8e4m3", "f8e3m4", "f8e4m3b11fnuz", "f8e4m3fnuz",
+                 "f8e5m2fnuz", "f8e8m0fnu", "f4e2m1fn"}
+
+
+def _has_outside_f32_normal(I):
+    """The operand (an f64 parameter) holds a nonzero value below f32's
+    smallest normal (XLA:CPU flushes f32 subnormals) or past its largest
+    finite value."""
+    a = np.abs(np.asarray(I.params[0][3][0]).astype(np.float64).ravel())
+    a = a[np.isfinite(a) & (a != 0)]
+    return bool(((a < 2.0 ** -126) | (a > 3.4028234663852886e38)).any())
+
+
 INT_TYPES = {"s1", "s2", "s4", "s8", "s16", "s32", "s64", "u1", "u2", "u4", "u8", "u16", "u32", "u64"}
 
 
