@@ -30,6 +30,10 @@ run alone.  Every output leaf belongs to one instance; a leaf that differs is
                     hlo-run's
   complex-fma       explained: XLA's complex multiply with one product of
                     re = ac - bd (or im) fused, computed exactly, gives XLA's
+  fma               explained: a map of x*y - x computed with the multiply
+                    fused (one rounding) gives XLA's, and with two roundings
+                    hlo-run's (in cancellation the two roundings part by more
+                    than the contraction tolerance's 2 ulps)
   select-fold, conv-padding-products
                     explained: the instance computed another way by hlo-run
                     (a max/min collective's reducer as XLA:CPU folds it; the
@@ -221,6 +225,8 @@ KNOWN_DEVIATIONS = [    # (cause, predicate over the instance)
     ("xla-variadic-all-gather", lambda I: I.opcode.startswith("all-gather") and len(I.params) > 1
      and " dim 0 " not in I.desc),
     ("xla-batch-group-nan", lambda I: I.opcode == "convolution" and "batch_group_count" in I.desc and _has_nan(I)),
+    ("xla-feature-group-nan", lambda I: I.opcode == "convolution" and "feature_group_count" in I.desc
+     and _has_nan(I)),
     ("xla-f4-to-int", lambda I: I.opcode == "convert" and I.desc.startswith("f4e2m1fn->") and
      I.desc.split("->")[1].split()[0] in INT_TYPES),
     ("xla-s1-convert", lambda I: I.opcode == "convert" and "->s1->" in I.desc),
@@ -234,8 +240,85 @@ KNOWN_DEVIATIONS = [    # (cause, predicate over the instance)
     ("nan-to-f4-sign", lambda I: I.opcode == "convert" and I.desc.split()[0].endswith("->f4e2m1fn") and _has_nan(I)),
     ("complex-nonfinite", lambda I: _types(I) & {"c64", "c128"} and _has_nonfinite(I)),
     ("select-and-scatter-ties", lambda I: I.opcode == "select-and-scatter" and _padded_window(I.desc)
-     and _has_ties(I)),
+     and (_has_ties(I) or _has_nan(I))),
+    ("xla-subnormal-power", lambda I: I.opcode == "power" and I.params[0][2] in REAL_FLOATS
+     and _param_has(I, 0, lambda v, tiny: (v != 0) & (np.abs(v) < tiny))),
+    ("pow-nan-zero", lambda I: I.opcode == "power" and I.params[0][2] in REAL_FLOATS
+     and _param_has(I, 0, lambda v, tiny: np.isnan(v)) and _param_has(I, 1, lambda v, tiny: v == 0)),
+    ("xla-atan2-subnormal", lambda I: I.opcode == "atan2" and _has_subnormal(I)),
+    ("xla-complex-small-imag", lambda I: I.opcode in ("sine", "cosine") and I.params[0][2] in ("c64", "c128")
+     and _complex_part_has(I, lambda im: (im != 0) & (np.abs(im) < 2.0 ** -8))),
+    ("complex-overflow", lambda I: I.opcode in ("divide", "power") and I.params[0][2] in ("c64", "c128")
+     and _complex_part_has(I, lambda im: np.abs(im) > (2.0 ** 64 if I.params[0][2] == "c64" else 2.0 ** 512),
+                           real_too=True)),
+    ("xla-totalorder-snan", lambda I: I.opcode in ("sort", "compare") and "TOTALORDER" in I.desc and _has_snan(I)),
+    ("ftz-intermediate", lambda I: I.opcode in ("all-reduce", "reduce-scatter") and I.desc.startswith("multiply ")
+     and _partial_products_subnormal(I)),
+    ("batch-norm-cancellation", lambda I: I.opcode == "batch-norm-training" and I.params[0][2] in ("f16", "bf16")),
 ]
+
+REAL_FLOATS = {"f16", "bf16", "f32", "f64"}
+
+
+def _param_has(I, k, test):
+    """Whether parameter k of I (a float) holds an element test(values as
+    f64, the type's smallest normal) picks."""
+    if k >= len(I.params):
+        return False
+    p = I.params[k]
+    tiny = {"f16": 2.0 ** -14, "bf16": 2.0 ** -126, "f32": 2.0 ** -126}.get(p[2], 2.0 ** -1022)
+    with np.errstate(invalid="ignore"):
+        return any(bool(np.asarray(test(np.asarray(a).astype(np.float64), tiny)).any()) for a in p[3])
+
+
+def _complex_part_has(I, test, real_too=False):
+    """Whether a complex parameter of I has an imaginary part (or, with
+    real_too, any part) that test picks."""
+    for p in I.params:
+        if p[2] not in ("c64", "c128"):
+            continue
+        for a in p[3]:
+            a = np.asarray(a)
+            parts = [a.imag, a.real] if real_too else [a.imag]
+            with np.errstate(invalid="ignore"):
+                if any(bool(np.asarray(test(v.astype(np.float64))).any()) for v in parts):
+                    return True
+    return False
+
+
+def _partial_products_subnormal(I):
+    """Whether the products of a parameter's per-rank arrays, folded in rank
+    order, pass through the subnormal range of f32 / f64 (XLA:CPU flushes
+    such an intermediate to zero, hlo-run keeps it)."""
+    for p in I.params:
+        if p[2] not in ("f32", "f64"):
+            continue
+        tiny = 2.0 ** -126 if p[2] == "f32" else 2.0 ** -1022
+        acc = None
+        with np.errstate(all="ignore"):
+            for a in p[3]:
+                a = np.asarray(a).astype(np.float64)
+                acc = a if acc is None else acc * a
+                if ((acc != 0) & (np.abs(acc) < tiny)).any():
+                    return True
+    return False
+
+
+SNAN_BITS = {"bf16": (np.uint16, 0x7F80, 0x007F, 0x0040), "f16": (np.uint16, 0x7C00, 0x03FF, 0x0200)}
+
+
+def _has_snan(I):
+    """Whether a bf16 or f16 parameter holds a signalling NaN (exponent all
+    ones, a nonzero fraction with its top bit clear)."""
+    for p in I.params:
+        if p[2] not in SNAN_BITS:
+            continue
+        dt, exp, frac, quiet = SNAN_BITS[p[2]]
+        for a in p[3]:
+            b = np.asarray(a).view(dt).astype(np.int64)
+            if (((b & exp) == exp) & ((b & frac) != 0) & ((b & quiet) == 0)).any():
+                return True
+    return False
 
 
 def _padded_window(desc):
@@ -371,6 +454,31 @@ def explain_complex_multiply(inst, leaf_i, run, n_dev):
                 fused = {plain, _round_to(p + sign * rq, part), _round_to(rp + sign * q, part)}
                 if hv != plain or xv not in fused:
                     return False
+    return True
+
+
+def explain_map_fma(inst, leaf_i, run, n_dev):
+    """True when inst is a map of multiply then subtract (x*y - x) on f32 or
+    f64 and, at every differing element, XLA's value is x*y - x rounded once
+    (the multiply fused into the subtraction, XLA:CPU's contraction) and
+    hlo-run's is the product rounded, then the difference."""
+    t = inst.params[0][2] if inst.params else None
+    if inst.opcode != "map" or "multiply then subtract" not in inst.desc or t not in ("f32", "f64"):
+        return False
+    part = np.float32 if t == "f32" else np.float64
+    for r in range(n_dev):
+        h, x = load(os.path.join(run["d"], "hlo"), leaf_i, r), load(os.path.join(run["d"], "xla"), leaf_i, r)
+        A, B = np.asarray(inst.params[0][3][r]), np.asarray(inst.params[1][3][r])
+        bad = ~((h == x) | (np.isnan(h) & np.isnan(x)))
+        for idx in np.argwhere(np.atleast_1d(bad)).reshape(-1, max(h.ndim, 1)):
+            idx = tuple(idx) if h.ndim else ()
+            a, b = A[idx], B[idx]
+            if not (np.isfinite(a) and np.isfinite(b)):
+                return False
+            p = Fraction(float(a)) * Fraction(float(b))
+            plain = _round_to(Fraction(float(_round_to(p, part))) - Fraction(float(a)), part)
+            if h[idx] != plain or x[idx] != _round_to(p - Fraction(float(a)), part):
+                return False
     return True
 
 
@@ -532,6 +640,8 @@ class Checker:
                 found[leaf] = "int-power"
             if leaf not in found and explain_complex_multiply(I, leaf, run, case.n_dev):
                 found[leaf] = "complex-fma"
+            if leaf not in found and explain_map_fma(I, leaf, run, case.n_dev):
+                found[leaf] = "fma"
         # the instance's own variants: the same results computed another way
         # by one side; the cause when that side then agrees with the other
         by_inst = collections.OrderedDict()
