@@ -29,7 +29,8 @@ run alone.  Every output leaf belongs to one instance; a leaf that differs is
                     differing element, and exact wrapping power gives
                     hlo-run's
   complex-fma       explained: XLA's complex multiply with one product of
-                    re = ac - bd (or im) fused, computed exactly, gives XLA's
+                    re = ac - bd (or im) fused (its subnormal parts flushed
+                    or not), computed exactly, gives XLA's
   fma               explained: a map of x*y - x computed with the multiply
                     fused (one rounding) gives XLA's, and with two roundings
                     hlo-run's (in cancellation the two roundings part by more
@@ -252,9 +253,18 @@ KNOWN_DEVIATIONS = [    # (cause, predicate over the instance)
      and _complex_part_has(I, lambda im: np.abs(im) > (2.0 ** 64 if I.params[0][2] == "c64" else 2.0 ** 512),
                            real_too=True)),
     ("xla-totalorder-snan", lambda I: I.opcode in ("sort", "compare") and "TOTALORDER" in I.desc and _has_snan(I)),
+    ("xla-subnormal-log", lambda I: I.opcode == "log" and I.params[0][2] in REAL_FLOATS and _has_subnormal(I)),
+    ("xla-log1p-f64", lambda I: I.opcode == "log-plus-one" and I.params[0][2] == "f64"
+     and _param_has(I, 0, lambda v, tiny: (v > -0.4142) & (v < -0.358))),
+    ("xla-reduce-precision-subnormal", lambda I: I.opcode == "reduce-precision" and I.params[0][2] in ("f16", "bf16")
+     and _has_subnormal(I)),
     ("ftz-intermediate", lambda I: I.opcode in ("all-reduce", "reduce-scatter") and I.desc.startswith("multiply ")
      and _partial_products_subnormal(I)),
-    ("batch-norm-cancellation", lambda I: I.opcode == "batch-norm-training" and I.params[0][2] in ("f16", "bf16")),
+    ("batch-norm-cancellation", lambda I: I.opcode == "batch-norm-training"
+     and (I.params[0][2] in ("f16", "bf16") or _constant_feature(I))),
+    ("xla-complex-sqrt-signed-zero", lambda I: I.opcode in ("sqrt", "rsqrt") and I.params[0][2] in ("c64", "c128")
+     and _complex_part_has(I, lambda im: np.signbit(im) & (np.abs(im) < (2.0 ** -126 if I.params[0][2] == "c64"
+                                                                         else 2.0 ** -1022)))),
 ]
 
 REAL_FLOATS = {"f16", "bf16", "f32", "f64"}
@@ -301,6 +311,24 @@ def _partial_products_subnormal(I):
                 acc = a if acc is None else acc * a
                 if ((acc != 0) & (np.abs(acc) < tiny)).any():
                     return True
+    return False
+
+
+def _constant_feature(I):
+    """Whether batch-norm-training's operand has a feature whose elements
+    are all equal (one element per feature among them): its variance is 0,
+    which XLA:CPU's E[x^2] - E[x]^2 can make negative."""
+    m = re.search(r"feature_index=(\d+)", I.desc) or re.search(r"\bfeature (\d+)", I.desc)
+    if not m or not I.params:
+        return False
+    f = int(m.group(1))
+    for a in I.params[0][3]:
+        a = np.asarray(a).astype(np.float64)
+        if a.ndim <= f:
+            continue
+        per = np.moveaxis(a, f, 0).reshape(a.shape[f], -1)
+        if per.shape[1] and (per == per[:, :1]).all(axis=1).any():
+            return True
     return False
 
 
@@ -446,13 +474,22 @@ def explain_complex_multiply(inst, leaf_i, run, n_dev):
             a, b, c, d = A[idx].real, A[idx].imag, B[idx].real, B[idx].imag
             if not all(np.isfinite([a, b, c, d])):
                 return False
-            F = [Fraction(float(v)) for v in (a, b, c, d)]
-            for (p, q, sign), hv, xv in (((F[0] * F[2], F[1] * F[3], -1), h[idx].real, x[idx].real),
-                                         ((F[0] * F[3], F[1] * F[2], 1), h[idx].imag, x[idx].imag)):
-                rp, rq = Fraction(float(_round_to(p, part))), Fraction(float(_round_to(q, part)))
-                plain = _round_to(rp + sign * rq, part)
-                fused = {plain, _round_to(p + sign * rq, part), _round_to(rp + sign * q, part)}
-                if hv != plain or xv not in fused:
+            tiny = 2.0 ** -126 if part == np.float32 else 2.0 ** -1022
+            exact = [Fraction(float(v)) for v in (a, b, c, d)]
+            # XLA:CPU also flushes subnormal inputs (ftz): its value may be
+            # the fused or plain one of the flushed parts
+            flushed = [Fraction(0) if abs(float(v)) < tiny else f for v, f in zip((a, b, c, d), exact)]
+            for k, hv, xv in ((0, h[idx].real, x[idx].real), (1, h[idx].imag, x[idx].imag)):
+                if hv == xv:
+                    continue        # this part agrees (an overflow to inf on both sides among them)
+                xla_values, plain = set(), None
+                for n, F in enumerate((exact, flushed)):
+                    p, q, sign = (F[0] * F[2], F[1] * F[3], -1) if k == 0 else (F[0] * F[3], F[1] * F[2], 1)
+                    rp, rq = Fraction(float(_round_to(p, part))), Fraction(float(_round_to(q, part)))
+                    unfused = _round_to(rp + sign * rq, part)
+                    plain = unfused if n == 0 else plain
+                    xla_values |= {unfused, _round_to(p + sign * rq, part), _round_to(rp + sign * q, part)}
+                if hv != plain or xv not in xla_values:
                     return False
     return True
 
