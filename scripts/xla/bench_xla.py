@@ -4,7 +4,8 @@ same inputs, the same device count and machine, for make bench.
 
     bench_xla.py BUILD OUT [MODULE:DEVICES ...]
 
-For each module: hlo-run draws inputs once (--save-inputs), then runs on
+For each module (printed by hlo-opt --fill-elided first: elided constants
+filled, which XLA needs): hlo-run draws inputs once (--save-inputs), then runs on
 them with --time (the interpreter's own seconds, the slowest rank per
 instruction kind; process start-up and parsing left out), and xla_run.py
 runs it on the same files, compiling once and executing three times (the
@@ -60,6 +61,16 @@ def bench(build, out, module, n):
     if name == "module":                    # corpus/interp/<case>/module.hlo
         name = os.path.basename(os.path.dirname(module))
     d = os.path.join(out, "xla-" + name)
+    os.makedirs(d, exist_ok=True)
+    # XLA cannot run elided constants: both run the module with them
+    # filled (hlo-opt --fill-elided, the values hlo-run would draw), as
+    # xla_diff.py runs the real dumps
+    filled = os.path.join(d, "module.hlo")
+    r = run([os.path.join(build, "hlo-opt"), module, "--passes=none", "--fill-elided", "--seed", "0",
+             "-o", filled])
+    if r.returncode != 0:
+        return "%s: hlo-opt --fill-elided failed: %s" % (name, r.stderr.strip().splitlines()[-1:])
+    module = filled
     hlo_run = [os.path.join(build, "hlo-run"), module]
     pre = mpirun(n) if n > 1 else []
     r = run(pre + hlo_run + ["--save-inputs", d + "/in", "--outputs", d + "/hlo0"])
