@@ -180,5 +180,27 @@ def families(g):
         g.case(name, m.text([pushed, whole, top]), [x, np.array(n, np.int32)],
                [x[:n].copy(), np.concatenate([x[:n], np.array([42], np.float32)]), np.array([42], np.float32)])
 
+    def gather_rows():
+        """gather of rows of a dynamic operand by dynamic indices (the batch
+        dimension takes the indices' size), and of whole columns (a slice of
+        the operand's whole bound takes its size)."""
+        name = "dynamic_gather"
+        m = g.Module(name)
+        x = small_ints(name, (8, 3))
+        idx = np.array([[4], [0], [2], [1]], np.int32)
+        n, k = 5, 3
+        px, pn, pi, pk = m.param("f32[8,3]"), m.param("s32[]"), m.param("s32[4,1]"), m.param("s32[]")
+        d = prefix(m, px, "f32[<=8,3]", pn, 0)
+        di = prefix(m, pi, "s32[<=4,1]", pk, 0)
+        rows = m.op("f32[<=4,3]", "gather", d, di,
+                    attrs="offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, "
+                          "slice_sizes={1,3}")
+        cols = m.op("f32[4,<=8]", "gather", d, pi,
+                    attrs="offset_dims={1}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=1, "
+                          "slice_sizes={8,1}")
+        cidx = np.minimum(idx[:, 0], 2)          # a start index clamps to fit the slice
+        g.case(name, m.text([rows, cols]), [x, np.array(n, np.int32), idx, np.array(k, np.int32)],
+               [x[idx[:k, 0]].copy(), x[:n, cidx].T.copy()])
+
     return [dimension_sizes, dynamic_reshapes, elementwise_reduce_dot, movement, select_broadcast_sort_window,
-            slices_index_the_buffer]
+            slices_index_the_buffer, gather_rows]

@@ -39,8 +39,11 @@
  * scatter update, and a collective whose gathered or split dimension is
  * dynamic, are refused: their result's sizes are not derived here.
  *
- * Ops whose result shape cannot be derived here (gather, custom calls,
- * ...) stay unsupported on such operands, saying so. */
+ * gather, too, reads the bounded buffer: its batch dimensions take the
+ * indices' sizes, an offset dimension sliced whole the operand's.
+ *
+ * Ops whose result shape cannot be derived here (custom calls, rng, ...)
+ * stay unsupported on such operands, saying so. */
 #include "eval.h"
 
 #include <stdint.h>
@@ -349,7 +352,15 @@ bool eval_dynamic_collective(IrOpcode op)
 static bool runs_bounded(IrOpcode op)
 {
     return op == IR_OP_DYNAMIC_SLICE || op == IR_OP_DYNAMIC_UPDATE_SLICE || op == IR_OP_SCATTER ||
-           eval_dynamic_collective(op);
+           op == IR_OP_GATHER || eval_dynamic_collective(op);
+}
+
+static bool list_has(const IrIntList *l, int64_t v)
+{
+    for (int k = 0; k < l->n; k++)
+        if (l->v[k] == v)
+            return true;
+    return false;
 }
 
 static bool refuse(const IrInstr *in, int k, int d, const char *why, Error *err)
@@ -391,6 +402,38 @@ static bool bounded_sizes(const IrInstr *in, Value *const *args, int leaf, const
         for (int d = 0; d < dl->rank; d++)
             out[d] = size_at(x, d);
         break;
+    case IR_OP_GATHER: {
+        /* Result dimensions are batch dimensions (those of the indices, in
+         * order, but the index vector's) and offset dimensions (the
+         * operand's, in order, but the collapsed and batching ones); an
+         * offset dimension whose slice is the operand's whole bound takes
+         * the operand's size. */
+        const Value *op = args[0], *idx = args[1];
+        const IrIntList *offs = &in->lists[IR_LIST_OFFSET_DIMS], *ss = &in->lists[IR_LIST_SLICE_SIZES];
+        const IrIntList *coll = &in->lists[IR_LIST_COLLAPSED_SLICE_DIMS];
+        const IrIntList *obat = &in->lists[IR_LIST_OPERAND_BATCHING_DIMS];
+        IrOptInt ivd = in->ints[IR_INT_INDEX_VECTOR_DIM];
+        int iv = ivd.present ? (int)ivd.v : idx->shape->rank;
+        if (iv < idx->shape->rank && short_at(idx, iv))
+            return refuse(in, 1, iv, "the index vector dimension", err);
+        int b = 0, w = 0;
+        for (int o = 0; o < dl->rank; o++) {
+            if (list_has(offs, o)) {
+                while (w < op->shape->rank && (list_has(coll, w) || list_has(obat, w)))
+                    w++;
+                if (w < op->shape->rank && w < ss->n && ss->v[w] == op->shape->dims[w])
+                    out[o] = size_at(op, w);
+                w++;
+            } else {
+                if (b == iv)
+                    b++;
+                if (b < idx->shape->rank)
+                    out[o] = size_at(idx, b);
+                b++;
+            }
+        }
+        break;
+    }
     default:        /* the collectives */
         if (!ir_shape_is_array(x->shape) || x->shape->rank != dl->rank)
             break;
