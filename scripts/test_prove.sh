@@ -130,6 +130,12 @@ has "proof over the memory limit: the need named" "the proof would need an estim
 expect "the same proof with room for its hashes: proved" 0 "PROVED EQUIVALENT" 1 --passes=default "$P/big.hlo" \
     --prove --max-memory=80000000 --trials=1
 
+# Runtime sizes (bounded dynamic shapes) decide which elements count, and
+# the hashes do not follow them: never proved, the reason named.
+dyn=$root/corpus/interp/dynamic_gather/module.hlo
+expect "a module of dynamic size: not proved" 0 "NOT PROVED" 1 "$dyn" "$dyn" --prove --trials=1
+has "dynamic size: the reason named" "runtime sizes are not modelled by the proof"
+
 [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
 echo "prove: $pass passed, $fail failed"
 [ $fail -eq 0 ]
