@@ -311,6 +311,13 @@ static void note_difference(Run *r, int trial, uint64_t seed, int out, Value *b,
     size_t e = (size_t)ir_type_storage_bytes(b->shape->type);
     note_difference_at(r, trial, seed, out, b->shape, (const char *)b->data + (size_t)index * e,
                        (const char *)a->data + (size_t)index * e, index);
+    CheckDifference *d = &r->rep->diff;
+    if (d->index == index && d->output == out && d->trial == trial) {
+        if (!check_within_sizes(b, index))
+            snprintf(d->before, sizeof d->before, "none (past its runtime size)");
+        if (!check_within_sizes(a, index))
+            snprintf(d->after, sizeof d->after, "none (past its runtime size)");
+    }
 }
 
 static void compare_outputs(Run *r, int trial, uint64_t seed, Value **lb, Value **la)

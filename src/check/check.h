@@ -101,8 +101,12 @@ double check_ulp_of(IrElemType t, double x);
  * two NaNs are equal. */
 bool check_elements_agree(IrElemType t, const void *a, const void *b, const CheckTolerance *tol);
 /* Index of the first element where arrays a and b (same shape) disagree; -1
- * when they agree everywhere. */
+ * when they agree everywhere.  Values of dynamic size disagree where an
+ * element is within the runtime sizes of one only; padding is ignored. */
 int64_t check_first_difference(const Value *a, const Value *b, const CheckTolerance *tol);
+/* Whether element i (row-major in its bounded shape) of array v is within
+ * its runtime sizes (always, for a value without sizes). */
+bool check_within_sizes(const Value *v, int64_t i);
 
 /* The elements of an array value as doubles (exact for every float type);
  * malloc'd, the caller frees it.  One type dispatch per array, not per

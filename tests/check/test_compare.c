@@ -13,6 +13,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static Arena *arena;
@@ -165,6 +166,31 @@ static void judge_equals_the_separate_figures(void **state)
     value_release(vo);
 }
 
+/* Values of dynamic size: the padding past the runtime sizes is no part of
+ * them; a different size is a difference, at the first element that only
+ * one of them holds. */
+static void runtime_sizes_are_compared(void **state)
+{
+    (void)state;
+    static const double xs[6] = { 1, 2, 3, 4, 5, 6 }, ys[6] = { 1, 2, 3, 9, 9, 9 };
+    Value *a = vec(IR_TYPE_F32, xs, 6), *b = vec(IR_TYPE_F32, ys, 6);
+    CheckTolerance tol = { .mode = CHECK_EXACT };
+    assert_int_equal(check_first_difference(a, b, &tol), 3);       /* no sizes: the whole array */
+    a->sizes = xcalloc(1, sizeof *a->sizes);
+    b->sizes = xcalloc(1, sizeof *b->sizes);
+    a->sizes[0] = b->sizes[0] = 3;
+    assert_int_equal(check_first_difference(a, b, &tol), -1);      /* only the padding differs */
+    assert_false(check_within_sizes(a, 3));
+    assert_true(check_within_sizes(a, 2));
+    b->sizes[0] = 2;
+    assert_int_equal(check_first_difference(a, b, &tol), 2);       /* b holds 2 elements, a 3 */
+    free(b->sizes);
+    b->sizes = NULL;                                               /* b full, a of size 3 */
+    assert_int_equal(check_first_difference(a, b, &tol), 3);
+    value_release(a);
+    value_release(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +200,7 @@ int main(void)
         cmocka_unit_test(accuracy_against_the_oracle),
         cmocka_unit_test(nonfinite_misses_are_counted),
         cmocka_unit_test(judge_equals_the_separate_figures),
+        cmocka_unit_test(runtime_sizes_are_compared),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
