@@ -577,6 +577,20 @@ def window_out(n, w, s, lo, hi, bd, wd):
     return max(0, (padded - ew) // s + 1) if padded >= ew else 0
 
 
+def window_text(sizes, strides, pads, lhs_dilate, rhs_dilate):
+    """The inside of window={...}: sizes, and the rest where not trivial."""
+    txt = "size=%s" % "x".join(map(str, sizes))
+    if any(s > 1 for s in strides):
+        txt += " stride=%s" % "x".join(map(str, strides))
+    if any(p != (0, 0) for p in pads):
+        txt += " pad=%s" % "x".join("%d_%d" % p for p in pads)
+    if any(b > 1 for b in lhs_dilate):
+        txt += " lhs_dilate=%s" % "x".join(map(str, lhs_dilate))
+    if any(b > 1 for b in rhs_dilate):
+        txt += " rhs_dilate=%s" % "x".join(map(str, rhs_dilate))
+    return txt
+
+
 def _window(I, dims, allow_dilation=True, allow_neg_pad=False):
     sizes, strides, pads, bds, wds, out = [], [], [], [], [], []
     for n in dims:
@@ -587,16 +601,7 @@ def _window(I, dims, allow_dilation=True, allow_neg_pad=False):
         wd = int(I.rng.integers(1, 3)) if allow_dilation and chance(I, 0.25) else 1
         sizes.append(w), strides.append(s), pads.append((lo, hi)), bds.append(bd), wds.append(wd)
         out.append(window_out(n, w, s, lo, hi, bd, wd))
-    txt = "size=%s" % "x".join(map(str, sizes))
-    if any(s > 1 for s in strides):
-        txt += " stride=%s" % "x".join(map(str, strides))
-    if any(p != (0, 0) for p in pads):
-        txt += " pad=%s" % "x".join("%d_%d" % p for p in pads)
-    if any(b > 1 for b in bds):
-        txt += " lhs_dilate=%s" % "x".join(map(str, bds))
-    if any(b > 1 for b in wds):
-        txt += " rhs_dilate=%s" % "x".join(map(str, wds))
-    return "window={%s}" % txt, out
+    return "window={%s}" % window_text(sizes, strides, pads, bds, wds), out
 
 
 def g_reduce_window(I):
@@ -708,15 +713,7 @@ def g_convolution(I):
     odims = [{"b": b // bg, "f": fo}.get(c) if c in "bf" else osp[int(c)] for c in outl]
     win = ""
     if n:
-        win = "size=%s" % "x".join(map(str, wsz))
-        if any(s > 1 for s in strides):
-            win += " stride=%s" % "x".join(map(str, strides))
-        if any(p != (0, 0) for p in pads):
-            win += " pad=%s" % "x".join("%d_%d" % p for p in pads)
-        if any(x > 1 for x in lds):
-            win += " lhs_dilate=%s" % "x".join(map(str, lds))
-        if any(x > 1 for x in rds):
-            win += " rhs_dilate=%s" % "x".join(map(str, rds))
+        win = window_text(wsz, strides, pads, lds, rds)
     attrs = ("window={%s}, " % win if n else "") + "dim_labels=%s_%s->%s" % (ll, kl, outl)
     if fg > 1:
         attrs += ", feature_group_count=%d" % fg

@@ -30,20 +30,6 @@
 _Static_assert(sizeof(PNode) % sizeof(uint64_t) == 0, "nodes travel as 64-bit words");
 #define EXPLAIN_TABLE_LOG2 18
 
-static bool shape_dynamic(const IrShape *s)
-{
-    if (ir_shape_is_tuple(s)) {
-        for (int i = 0; i < s->n_elements; i++)
-            if (shape_dynamic(s->elements[i]))
-                return true;
-        return false;
-    }
-    for (int d = 0; ir_shape_is_array(s) && s->dim_kind && d < s->rank; d++)
-        if (s->dim_kind[d] != IR_DIM_STATIC)
-            return true;
-    return false;
-}
-
 bool check_prove_unsupported(const IrModule *m, int replicas, int partitions, char *why, size_t n)
 {
     for (int c = 0; c < m->n_computations; c++) {
@@ -56,7 +42,7 @@ bool check_prove_unsupported(const IrModule *m, int replicas, int partitions, ch
              * count; the hashes do not follow them (set-dimension-size's
              * size is no recorded decision), so a proof could hide a
              * difference past a size: not modelled. */
-            if (shape_dynamic(in->shape)) {
+            if (ir_shape_is_dynamic(in->shape)) {
                 snprintf(why, n, "%s is of dynamic size (%s): runtime sizes are not modelled by the proof", in->name,
                          ir_shape_str(in->shape));
                 return true;

@@ -50,25 +50,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool shape_dynamic(const IrShape *s)
-{
-    if (ir_shape_is_tuple(s)) {
-        for (int i = 0; i < s->n_elements; i++)
-            if (shape_dynamic(s->elements[i]))
-                return true;
-        return false;
-    }
-    if (!ir_shape_is_array(s) || !s->dim_kind)
-        return false;
-    for (int d = 0; d < s->rank; d++)
-        if (s->dim_kind[d] != IR_DIM_STATIC)
-            return true;
-    return false;
-}
-
 static bool arg_dynamic(const Value *v)
 {
-    return v && (v->sizes || shape_dynamic(v->shape));
+    return v && (v->sizes || ir_shape_is_dynamic(v->shape));
 }
 
 static int64_t size_at(const Value *v, int d)
@@ -452,13 +436,32 @@ static bool bounded_sizes(const IrInstr *in, Value *const *args, int leaf, const
     return dims_fit(in, dl, out, err);
 }
 
+/* Copies of instr's operands into c, each array cut to its box (box NULL:
+ * the whole bounded array), with every dimension static, and copies of the
+ * operand instructions in ops whose shapes are theirs (op_ptrs: their
+ * addresses, the operand list of the instruction fn is given). */
+static bool copy_operands(Arena *a, const IrInstr *instr, Value *const *args, int64_t (*box)[IR_MAX_RANK],
+                          Value **c, IrInstr *ops, IrInstr **op_ptrs, Error *err)
+{
+    for (int k = 0; k < instr->n_operands; k++) {
+        const IrShape *s = args[k]->shape;
+        if (!(c[k] = ir_shape_is_array(s) ? value_box_copy(a, args[k], box ? box[k] : s->dims, err)
+                                          : value_retain(args[k])))
+            return false;
+        ops[k] = *instr->operands[k];
+        ops[k].shape = (IrShape *)c[k]->shape;
+        op_ptrs[k] = &ops[k];
+    }
+    return true;
+}
+
 /* fn on static copies of the bounded operands; the result carries the
  * sizes bounded_sizes derives. */
 static bool run_bounded(Interp *it, const IrInstr *instr, EvalFn fn, Value *const *args, Value **out, Arena *a,
                         Value **c, IrInstr *ops, IrInstr **op_ptrs, Error *err)
 {
     const IrShape *decl = instr->shape;
-    int n = instr->n_operands, leaves = ir_shape_is_tuple(decl) ? decl->n_elements : 1;
+    int leaves = ir_shape_is_tuple(decl) ? decl->n_elements : 1;
     int64_t (*sizes)[IR_MAX_RANK] = arena_alloc(a, (size_t)(leaves ? leaves : 1) * sizeof *sizes);
     for (int i = 0; i < leaves; i++) {
         const IrShape *dl = leaf_of(decl, i);
@@ -467,14 +470,8 @@ static bool run_bounded(Interp *it, const IrInstr *instr, EvalFn fn, Value *cons
         if (!bounded_sizes(instr, args, i, dl, sizes[i], err))
             return false;
     }
-    for (int k = 0; k < n; k++) {
-        bool array = ir_shape_is_array(args[k]->shape);
-        if (!(c[k] = array ? value_box_copy(a, args[k], args[k]->shape->dims, err) : value_retain(args[k])))
-            return false;
-        ops[k] = *instr->operands[k];
-        ops[k].shape = (IrShape *)c[k]->shape;
-        op_ptrs[k] = &ops[k];
-    }
+    if (!copy_operands(a, instr, args, NULL, c, ops, op_ptrs, err))
+        return false;
     IrInstr tmp = *instr;
     tmp.shape = static_shape(a, decl);
     tmp.operands = op_ptrs;
@@ -548,14 +545,8 @@ static bool run_runtime(Interp *it, const IrInstr *instr, EvalFn fn, Value *cons
     int n = instr->n_operands;
     int64_t (*box)[IR_MAX_RANK] = arena_alloc(a, (size_t)(n ? n : 1) * sizeof *box);
     operand_boxes(instr, args, box);
-    for (int k = 0; k < n; k++) {
-        bool array = ir_shape_is_array(args[k]->shape);
-        if (!(c[k] = array ? value_box_copy(a, args[k], box[k], err) : value_retain(args[k])))
-            return false;
-        ops[k] = *instr->operands[k];
-        ops[k].shape = (IrShape *)c[k]->shape;
-        op_ptrs[k] = &ops[k];
-    }
+    if (!copy_operands(a, instr, args, box, c, ops, op_ptrs, err))
+        return false;
     IrShape *rs = result_shape(a, instr, c, err);
     if (!rs)
         return false;
@@ -573,7 +564,7 @@ static bool run_runtime(Interp *it, const IrInstr *instr, EvalFn fn, Value *cons
 bool eval_dynamic(Interp *it, const IrInstr *instr, EvalFn fn, Value *const *args, Value **out, Error *err)
 {
     int n = instr->n_operands;
-    bool dynamic = shape_dynamic(instr->shape);
+    bool dynamic = ir_shape_is_dynamic(instr->shape);
     for (int k = 0; k < n && !dynamic; k++)
         dynamic = arg_dynamic(args[k]);
     if (!dynamic || eval_dynamic_passes_sizes(instr->op))

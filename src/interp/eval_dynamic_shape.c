@@ -56,8 +56,8 @@ bool eval_dynamic_operands_ok(const IrInstr *instr, Value *const *args, Error *e
         while (d < v->shape->rank - 1 && v->sizes[d] == v->shape->dims[d])
             d++;
         return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
-                         "unsupported op: %s on operand %d of dynamic size (dimension %d holds %lld of %s): only "
-                         "get-dimension-size, set-dimension-size and dynamic-reshape read runtime sizes",
+                         "unsupported op: %s on operand %d of dynamic size (dimension %d holds %lld of %s): its "
+                         "runtime sizes are not modelled for this op",
                          ir_opcode_name(instr->op), k, d, (long long)v->sizes[d], ir_shape_str(v->shape));
     }
     return true;

@@ -209,6 +209,9 @@ struct IrShape {
 
 bool    ir_shape_is_tuple(const IrShape *s);
 bool    ir_shape_is_array(const IrShape *s);      /* not tuple, token or opaque */
+/* Some array dimension (of s or, for a tuple, of a leaf) is bounded
+ * dynamic (f32[<=8]). */
+bool    ir_shape_is_dynamic(const IrShape *s);
 int64_t ir_shape_elements(const IrShape *s);      /* product of dims (arrays); 0 for tuples */
 int64_t ir_shape_byte_size(const IrShape *s);     /* sum over tuple leaves of elements x storage bytes */
 /* Equal type and dims (and tuple structure); layouts ignored. */

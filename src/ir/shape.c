@@ -19,6 +19,20 @@ bool ir_shape_is_array(const IrShape *s)
         && t != IR_TYPE_INVALID && t != IR_TYPE_COUNT;
 }
 
+bool ir_shape_is_dynamic(const IrShape *s)
+{
+    if (ir_shape_is_tuple(s)) {
+        for (int i = 0; i < s->n_elements; i++)
+            if (ir_shape_is_dynamic(s->elements[i]))
+                return true;
+        return false;
+    }
+    for (int d = 0; ir_shape_is_array(s) && s->dim_kind && d < s->rank; d++)
+        if (s->dim_kind[d] != IR_DIM_STATIC)
+            return true;
+    return false;
+}
+
 /* The wrapped shape of b(...), or s itself. */
 static const IrShape *unwrap_buffer(const IrShape *s)
 {

@@ -354,9 +354,9 @@ static void format_leaves(StrBuf *b, const Value *const *leaves, int n, int rank
         ir_shape_print(b, s, false);
         strbuf_putc(b, ' ');
         /* A value of dynamic size: its elements up to its runtime sizes. */
-        Arena *a = arena_new(1024);
+        Arena *a = leaves[i]->sizes ? arena_new(1024) : NULL;
         Error err = { 0 };
-        Value *c = leaves[i]->sizes ? value_box_copy(a, (Value *)leaves[i], NULL, &err) : NULL;
+        Value *c = a ? value_box_copy(a, (Value *)leaves[i], NULL, &err) : NULL;
         IrLiteral lit = { .shape = c ? c->shape : s, .data = c ? c->data : leaves[i]->data };
         ir_print_literal(b, &lit);
         strbuf_putc(b, '\n');
