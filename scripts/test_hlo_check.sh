@@ -703,6 +703,27 @@ EOF
     fi
 done
 
+# A site inside a while body (gradient accumulation, as real programs put
+# #102's target): measured at every execution of the loop's all-reduce,
+# 3 iterations x 2 trials x 4 ranks, bf16 against f32 accumulation.
+mpi 4 "$check" --passes=flip-reduce-convert-add "$root/corpus/aws_neuron_flip_reduce_convert_add/rewrite_in_while_body.hlo" \
+    --trials=2 --json="$tmp/loop.json"
+rc=$?
+verdict=$($py - "$tmp/loop.json" <<'EOF' 2>&1
+import json, sys
+s = json.load(open(sys.argv[1]))["sites"]
+assert len(s) == 1 and s[0]["measured"] and s[0]["executions"] == 3 * 2 * 4, s
+assert s[0]["error_before"]["max_ulp"] > 10 * max(s[0]["error_after"]["max_ulp"], 0.01), s
+print("measured at %d executions: bf16 max %.3g ulp vs f32 max %.3g ulp" % (
+    s[0]["executions"], s[0]["error_before"]["max_ulp"], s[0]["error_after"]["max_ulp"]))
+EOF
+)
+if [ $rc -eq 0 ] && [[ $verdict == measured* ]] && grep -q "24 executions" "$tmp/out"; then
+    ok "a site in a while body @ 4: $verdict"
+else
+    bad "a site in a while body @ 4" "exit $rc: $verdict"
+fi
+
 [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
 echo "hlo-check: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -27,26 +27,97 @@ uint64_t check_trial_seed(uint64_t seed, int trial)
     return z ^ (z >> 31);
 }
 
-/* ---- One side of the check: a module, its probes, its interpreter */
+static const IrInstr *find_instr(const IrModule *m, const char *name)
+{
+    for (int c = 0; c < m->n_computations; c++) {
+        const IrInstr *x = ir_computation_find(m->computations[c], name);
+        if (x)
+            return x;
+    }
+    return NULL;
+}
+
+/* ---- One side of the check: a module, its interpreter, what it observes */
+
+/* The values one instruction took during a trial (every execution, in
+ * order), kept by the interpreter's observer. */
+typedef struct Watch {
+    const IrInstr *instr;   /* in the side's module */
+    Value **seen;
+    int n, cap;
+} Watch;
 
 typedef struct Side {
-    IrModule *m;            /* owned: the probed copy */
+    IrModule *m;            /* owned: the side's copy (after's with the exact probes) */
     Interp *it;
+    Watch *watch;           /* before: one per measured site; after: three (value, exact, sum|x|) */
+    int n_watch;
 } Side;
 
-/* sites: the after side also redoes each measured site's reduction exactly. */
-static bool side_new(Side *s, const IrModule *m, const char *const *probes, int n_probes, const CheckSite *sites,
-                     int n_sites, const InterpOptions *io, Error *err)
+static void side_observe(void *ctx, const IrInstr *instr, Value *v)
 {
-    s->m = check_probe_module(m, probes, n_probes, err);
+    Side *s = ctx;
+    for (int i = 0; i < s->n_watch; i++) {
+        Watch *w = &s->watch[i];
+        if (w->instr != instr)
+            continue;
+        if (w->n == w->cap) {
+            w->cap = w->cap ? 2 * w->cap : 8;
+            w->seen = xrealloc(w->seen, (size_t)w->cap * sizeof *w->seen);
+        }
+        w->seen[w->n++] = value_retain(v);
+    }
+}
+
+/* Forgets what the side observed in a trial. */
+static void side_forget(Side *s)
+{
+    for (int i = 0; i < s->n_watch; i++) {
+        for (int k = 0; k < s->watch[i].n; k++)
+            value_release(s->watch[i].seen[k]);
+        s->watch[i].n = 0;
+    }
+}
+
+/* A side running m (copied) and observing the named instructions; sites:
+ * the after side also redoes each measured site's reduction exactly and
+ * observes that too. */
+static bool side_new(Side *s, const IrModule *m, const char *const *watched, int n_watched, CheckSite *sites,
+                     int n_sites, InterpOptions io, Error *err)
+{
+    s->m = ir_module_copy(m, err);
     if (s->m && sites && !check_add_exact_probes(s->m, sites, n_sites, err))
         return false;
-    s->it = s->m ? interp_new(s->m, io, err) : NULL;
+    if (!s->m)
+        return false;
+    int n = n_watched;
+    for (int i = 0; sites && i < n_sites; i++)
+        n += 2 * sites[i].measured;
+    s->watch = xcalloc((size_t)n + 1, sizeof *s->watch);
+    for (int i = 0; i < n_watched; i++)
+        s->watch[s->n_watch++].instr = find_instr(s->m, watched[i]);
+    for (int i = 0; sites && i < n_sites; i++)
+        if (sites[i].measured) {
+            s->watch[s->n_watch++].instr = find_instr(s->m, sites[i].exact_probe);
+            s->watch[s->n_watch++].instr = find_instr(s->m, sites[i].abs_sum_probe);
+        }
+    for (int i = 0; i < s->n_watch; i++)
+        if (!s->watch[i].instr)
+            return error_set(err, ERR_INTERNAL, s->m->entry->loc, "probe %d of a site is not in the module", i);
+    if (s->n_watch) {
+        io.observe = side_observe;
+        io.observe_ctx = s;
+    }
+    s->it = interp_new(s->m, &io, err);
     return s->it != NULL;
 }
 
 static void side_free(Side *s)
 {
+    side_forget(s);
+    for (int i = 0; i < s->n_watch; i++)
+        free(s->watch[i].seen);
+    free(s->watch);
     interp_free(s->it);
     ir_module_free(s->m);
 }
@@ -145,16 +216,6 @@ static bool resolve_mode(Run *r, const IrModule *before, const IrModule *after)
      * boundary kinds, where both sides' errors are infinities and NaNs. */
     rep->dist = r->opt->dist == CHECK_DIST_MIXED && rep->by_accuracy ? CHECK_DIST_UNIFORM : r->opt->dist;
     return true;
-}
-
-static const IrInstr *find_instr(const IrModule *m, const char *name)
-{
-    for (int c = 0; c < m->n_computations; c++) {
-        const IrInstr *x = ir_computation_find(m->computations[c], name);
-        if (x)
-            return x;
-    }
-    return NULL;
 }
 
 /* The sites' group sizes for the devices of this run. */
@@ -257,11 +318,11 @@ static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *
                          .opaque = r->opt->opaque_custom_calls ? check_opaque_custom_call : NULL };
     r->n_probes = n_probes;
     r->io = io;
-    bool ok = side_new(&r->before, before, pb, n_probes, NULL, 0, &io, err) &&
-              side_new(&r->after, after, pa, n_probes, rep->sites, rep->n_sites, &io, err);
+    bool ok = side_new(&r->before, before, pb, n_probes, NULL, 0, io, err) &&
+              side_new(&r->after, after, pa, n_probes, rep->sites, rep->n_sites, io, err);
     if (ok && rep->oracle) {
         IrModule *wide = check_widen_module(r->before.m, err);
-        ok = wide && (r->have_oracle = side_new(&r->oracle, wide, NULL, 0, NULL, 0, &io, err));
+        ok = wide && (r->have_oracle = side_new(&r->oracle, wide, NULL, 0, NULL, 0, io, err));
         ir_module_free(wide);
     }
     free(pb);
@@ -376,16 +437,27 @@ static void judge_outputs(Run *r, Value **lb, Value **la, Value **lo)
         CheckOutput *o = &r->rep->outputs[i];
         check_judge_add(&o->before, &o->after, &o->duel, lb[i], la[i], lo[i]);
     }
+    /* Each execution of a site (every iteration of the loop it sits in) is
+     * measured against its own exact reduction. */
     int probe = 0;
     for (int s = 0; s < r->rep->n_sites; s++) {
         CheckSite *site = &r->rep->sites[s];
         if (!site->measured)
             continue;
-        Value *vb = lb[r->n_out + probe], *va = la[r->n_out + probe];
-        Value *exact = la[r->n_out + r->n_probes + 2 * probe], *abs_sum = la[r->n_out + r->n_probes + 2 * probe + 1];
-        site_error_add(&site->before, &site->before_bound, vb, exact, abs_sum, site->before_type, site->group_size);
-        site_error_add(&site->after, &site->after_bound, va, exact, abs_sum, site->after_type, site->group_size);
+        const Watch *wb = &r->before.watch[probe], *wa = &r->after.watch[probe],
+                    *we = &r->after.watch[r->n_probes + 2 * probe], *ws = &r->after.watch[r->n_probes + 2 * probe + 1];
         probe++;
+        if (wb->n != wa->n || we->n != wa->n || ws->n != wa->n) {
+            site->unmatched = true;
+            continue;
+        }
+        site->executions += wa->n;
+        for (int k = 0; k < wa->n; k++) {
+            site_error_add(&site->before, &site->before_bound, wb->seen[k], we->seen[k], ws->seen[k],
+                           site->before_type, site->group_size);
+            site_error_add(&site->after, &site->after_bound, wa->seen[k], we->seen[k], ws->seen[k],
+                           site->after_type, site->group_size);
+        }
     }
 }
 
@@ -482,7 +554,7 @@ static bool lean_trial(Run *r, int t, uint64_t seed, Value **in, int n, Error *e
 static bool trial(Run *r, int t, Error *err)
 {
     const IrModule *m = r->before.m;
-    int n = m->entry->n_params, cap = r->n_out + 3 * r->rep->n_sites + 1;
+    int n = m->entry->n_params, cap = r->n_out + 1;
     uint64_t seed = check_trial_seed(r->opt->seed, t);
     r->trial_dist = check_trial_dist(r->rep->dist, t);
     Value **in = xcalloc((size_t)n + 1, sizeof *in), *vb = NULL, *va = NULL, *vo = NULL;
@@ -511,6 +583,8 @@ static bool trial(Run *r, int t, Error *err)
             judge_outputs(r, lb, la, lo);
         }
     }
+    side_forget(&r->before);
+    side_forget(&r->after);
     for (int i = 0; i < n; i++)
         value_release(in[i]);
     value_release(vb);
@@ -567,6 +641,11 @@ static void agree_all(Run *r)
         coll_allreduce_f64(r->c, bounds, 2, COLL_MAX);
         site->before_bound = bounds[0];
         site->after_bound = bounds[1];
+        int64_t runs[2] = { site->executions, site->unmatched };
+        coll_allreduce_i64(r->c, runs, 2, COLL_SUM);
+        site->executions = runs[0];
+        site->unmatched = runs[1] > 0;
+        site->measured = site->measured && !site->unmatched;
     }
 }
 

@@ -195,14 +195,18 @@ typedef struct CheckOutput {
  * convert), found by reading both modules. */
 typedef struct CheckSite {
     char before_name[96], after_name[96];   /* the reductions; "name[i]" for operand i of a variadic one */
-    char before_probe[96], after_probe[96]; /* entry instructions holding the accumulated value in the
-                                               wide type, "" when there is none */
+    char before_probe[96], after_probe[96]; /* the instructions holding the accumulated value in the
+                                               wide type (in the entry or a computation it calls),
+                                               "" when there is none */
+    char exact_probe[96], abs_sum_probe[96];    /* after's: the reduction redone in f64, and of |x| */
     char after_reduction[96];   /* R' itself, and which of its operands this is */
     int after_operand;
     IrOpcode op;
     IrElemType before_type, after_type;
     int group_size;
-    bool measured;              /* its value was probed (entry computation only) */
+    bool measured;              /* its values were observed, at every execution of the reduction */
+    bool unmatched;             /* the two modules ran it a different number of times: not measured */
+    int64_t executions;         /* of R', over trials and ranks */
     IrElemType value_type;      /* the wide type both values are compared in */
     /* Error of both values against the exact reduction of the same inputs
      * (the reduction redone in f64 on the values R' reduces), in ulps of
@@ -469,10 +473,12 @@ int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **
  * entry instructions become extra outputs.  NULL with err when a name is not
  * in the entry computation. */
 IrModule *check_probe_module(const IrModule *m, const char *const *names, int n, Error *err);
-/* Appends to a probed module (its root the probe tuple) two outputs per
- * measured site: the site's reduction redone in f64 on the same values, and
- * the same reduction of their absolute values (sum|x_i| for the bound). */
-bool check_add_exact_probes(IrModule *p, const CheckSite *sites, int n_sites, Error *err);
+/* Adds to p (after's copy), beside each measured site's reduction R' in
+ * R''s own computation, two instructions that nothing reads: R' redone in
+ * f64 on the same values, and the same reduction of their absolute values
+ * (sum|x_i| for the bound); their names go into the site's exact_probe and
+ * abs_sum_probe, for the interpreter's observer (check.c). */
+bool check_add_exact_probes(IrModule *p, CheckSite *sites, int n_sites, Error *err);
 
 /* report.c */
 /* s as a JSON string literal, quotes and control characters escaped. */

@@ -45,12 +45,14 @@ static void print_site(FILE *out, const CheckSite *s, int world)
             ir_type_name(s->after_type), ir_opcode_name(s->op), s->before_name, s->after_name);
     if (s->measured)
         fprintf(out, ", max error %.3g -> %.3g ulp, mean %.3g -> %.3g ulp (%s ulps at the terms' magnitude "
-                     "sum|x|, %d ranks); error / bound gamma(n-1)*sum|x|: %.3f -> %.3f",
+                     "sum|x|, %d ranks, %lld executions); error / bound gamma(n-1)*sum|x|: %.3f -> %.3f",
                 s->before.max_ulp, s->after.max_ulp, mean(s->before.sum_ulp, s->before.n),
-                mean(s->after.sum_ulp, s->after.n), ir_type_name(s->value_type), world, s->before_bound,
-                s->after_bound);
+                mean(s->after.sum_ulp, s->after.n), ir_type_name(s->value_type), world, (long long)s->executions,
+                s->before_bound, s->after_bound);
+    else if (s->unmatched)
+        fputs(", not measured (the two modules ran it a different number of times)", out);
     else
-        fputs(", not measured (outside the entry computation, no oracle, or not a plain add/max/min)", out);
+        fputs(", not measured (no oracle, or not a plain add/max/min)", out);
     bool narrower = ir_type_info[s->after_type].bits < ir_type_info[s->before_type].bits;
     fputs(narrower ? " -- NARROWER: a loss\n" : "\n", out);
 }
@@ -252,6 +254,7 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
         check_json_string(f, x->after_name);
         fprintf(f, ", \"accumulation_before\": \"%s\", \"accumulation_after\": \"%s\", \"measured\": %s",
                 ir_type_name(x->before_type), ir_type_name(x->after_type), x->measured ? "true" : "false");
+        fprintf(f, ", \"executions\": %lld", (long long)x->executions);
         fputs(", ", f);
         json_accuracy(f, "error_before", &x->before);
         fputs(", ", f);

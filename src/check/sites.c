@@ -8,7 +8,9 @@
  * is an instruction x that a leaf of `before` reduces directly, with a
  * different element type: flip-reduce-convert-add turns convert(R(x)) into
  * R'(convert(x)); the transpose flip with a convert does the same under a
- * transpose. */
+ * transpose.  A site may sit in any computation: real programs accumulate
+ * gradients in a while body, where #102's get-tuple-element(parameter) is
+ * the loop's carried accumulator. */
 #include "check.h"
 
 #include <stdlib.h>
@@ -86,12 +88,14 @@ static const IrInstr *climb_to(const IrComputation *comp, const IrInstr *v, cons
     return v;
 }
 
-static void set_probes(CheckSite *s, const IrModule *before, const IrModule *after, Leaf lb, Leaf la)
+/* The probes of a site: the values of the two leaves in the computations
+ * that hold them (the entry, or a loop body whose every execution is then
+ * measured), before's climbed to after's shape through its converts. */
+static void set_probes(CheckSite *s, Leaf lb, Leaf la)
 {
-    if (lb.r->parent != before->entry || la.r->parent != after->entry)
-        return;
-    const IrInstr *va = leaf_value(after->entry, la);
-    const IrInstr *vb = va ? climb_to(before->entry, leaf_value(before->entry, lb), va->shape) : NULL;
+    const IrComputation *cb = lb.r->parent, *ca = la.r->parent;
+    const IrInstr *va = leaf_value(ca, la);
+    const IrInstr *vb = va ? climb_to(cb, leaf_value(cb, lb), va->shape) : NULL;
     if (!va || !vb)
         return;
     snprintf(s->after_probe, sizeof s->after_probe, "%s", va->name);
@@ -100,7 +104,7 @@ static void set_probes(CheckSite *s, const IrModule *before, const IrModule *aft
 
 static IrOpcode trivial_op(const IrComputation *comp);
 
-static void add_site(CheckSite **sites, int *n, Leaf lb, Leaf la, const IrModule *before, const IrModule *after)
+static void add_site(CheckSite **sites, int *n, Leaf lb, Leaf la, const IrModule *after)
 {
     *sites = xrealloc(*sites, (size_t)(*n + 1) * sizeof **sites);
     CheckSite *s = &(*sites)[(*n)++];
@@ -116,7 +120,7 @@ static void add_site(CheckSite **sites, int *n, Leaf lb, Leaf la, const IrModule
     s->group_size = (int)ir_collective_group_size(after, la.r);
     /* Only a plain add/maximum/minimum can be redone exactly in f64. */
     if (trivial_op(la.r->info->comps[IR_COMP_TO_APPLY]) != IR_OP_COUNT)
-        set_probes(s, before, after, lb, la);
+        set_probes(s, lb, la);
 }
 
 static IrOpcode reducer_op(const IrInstr *r)
@@ -148,7 +152,7 @@ static void sites_of(const IrModule *before, const IrModule *after, const IrInst
             found = find_before_leaf(before, x->name, &lb);
         }
         if (found && same_reduction(lb, la) && leaf_shape(lb)->type != leaf_shape(la)->type)
-            add_site(sites, n, lb, la, before, after);
+            add_site(sites, n, lb, la, after);
     }
 }
 
@@ -250,56 +254,36 @@ static IrInstr *unary(IrModule *m, IrComputation *e, IrOpcode op, IrInstr *x, Ir
     return n;
 }
 
-static IrInstr *find_in(const IrComputation *e, const char *name)
+static IrInstr *find_anywhere(IrModule *m, const char *name)
 {
-    for (int i = 0; i < e->n_instrs; i++)
-        if (strcmp(e->instrs[i]->name, name) == 0)
-            return e->instrs[i];
+    for (int c = 0; c < m->n_computations; c++) {
+        IrInstr *x = ir_computation_find(m->computations[c], name);
+        if (x)
+            return x;
+    }
     return NULL;
 }
 
-/* Rebuilds the root tuple with extra operands. */
-static void extend_root(IrModule *m, IrComputation *e, IrInstr **extra, int n)
+bool check_add_exact_probes(IrModule *p, CheckSite *sites, int n_sites, Error *err)
 {
-    IrInstr *t = e->root;
-    int total = t->n_operands + n;
-    IrInstr **ops = xcalloc((size_t)total, sizeof *ops);
-    IrShape **shapes = xcalloc((size_t)total, sizeof *shapes);
-    for (int i = 0; i < total; i++) {
-        ops[i] = i < t->n_operands ? t->operands[i] : extra[i - t->n_operands];
-        shapes[i] = ops[i]->shape;
-    }
-    IrInstr *nt = xmust(ir_instr_new(m, IR_OP_TUPLE, ir_unique_name(e, "hlocheck.probes"), ir_shape_new_tuple(m->arena, total, shapes),
-                               total, ops));
-    ir_computation_append(e, nt);
-    e->root = nt;
-    free(ops);
-    free(shapes);
-}
-
-bool check_add_exact_probes(IrModule *p, const CheckSite *sites, int n_sites, Error *err)
-{
-    IrComputation *e = p->entry;
-    IrInstr **extra = xcalloc((size_t)(2 * n_sites + 1), sizeof *extra);
-    int n = 0;
     for (int s = 0; s < n_sites; s++) {
         if (!sites[s].measured)
             continue;
-        IrInstr *r = find_in(e, sites[s].after_reduction);
+        IrInstr *r = find_anywhere(p, sites[s].after_reduction);
         IrOpcode op = r ? trivial_op(r->info->comps[IR_COMP_TO_APPLY]) : IR_OP_COUNT;
-        if (op == IR_OP_COUNT) {
-            free(extra);
-            return error_set(err, ERR_UNSUPPORTED, r ? r->info->loc : e->loc,
+        if (op == IR_OP_COUNT)
+            return error_set(err, ERR_UNSUPPORTED, r ? r->info->loc : p->entry->loc,
                              "site %s: only add/maximum/minimum reductions can be redone exactly", sites[s].after_name);
-        }
+        /* Beside R', in its own computation: nothing reads them, but the
+         * interpreter computes every instruction, each time R' runs. */
+        IrComputation *e = r->parent;
         IrComputation *red = f64_reducer(p, op);
         IrInstr *w = unary(p, e, IR_OP_CONVERT, r->operands[sites[s].after_operand], IR_TYPE_F64, "hlocheck.wide");
         IrInstr *a = unary(p, e, IR_OP_ABS, w, IR_TYPE_F64, "hlocheck.abs");
-        extra[n++] = redo_f64(p, e, r, sites[s].after_operand, w, red);
-        extra[n++] = redo_f64(p, e, r, sites[s].after_operand, a, f64_reducer(p, IR_OP_ADD));
+        IrInstr *exact = redo_f64(p, e, r, sites[s].after_operand, w, red);
+        IrInstr *abs_sum = redo_f64(p, e, r, sites[s].after_operand, a, f64_reducer(p, IR_OP_ADD));
+        snprintf(sites[s].exact_probe, sizeof sites[s].exact_probe, "%s", exact->name);
+        snprintf(sites[s].abs_sum_probe, sizeof sites[s].abs_sum_probe, "%s", abs_sum->name);
     }
-    if (n)
-        extend_root(p, e, extra, n);
-    free(extra);
     return true;
 }

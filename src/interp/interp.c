@@ -720,6 +720,8 @@ static bool run_computation(Interp *it, const IrComputation *c, Value *const *ar
                 vals[i] = value_retain(args[instr->info->parameter_number]);
         } else {
             ok = eval_instr(it, instr, ops, &vals[i], err);
+            if (ok && it->opt.observe)
+                it->opt.observe(it->opt.observe_ctx, instr, vals[i]);
         }
         for (int k = 0; k < instr->n_operands && ok; k++) {
             int p = it->pos[instr->operands[k]->id];

@@ -105,6 +105,12 @@ typedef struct InterpOptions {
     uint64_t rng_seed;      /* seeds rng and rng-get-and-update-state (hlo-run --seed); each
                              * interp_run draws the same streams from it */
     InterpOpaqueFn opaque;  /* NULL: unknown custom-call targets are unsupported */
+    /* Called with every instruction's value as soon as it is computed, in
+     * any computation (a while body's on every iteration, in order), before
+     * the interpreter may release it: retain v to keep it.  NULL: none.
+     * hlo-check measures the accumulation sites inside loops so. */
+    void (*observe)(void *ctx, const IrInstr *instr, Value *v);
+    void *observe_ctx;
 } InterpOptions;
 
 /* Prepares a verified module for running (schedules, last uses). */
