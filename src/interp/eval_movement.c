@@ -738,11 +738,18 @@ static bool bitcast_via_scratch(const IrInstr *instr, const IrShape *x, const in
 }
 
 /* A no-op on the physical buffer: linearise the operand by its layout and
- * read the bytes back as the result under the result's layout. */
+ * read the bytes back as the result under the result's layout.  The
+ * operand's layout is the one its instruction declares, not the one on the
+ * value's shape: a copy (or a parameter, a get-tuple-element) hands on its
+ * operand's value, row-major whatever layout it came with, and a copy is
+ * exactly how XLA changes a layout before a bitcast. */
 bool eval_bitcast(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
 {
     (void)it;
-    const IrShape *x = args[0]->shape, *s = instr->shape;
+    const IrShape *x = instr->n_operands == 1 ? instr->operands[0]->shape : args[0]->shape, *s = instr->shape;
+    if (x->type != args[0]->shape->type || x->rank != args[0]->shape->rank ||
+        memcmp(x->dims, args[0]->shape->dims, (size_t)x->rank * sizeof *x->dims) != 0)
+        x = args[0]->shape;
     int ox[IR_MAX_RANK], os[IR_MAX_RANK];
     if (!check_io(instr, args, 1, err) || !physical_order(instr, x, ox, err) ||
         !physical_order(instr, s, os, err))

@@ -200,6 +200,26 @@ static void test_bitcast_both_layouts_non_default(void **state)
     test_run_free(&r);
 }
 
+/* XLA's way of changing a layout before a bitcast: a transpose laid out
+ * {0,1}, copied to {1,0}, then bitcast.  The copy's value is the same
+ * logical array; the bitcast must read it under the copy's declared {1,0}
+ * (a row-major reshape here), not under the layout the transpose's value
+ * came with (which would undo the transpose: 0 1 2 3 4 5). */
+static void test_bitcast_reads_its_operands_declared_layout(void **state)
+{
+    (void)state;
+    TestRun r;
+    float in[6] = {0, 1, 2, 3, 4, 5}, want[6] = {0, 3, 1, 4, 2, 5};
+    Value *v = run1(&r,
+                    "HloModule m\nENTRY e {\n  p = f32[2,3]{1,0} parameter(0)\n"
+                    "  t = f32[3,2]{0,1} transpose(p), dimensions={1,0}\n"
+                    "  c = f32[3,2]{1,0} copy(t)\n"
+                    "  ROOT r = f32[6]{0} bitcast(c)\n}\n",
+                    in);
+    expect_f32(v, want, 6);
+    test_run_free(&r);
+}
+
 /* Physical position of a logical index under minor_to_major m2m. */
 static int64_t physical_index(int rank, const int64_t *dims, const int64_t *m2m, const int64_t *idx)
 {
@@ -1147,6 +1167,7 @@ int main(void)
         cmocka_unit_test(test_bitcast_column_major_result_is_transpose),
         cmocka_unit_test(test_bitcast_column_major_operand_linearises),
         cmocka_unit_test(test_bitcast_both_layouts_non_default),
+        cmocka_unit_test(test_bitcast_reads_its_operands_declared_layout),
         cmocka_unit_test(test_bitcast_3d_layouts_against_formula),
         cmocka_unit_test(test_bitcast_changes_element_type),
         cmocka_unit_test(test_bitcast_sub_byte_packing_is_unsupported),
