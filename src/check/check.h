@@ -173,6 +173,7 @@ void check_options_default(CheckOptions *opt);
  * absolute error against the oracle is no larger than before's (to a
  * relative 1e-9) and it has no more non-finite misses. */
 bool check_no_less_accurate(const CheckAccuracy *before, const CheckAccuracy *after);
+
 uint64_t check_trial_seed(uint64_t seed, int trial);
 
 typedef struct CheckDifference {
@@ -189,7 +190,18 @@ typedef struct CheckOutput {
     char shape[160];
     CheckAccuracy before, after;    /* against the oracle, over all trials and ranks */
     CheckDuel duel;
+    bool by_sites;              /* its mean error grew, but by chance alone: the sites decide (the verdict) */
 } CheckOutput;
+
+/* The rule for an output: check_no_less_accurate; or, when sites_decide
+ * (every site measured and no less accurate), no more of its elements got
+ * farther from the oracle than nearer beyond chance (a sign test: worse -
+ * better <= 3 sqrt(worse + better)).  A more precise sum feeding outputs
+ * whose error comes mostly from elsewhere (a bf16 forward and backward
+ * pass, parameters rounded to bf16 after an update) moves them by rounding
+ * noise that raises or lowers their mean error by chance; the sites,
+ * measured against their exact sums, are where the rewrite's effect is. */
+bool check_output_no_less_accurate(const CheckOutput *o, bool sites_decide);
 
 /* A reduction whose accumulation type the rewrite changed (#102, #104 with a
  * convert), found by reading both modules. */

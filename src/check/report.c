@@ -36,6 +36,8 @@ static void print_output(FILE *out, int i, const CheckOutput *o)
             (long long)o->duel.better, (long long)o->duel.equal, (long long)o->duel.worse);
     if (b->nonfinite || a->nonfinite)
         fprintf(out, "; non-finite misses %lld -> %lld", (long long)b->nonfinite, (long long)a->nonfinite);
+    if (o->by_sites)
+        fputs("; its mean error grew, but no more elements got worse than chance allows: the sites decide", out);
     fputc('\n', out);
 }
 
@@ -242,8 +244,9 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
         json_accuracy(f, "before", &o->before);
         fputs(", ", f);
         json_accuracy(f, "after", &o->after);
-        fprintf(f, ", \"better\": %lld, \"equal\": %lld, \"worse\": %lld}", (long long)o->duel.better,
-                (long long)o->duel.equal, (long long)o->duel.worse);
+        fprintf(f, ", \"better\": %lld, \"equal\": %lld, \"worse\": %lld, \"by_sites\": %s}",
+                (long long)o->duel.better, (long long)o->duel.equal, (long long)o->duel.worse,
+                o->by_sites ? "true" : "false");
     }
     fputs("],\n  \"sites\": [", f);
     for (int s = 0; s < rep->n_sites; s++) {

@@ -210,6 +210,31 @@ static void test_the_accuracy_rule(void **state)
     assert_true(check_no_less_accurate(&b, &a));
 }
 
+/* An output whose mean error grew after improved sites: judged by the
+ * sites while no more of its elements got worse than chance allows (sign
+ * test, worse - better <= 3 sqrt(worse + better)), and only when the sites
+ * decide; a significant majority of worse elements, or a new non-finite
+ * miss, and the mean error rules. */
+static void test_an_output_worse_by_chance_is_judged_by_the_sites(void **state)
+{
+    (void)state;
+    CheckOutput o = { .before = { .n = 128, .sum_abs = 1.0 }, .after = { .n = 128, .sum_abs = 1.001 } };
+    o.duel = (CheckDuel){ .better = 0, .equal = 127, .worse = 1 };
+    assert_false(check_no_less_accurate(&o.before, &o.after));
+    assert_true(check_output_no_less_accurate(&o, true));
+    assert_false(check_output_no_less_accurate(&o, false));
+    o.duel = (CheckDuel){ .better = 45, .equal = 0, .worse = 55 };     /* 10 <= 3 * sqrt(100) */
+    assert_true(check_output_no_less_accurate(&o, true));
+    o.duel = (CheckDuel){ .better = 30, .equal = 0, .worse = 70 };     /* 40 > 30: significant */
+    assert_false(check_output_no_less_accurate(&o, true));
+    o.duel = (CheckDuel){ .better = 0, .equal = 127, .worse = 1 };
+    o.after.nonfinite = 1;
+    assert_false(check_output_no_less_accurate(&o, true));
+    o.after = o.before;                                     /* no worse: the mean rule alone passes */
+    o.duel = (CheckDuel){ .better = 0, .equal = 0, .worse = 100 };
+    assert_true(check_output_no_less_accurate(&o, false));
+}
+
 /* flip-reduce-convert-add's rewrite of an all-reduce: judged by accuracy
  * (AT LEAST AS ACCURATE, NOT EXACT under --prove, on uniform draws), here
  * on one device, where its sums have one term. */
@@ -483,6 +508,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_swapped_operands_are_never_proved),
         cmocka_unit_test(test_called_computations_and_movement_are_never_proved_alike),
         cmocka_unit_test(test_the_accuracy_rule),
+        cmocka_unit_test(test_an_output_worse_by_chance_is_judged_by_the_sites),
         cmocka_unit_test(test_a_precision_change_is_judged_by_accuracy),
         cmocka_unit_test(test_digest_finds_block_edges),
         cmocka_unit_test(test_lean_check_finds_block_edges),
