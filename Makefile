@@ -10,6 +10,8 @@
 #   make precision  the #102 precision sweep, drawn with gnuplot (scripts/precision-sweep.sh)
 #   make xla-test   set up XLA:CPU (jax/jaxlib from PyPI, build/xla-venv), then the XLA cases of make test
 #   make xla-diff   every module hlo-run runs, against XLA:CPU on the same inputs (scripts/xla_diff.sh)
+#   make zoo        JAX programs partitioned by XLA for 2, 4, 8 devices (scripts/zoo/zoo.py)
+#   make zoo-check  the zoo through hlo-run against XLA and through the passes (scripts/zoo/zoo_check.py)
 #   make clean      remove build/ and build-asan/
 #
 # Sources are found by wildcard: src/{ir,interp,collectives,passes,check,cli,fuzz}/*.c go
@@ -18,6 +20,7 @@
 
 CC       = mpicc
 BUILD   ?= build
+XLA_VENV ?= $(CURDIR)/build/xla-venv
 MODULES  = ir interp collectives passes check cli fuzz
 
 CPPFLAGS = -D_POSIX_C_SOURCE=200809L $(addprefix -Isrc/,$(MODULES))
@@ -45,7 +48,7 @@ ALL_OBJS  = $(call obj,$(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
-.PHONY: all unit-tests test demo asan asan-subset bench clean validate fuzz-passes fuzz precision xla-test xla-diff \
+.PHONY: all unit-tests test demo zoo zoo-check asan asan-subset bench clean validate fuzz-passes fuzz precision xla-test xla-diff \
         xla-cases
 .DEFAULT_GOAL := all
 
@@ -113,11 +116,14 @@ test:
 XLA_QUICK = --quick --quiet --sets interp,passes,demo,peer,fuzz --fuzz-count 12
 XLA_OPS = --seed 7 --count 60 --devices 1 --out $(BUILD)/gen-ops-1
 XLA_COLLECTIVES = --seed 7 --count 18 --devices 2,4,8 --out $(BUILD)/gen-ops-n
+ZOO_QUICK = --generate --quiet --zoo $(BUILD)/zoo-quick --programs $(ZOO_QUICK_PROGRAMS) --sizes small --devices 2,4
+ZOO_QUICK_PROGRAMS = mlp_fsdp,transformer_tp
 xla-cases: all
 	@st=0; scripts/xla_diff.sh --tally-name xla-diff $(XLA_QUICK) --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --tally-name xla-syntax --syntax --quiet --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --tally-name gen-ops --ops $(XLA_OPS) --build $(BUILD) || st=1; \
-	scripts/xla_diff.sh --tally-name gen-collectives --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; exit $$st
+	scripts/xla_diff.sh --tally-name gen-collectives --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --tally-name zoo --zoo $(ZOO_QUICK) --build $(BUILD) || st=1; exit $$st
 
 # Set-up first (fails with one line when PyPI cannot be reached), then the
 # XLA cases of make test.
@@ -128,7 +134,8 @@ xla-test:
 	@st=0; scripts/xla_diff.sh $(XLA_QUICK) --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --syntax --quiet --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --ops $(XLA_OPS) --build $(BUILD) || st=1; \
-	scripts/xla_diff.sh --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; exit $$st
+	scripts/xla_diff.sh --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --zoo $(ZOO_QUICK) --build $(BUILD) || st=1; exit $$st
 
 # Every module hlo-run runs, at every device count its corpus lists (up to
 # 8), against XLA:CPU: tens of minutes.  scripts/xla_diff.sh --help lists
@@ -136,6 +143,21 @@ xla-test:
 xla-diff: all
 	@scripts/install-deps.sh xla
 	@scripts/xla_diff.sh --build $(BUILD) $(XLA_DIFF_FLAGS)
+
+# The zoo (scripts/zoo/): JAX programs partitioned by XLA's SPMD partitioner
+# for 2, 4 and 8 devices at two sizes, written to $(BUILD)/zoo/ with the
+# arguments XLA ran on and its results; zoo-check runs hlo-run on both
+# dumps against XLA's results and hlo-check --passes=default --prove in both
+# pass modes, and writes the table $(BUILD)/zoo/table.md.  ZOO_FLAGS narrows
+# them (e.g. --programs mlp_dp --devices 2).
+zoo:
+	@scripts/install-deps.sh xla
+	@$(XLA_VENV)/bin/python scripts/zoo/zoo.py --out $(BUILD)/zoo $(ZOO_FLAGS)
+
+zoo-check: all
+	@scripts/install-deps.sh xla
+	@scripts/xla_diff.sh --zoo --zoo $(BUILD)/zoo --table $(BUILD)/zoo/table.md --json $(BUILD)/zoo/table.json \
+	  --build $(BUILD) $(ZOO_FLAGS)
 
 # The main job: hlo-check under mpirun -np 4 on the transformer training step,
 # rewritten by the default pipeline (flips, then combiners); it prints the
@@ -157,6 +179,7 @@ validate: all
 	scripts/test_validate.sh $(BUILD)
 	scripts/test_hlo_check.sh $(BUILD)
 	scripts/run_real_dumps.sh --local $(BUILD)
+	$(MAKE) --no-print-directory zoo zoo-check
 
 # Open MPI keeps memory at exit that LeakSanitizer cannot attribute (its
 # plugins are unloaded by then), so the tools, which all start MPI, run with

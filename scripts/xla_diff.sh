@@ -1,10 +1,11 @@
 #!/bin/bash
-# xla_diff.sh [--tally-name NAME] [--syntax | --ops] [flags]: hlo-run against
-# XLA:CPU (scripts/xla/xla_diff.py, whose docstring says what it runs and
-# prints), or with --syntax hlocheck's reading of HLO text against XLA's
+# xla_diff.sh [--tally-name NAME] [--syntax | --ops | --zoo] [flags]: hlo-run
+# against XLA:CPU (scripts/xla/xla_diff.py, whose docstring says what it runs
+# and prints), or with --syntax hlocheck's reading of HLO text against XLA's
 # parser (scripts/xla/xla_syntax.py), or with --ops generated single ops and
-# collectives (scripts/xla/gen_ops.py), with the XLA environment of
-# `scripts/install-deps.sh xla`.
+# collectives (scripts/xla/gen_ops.py), or with --zoo JAX programs
+# partitioned by XLA, run and checked (scripts/zoo/zoo_check.py), with the
+# XLA environment of `scripts/install-deps.sh xla`.
 #   * No environment (PyPI was out of reach when it was to be made): one
 #     line saying so and why; exit 1, or, with TALLY set (make test), the
 #     line goes into the tally as a skip and the exit is 0: the XLA cases
@@ -13,7 +14,8 @@
 #     differences explained or documented in docs/xla-differences.md and
 #     modules or ops XLA refuses; failed: unexplained differences and ops
 #     hlo-run alone refuses; --syntax: modules read the same or refused by
-#     XLA, and those that differ or hlocheck alone refuses).
+#     XLA, and those that differ or hlocheck alone refuses; --zoo: the
+#     cases ok and failed).
 # make xla-diff runs every set; make test and make xla-test run a quicker
 # slice (--quick: one device count per pass-corpus case, a few hlo-fuzz
 # modules).
@@ -30,6 +32,9 @@ if [ "${1:-}" = --syntax ]; then
     shift
 elif [ "${1:-}" = --ops ]; then
     tool=gen_ops.py
+    shift
+elif [ "${1:-}" = --zoo ]; then
+    tool=../zoo/zoo_check.py
     shift
 fi
 
@@ -50,9 +55,12 @@ nice -n 5 "$venv/bin/python" "$root/scripts/xla/$tool" "$@" | tee "$out"
 rc=${PIPESTATUS[0]}
 if [ -n "${TALLY:-}" ]; then
     # xla-diff: A agree, D differ (K documented, U unexplained), R refused by XLA, N not run; ...
-    line=$(grep -E '^(xla-diff|xla-syntax|gen-ops): [0-9]+ (agree|same)' "$out" | tail -1)
+    line=$(grep -E '^(xla-diff|xla-syntax|gen-ops|zoo-check): [0-9]+ (agree|same|cases)' "$out" | tail -1)
     if [ -z "$line" ]; then
         echo "0 1" >>"$TALLY"
+    elif [ "$tool" = ../zoo/zoo_check.py ]; then
+        # zoo-check: C cases, K ok, F failed; ...
+        echo "$line" | sed -E 's/^zoo-check: [0-9]+ cases, ([0-9]+) ok, ([0-9]+) failed.*/\1 \2/' >>"$TALLY"
     elif [ "$tool" = gen_ops.py ]; then
         # gen-ops: A agree, E explained, D documented, U unexplained, R refused by XLA, H refused by hlo-run
         set -- $(echo "$line" | sed -E 's/^gen-ops: ([0-9]+) agree, ([0-9]+) explained, ([0-9]+) documented, ([0-9]+) unexplained, ([0-9]+) refused by XLA, ([0-9]+) refused by hlo-run.*/\1 \2 \3 \4 \5 \6/')
