@@ -140,7 +140,7 @@ class Checker:
             if not bad:
                 self.totals["agree"] += 1
                 return "agree (%s; %s)" % (loosest, "summation order documented" if documented else
-                                           "nearer the f64 value than XLA past the table")
+                                           "within XLA's own error from the f64 value past the table")
         if bad:
             case.problems.append("hlo-run %s differs from XLA: %s" % (module, "; ".join(b[2] for b in bad[:2])))
             self.totals["differ"] += 1
