@@ -27,16 +27,6 @@ uint64_t check_trial_seed(uint64_t seed, int trial)
     return z ^ (z >> 31);
 }
 
-static const IrInstr *find_instr(const IrModule *m, const char *name)
-{
-    for (int c = 0; c < m->n_computations; c++) {
-        const IrInstr *x = ir_computation_find(m->computations[c], name);
-        if (x)
-            return x;
-    }
-    return NULL;
-}
-
 /* ---- One side of the check: a module, its interpreter, what it observes */
 
 /* The values one instruction took during a trial (every execution, in
@@ -79,27 +69,30 @@ static void side_forget(Side *s)
     }
 }
 
-/* A side running m (copied) and observing the named instructions; sites:
- * the after side also redoes each measured site's reduction exactly and
- * observes that too. */
-static bool side_new(Side *s, const IrModule *m, const char *const *watched, int n_watched, CheckSite *sites,
-                     int n_sites, InterpOptions io, Error *err)
+/* A side running m (copied) and observing, for each measured site, the
+ * instruction holding its value (before's or after's probe, as after_side
+ * says); the after side also redoes each measured site's reduction exactly
+ * and observes that too. */
+static bool side_new(Side *s, const IrModule *m, CheckSite *sites, int n_sites, bool after_side, InterpOptions io,
+                     Error *err)
 {
     s->m = ir_module_copy(m, err);
-    if (s->m && sites && !check_add_exact_probes(s->m, sites, n_sites, err))
+    if (s->m && after_side && !check_add_exact_probes(s->m, sites, n_sites, err))
         return false;
     if (!s->m)
         return false;
-    int n = n_watched;
-    for (int i = 0; sites && i < n_sites; i++)
-        n += 2 * sites[i].measured;
+    int n = 0;
+    for (int i = 0; i < n_sites; i++)
+        n += sites[i].measured * (after_side ? 3 : 1);
     s->watch = xcalloc((size_t)n + 1, sizeof *s->watch);
-    for (int i = 0; i < n_watched; i++)
-        s->watch[s->n_watch++].instr = find_instr(s->m, watched[i]);
-    for (int i = 0; sites && i < n_sites; i++)
+    for (int i = 0; i < n_sites; i++)
+        if (sites[i].measured)
+            s->watch[s->n_watch++].instr =
+                check_site_instr(s->m, &sites[i], after_side ? sites[i].after_probe : sites[i].before_probe);
+    for (int i = 0; after_side && i < n_sites; i++)
         if (sites[i].measured) {
-            s->watch[s->n_watch++].instr = find_instr(s->m, sites[i].exact_probe);
-            s->watch[s->n_watch++].instr = find_instr(s->m, sites[i].abs_sum_probe);
+            s->watch[s->n_watch++].instr = check_site_instr(s->m, &sites[i], sites[i].exact_probe);
+            s->watch[s->n_watch++].instr = check_site_instr(s->m, &sites[i], sites[i].abs_sum_probe);
         }
     for (int i = 0; i < s->n_watch; i++)
         if (!s->watch[i].instr)
@@ -222,7 +215,7 @@ static bool resolve_mode(Run *r, const IrModule *before, const IrModule *after)
 static void set_group_sizes(CheckReport *rep, const IrModule *after)
 {
     for (int s = 0; s < rep->n_sites; s++) {
-        const IrInstr *r = find_instr(after, rep->sites[s].after_reduction);
+        const IrInstr *r = check_site_instr(after, &rep->sites[s], rep->sites[s].after_reduction);
         if (r)
             rep->sites[s].group_size = coll_group_size(r, rep->replicas, rep->partitions);
     }
@@ -304,29 +297,23 @@ static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *
                          "the f64 oracle cannot see through opaque custom calls (%s%s): no accuracy judgement; "
                          "compare with --compare=exact, tol or ulp, or --oracle=none", rep->opaque[0],
                          rep->n_opaque > 1 ? ", ..." : "");
-    const char **pb = xcalloc((size_t)rep->n_sites + 1, sizeof *pb), **pa = xcalloc((size_t)rep->n_sites + 1, sizeof *pa);
     int n_probes = 0;
     for (int i = 0; i < rep->n_sites; i++) {
         CheckSite *site = &rep->sites[i];
-        if (!rep->oracle || !site->before_probe[0])
-            continue;
-        site->measured = true;
-        pb[n_probes] = site->before_probe;
-        pa[n_probes++] = site->after_probe;
+        site->measured = rep->oracle && site->before_probe[0];
+        n_probes += site->measured;
     }
     InterpOptions io = { .device = dev, .comm = coll_comm(r->c),
                          .opaque = r->opt->opaque_custom_calls ? check_opaque_custom_call : NULL };
     r->n_probes = n_probes;
     r->io = io;
-    bool ok = side_new(&r->before, before, pb, n_probes, NULL, 0, io, err) &&
-              side_new(&r->after, after, pa, n_probes, rep->sites, rep->n_sites, io, err);
+    bool ok = side_new(&r->before, before, rep->sites, rep->n_sites, false, io, err) &&
+              side_new(&r->after, after, rep->sites, rep->n_sites, true, io, err);
     if (ok && rep->oracle) {
         IrModule *wide = check_widen_module(r->before.m, err);
-        ok = wide && (r->have_oracle = side_new(&r->oracle, wide, NULL, 0, NULL, 0, io, err));
+        ok = wide && (r->have_oracle = side_new(&r->oracle, wide, NULL, 0, false, io, err));
         ir_module_free(wide);
     }
-    free(pb);
-    free(pa);
     ok = ok && fits_memory(r, err);
     r->n_out = shape_leaves(before->entry->root->shape);
     rep->n_outputs = r->n_out;

@@ -211,6 +211,8 @@ typedef struct CheckSite {
                                                wide type (in the entry or a computation it calls),
                                                "" when there is none */
     char exact_probe[96], abs_sum_probe[96];    /* after's: the reduction redone in f64, and of |x| */
+    char comp[96];              /* the computation holding it, in both modules (instruction names
+                                   are unique only within a computation) */
     char after_reduction[96];   /* R' itself, and which of its operands this is */
     int after_operand;
     IrOpcode op;
@@ -491,6 +493,8 @@ IrModule *check_probe_module(const IrModule *m, const char *const *names, int n,
  * (sum|x_i| for the bound); their names go into the site's exact_probe and
  * abs_sum_probe, for the interpreter's observer (check.c). */
 bool check_add_exact_probes(IrModule *p, CheckSite *sites, int n_sites, Error *err);
+/* The instruction named name in the site's computation of m, or NULL. */
+IrInstr *check_site_instr(const IrModule *m, const CheckSite *site, const char *name);
 
 /* report.c */
 /* s as a JSON string literal, quotes and control characters escaped. */

@@ -45,18 +45,19 @@ static void leaf_name(Leaf l, char *out, size_t n)
         snprintf(out, n, "%s", l.r->name);
 }
 
-static bool find_before_leaf(const IrModule *m, const char *operand_name, Leaf *out)
+/* The leaf of before, in the computation named as after's (passes keep
+ * computation names; instruction names are unique only within one), that
+ * reduces the instruction named operand_name. */
+static bool find_before_leaf(const IrModule *m, const char *comp_name, const char *operand_name, Leaf *out)
 {
-    for (int c = 0; c < m->n_computations; c++) {
-        const IrComputation *comp = m->computations[c];
-        for (int i = 0; i < comp->n_instrs; i++) {
-            const IrInstr *r = comp->instrs[i];
-            for (int k = 0; is_reduction(r) && k < r->n_operands; k++)
-                if (strcmp(r->operands[k]->name, operand_name) == 0) {
-                    *out = (Leaf){ r, k };
-                    return true;
-                }
-        }
+    const IrComputation *comp = ir_module_find_computation(m, comp_name);
+    for (int i = 0; comp && i < comp->n_instrs; i++) {
+        const IrInstr *r = comp->instrs[i];
+        for (int k = 0; is_reduction(r) && k < r->n_operands; k++)
+            if (strcmp(r->operands[k]->name, operand_name) == 0) {
+                *out = (Leaf){ r, k };
+                return true;
+            }
     }
     return false;
 }
@@ -112,6 +113,7 @@ static void add_site(CheckSite **sites, int *n, Leaf lb, Leaf la, const IrModule
     leaf_name(lb, s->before_name, sizeof s->before_name);
     leaf_name(la, s->after_name, sizeof s->after_name);
     snprintf(s->after_reduction, sizeof s->after_reduction, "%s", la.r->name);
+    snprintf(s->comp, sizeof s->comp, "%s", la.r->parent->name);
     s->after_operand = la.i;
     s->op = la.r->op;
     s->before_type = leaf_shape(lb)->type;
@@ -145,11 +147,12 @@ static void sites_of(const IrModule *before, const IrModule *after, const IrInst
         const IrInstr *x = r2->operands[k];
         Leaf lb, la = { r2, k };
         bool found = false;
-        if (find_before_leaf(before, x->name, &lb))
+        const char *comp = r2->parent->name;
+        if (find_before_leaf(before, comp, x->name, &lb))
             continue;
         while (!found && is_layout_or_type_op(x)) {
             x = x->operands[0];
-            found = find_before_leaf(before, x->name, &lb);
+            found = find_before_leaf(before, comp, x->name, &lb);
         }
         if (found && same_reduction(lb, la) && leaf_shape(lb)->type != leaf_shape(la)->type)
             add_site(sites, n, lb, la, after);
@@ -254,14 +257,10 @@ static IrInstr *unary(IrModule *m, IrComputation *e, IrOpcode op, IrInstr *x, Ir
     return n;
 }
 
-static IrInstr *find_anywhere(IrModule *m, const char *name)
+IrInstr *check_site_instr(const IrModule *m, const CheckSite *site, const char *name)
 {
-    for (int c = 0; c < m->n_computations; c++) {
-        IrInstr *x = ir_computation_find(m->computations[c], name);
-        if (x)
-            return x;
-    }
-    return NULL;
+    const IrComputation *c = ir_module_find_computation(m, site->comp);
+    return c ? ir_computation_find(c, name) : NULL;
 }
 
 bool check_add_exact_probes(IrModule *p, CheckSite *sites, int n_sites, Error *err)
@@ -269,7 +268,7 @@ bool check_add_exact_probes(IrModule *p, CheckSite *sites, int n_sites, Error *e
     for (int s = 0; s < n_sites; s++) {
         if (!sites[s].measured)
             continue;
-        IrInstr *r = find_anywhere(p, sites[s].after_reduction);
+        IrInstr *r = check_site_instr(p, &sites[s], sites[s].after_reduction);
         IrOpcode op = r ? trivial_op(r->info->comps[IR_COMP_TO_APPLY]) : IR_OP_COUNT;
         if (op == IR_OP_COUNT)
             return error_set(err, ERR_UNSUPPORTED, r ? r->info->loc : p->entry->loc,

@@ -748,7 +748,7 @@ bool eval_bitcast(Interp *it, const IrInstr *instr, Value *const *args, Value **
     (void)it;
     const IrShape *x = instr->n_operands == 1 ? instr->operands[0]->shape : args[0]->shape, *s = instr->shape;
     if (x->type != args[0]->shape->type || x->rank != args[0]->shape->rank ||
-        memcmp(x->dims, args[0]->shape->dims, (size_t)x->rank * sizeof *x->dims) != 0)
+        (x->rank > 0 && memcmp(x->dims, args[0]->shape->dims, (size_t)x->rank * sizeof *x->dims) != 0))
         x = args[0]->shape;
     int ox[IR_MAX_RANK], os[IR_MAX_RANK];
     if (!check_io(instr, args, 1, err) || !physical_order(instr, x, ox, err) ||
