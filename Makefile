@@ -32,7 +32,7 @@ CFLAGS  += -Werror
 endif
 CFLAGS  += $(SANITIZE)
 LDFLAGS += $(SANITIZE)
-LDLIBS   = -lopenblas -lm
+LDLIBS   = -lopenblas -lprotobuf-c -lm
 TEST_LDLIBS = -lcmocka
 
 LIB_SRCS  = $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
@@ -60,7 +60,22 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(LIB): $(call obj,$(LIB_SRCS))
+# src/ir/hlo.proto becomes C with protoc-c (protobuf-c-compiler) in
+# $(BUILD)/gen; only src/ir/proto.c includes it.  The generated file is
+# protoc-c's, so it is built without the project's warnings.
+PROTO_C = $(BUILD)/gen/hlo.pb-c.c
+PROTO_O = $(BUILD)/obj/gen/hlo.pb-c.o
+$(PROTO_C): src/ir/hlo.proto
+	@mkdir -p $(@D)
+	protoc-c --c_out=$(@D) -Isrc/ir src/ir/hlo.proto
+$(BUILD)/gen/hlo.pb-c.h: $(PROTO_C)
+$(PROTO_O): $(PROTO_C)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -g -O2 -w $(SANITIZE) -I$(BUILD)/gen -c -o $@ $<
+$(call obj,src/ir/proto.c): $(BUILD)/gen/hlo.pb-c.h
+$(call obj,src/ir/proto.c): CPPFLAGS += -I$(BUILD)/gen
+
+$(LIB): $(call obj,$(LIB_SRCS)) $(PROTO_O)
 	@mkdir -p $(@D)
 	rm -f $@
 	$(AR) rcs $@ $^
@@ -88,6 +103,7 @@ test:
 	TALLY=$$tally scripts/run_unit.sh $(BUILD)/tests || st=1; \
 	TALLY=$$tally scripts/roundtrip.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/run_golden.sh $(BUILD)/hlo-opt || st=1; \
+	TALLY=$$tally scripts/test_proto.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_run.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/test_hostile.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/run_interp_corpus.sh $(BUILD)/hlo-run || st=1; \
@@ -189,13 +205,14 @@ asan:
 	@ASAN_OPTIONS=detect_leaks=0 $(MAKE) --no-print-directory test BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
 
 # The part of make asan that make test (and so CI) runs too, about 3 minutes
-# on 2 cores: every cmocka test (leak checking on where no MPI runs) and the
+# on 2 cores: every cmocka test (leak checking on where no MPI runs), the
 # hlo-fuzz slice (10 modules per pass and rank count instead of 30) with its
-# planted bugs, built with ASan and UBSan.
+# planted bugs, and the proto reader's cases, built with ASan and UBSan.
 asan-subset:
 	@$(MAKE) --no-print-directory all unit-tests BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
 	@st=0; scripts/run_unit.sh build-asan/tests || st=1; \
-	ASAN_OPTIONS=detect_leaks=0 HLO_FUZZ_SLICE=10 scripts/test_hlo_fuzz.sh build-asan || st=1; exit $$st
+	ASAN_OPTIONS=detect_leaks=0 HLO_FUZZ_SLICE=10 scripts/test_hlo_fuzz.sh build-asan || st=1; \
+	ASAN_OPTIONS=detect_leaks=0 scripts/test_proto.sh build-asan || st=1; exit $$st
 
 # Benchmarks: each speed as a ratio to a limit measured in the same run
 # (memcpy, raw OpenBLAS, raw MPI) or a fixed budget; reported, never asserted.
@@ -220,7 +237,7 @@ fuzz-passes: all
 # libFuzzer (clang) on parse + verify + print, parse + the default pipeline,
 # and .npy reading, FUZZ_TIME (60) seconds each, the corpus as seeds.
 fuzz:
-	@scripts/install-deps.sh clang
+	@scripts/install-deps.sh clang libclang-rt-dev
 	@scripts/libfuzz.sh
 
 clean:

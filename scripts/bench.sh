@@ -50,7 +50,7 @@ cflags=(-std=c11 -g -O2 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -W
         -Wformat=2 -D_POSIX_C_SOURCE=200809L)
 for m in ir interp collectives passes check cli; do cflags+=("-Isrc/$m"); done
 for prog in bench_kernels bench_collectives bench_pipeline bench_check; do
-    if ! mpicc "${cflags[@]}" -o "$out/$prog" "bench/$prog.c" "$BUILD/libhlocheck.a" -lopenblas -lm; then
+    if ! mpicc "${cflags[@]}" -o "$out/$prog" "bench/$prog.c" "$BUILD/libhlocheck.a" -lopenblas -lprotobuf-c -lm; then
         echo "bench: could not build bench/$prog.c" >&2
         exit 2
     fi

@@ -33,7 +33,8 @@ if [ "${1:-}" = xla ]; then
     exit 0
 fi
 
-packages=(build-essential libopenmpi-dev openmpi-bin libopenblas-dev libcmocka-dev python3-numpy "$@")
+packages=(build-essential libopenmpi-dev openmpi-bin libopenblas-dev libcmocka-dev python3-numpy
+          libprotobuf-c-dev protobuf-c-compiler "$@")
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "install-deps: no dpkg-query (not Debian-like); make sure these are installed:" \

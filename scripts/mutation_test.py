@@ -211,7 +211,7 @@ def build_tools(path, build, out, tools):
     for tool in tools:
         if c.returncode != 0:
             return c
-        c = run(["mpicc", "-o", f"{out}-{tool}", f"{build}/obj/src/tools/hlo_{tool}.o", obj, lib, "-lopenblas", "-lm"])
+        c = run(["mpicc", "-o", f"{out}-{tool}", f"{build}/obj/src/tools/hlo_{tool}.o", obj, lib, "-lopenblas", "-lprotobuf-c", "-lm"])
     return c
 
 
@@ -673,7 +673,7 @@ def build_mutant(path, build, out):
     for tool, exe in (("fuzz", out), ("opt", out + "-opt")):
         if c.returncode != 0:
             return c
-        c = run(["mpicc"] + san + ["-o", exe, f"{build}/obj/src/tools/hlo_{tool}.o", obj, lib, "-lopenblas", "-lm"])
+        c = run(["mpicc"] + san + ["-o", exe, f"{build}/obj/src/tools/hlo_{tool}.o", obj, lib, "-lopenblas", "-lprotobuf-c", "-lm"])
     return c
 
 

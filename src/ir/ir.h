@@ -481,6 +481,8 @@ typedef struct IrModule {
     int next_computation_id;
     int64_t max_channel_id;     /* largest channel_id seen; kept by ir_set_channel_id */
     bool nomem;                 /* an edit ran out of memory: the module is incomplete */
+    const char *source_kind;    /* read from a proto: "HloModuleProto", "HloProto", "HloSnapshot"; NULL for text */
+    const char *source_note;    /* read from a proto: what it held that the module does not carry, or NULL */
 } IrModule;
 
 /* ------------------------------------------------------------------ */
@@ -579,8 +581,31 @@ void  ir_namemap_remap(IrNameMap *map, void *(*f)(const char *key, void *value))
  * NULL and fills err with the location of the first problem (ERR_SYNTAX, or
  * ERR_NOMEM under injected allocation failure). */
 IrModule *ir_parse_module(const char *text, size_t len, const char *filename, Error *err);
-/* Reads path ("-" for stdin) and parses it. */
+/* Reads path ("-" for stdin) and parses it: HLO text, or one of XLA's
+ * binary forms (proto.c), told apart by content. */
 IrModule *ir_parse_file(const char *path, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* proto.c: XLA's binary forms of a module                              */
+
+typedef enum IrProtoKind { IR_PROTO_NONE, IR_PROTO_MODULE, IR_PROTO_HLO, IR_PROTO_SNAPSHOT } IrProtoKind;
+/* "HloModuleProto", "HloProto", "HloSnapshot" ("HLO text" for NONE). */
+const char *ir_proto_kind_name(IrProtoKind k);
+/* Do the first bytes read as text (HloModule first, or no control bytes
+ * but tab, CR, LF, or a NUL first, which no proto starts with)?  Every
+ * proto hlocheck reads has a control byte within its first few bytes. */
+bool ir_bytes_are_text(const void *data, size_t len);
+/* Reads an HloModuleProto, HloProto or HloSnapshot (tried in that order;
+ * the first that holds a module is taken, m->source_kind says which).
+ * Errors name the proto field path, under filename.  m->source_note lists
+ * what the proto held that the module does not carry. */
+IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Error *err);
+/* Text or proto by content, as ir_parse_file tells them apart. */
+IrModule *ir_parse_bytes(const void *data, size_t len, const char *filename, Error *err);
+/* When m was read from a proto, writes "tool: note: path: read as an
+ * HloModuleProto" to f, followed by "; not carried: ..." when the proto
+ * held what m does not carry; for text, nothing. */
+void ir_note_source(const IrModule *m, const char *tool, const char *path, FILE *f);
 
 /* ------------------------------------------------------------------ */
 /* print.c                                                              */

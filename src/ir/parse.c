@@ -2220,25 +2220,32 @@ IrModule *ir_parse_module(const char *text, size_t len, const char *filename, Er
     return m;
 }
 
-/* Module text is read whole.  Reading stops at the first NUL byte, which
- * the parser then reports where it stands (`hlo-opt /dev/zero` ends at
- * once), and at MAX_TEXT_BYTES (*too_big: an endless stream of text). */
+/* A module file is read whole.  Its first bytes say what it is
+ * (ir_bytes_are_text): text is read up to its first NUL byte, which the
+ * parser then reports where it stands (`hlo-opt /dev/zero` ends at once),
+ * and at most MAX_TEXT_BYTES (*too_big: an endless stream of text); a
+ * proto whole, up to protobuf's own 2 GiB limit.  A first byte of 0 is
+ * text's (no proto starts with one). */
 #define MAX_TEXT_BYTES ((size_t)8 << 30)
+#define MAX_PROTO_BYTES ((size_t)2 << 30)
+#define SNIFF_BYTES 4096
 
-static char *read_stream(FILE *f, size_t *len, bool *too_big)
+static char *read_stream(FILE *f, size_t *len, bool *too_big, bool *is_text)
 {
-    size_t cap = 1 << 16, n = 0;
+    size_t cap = 1 << 16, n = 0, max = MAX_TEXT_BYTES;
     char *buf = xmalloc_try(cap);
     *too_big = false;
+    *is_text = true;
+    bool sniffed = false;
     if (!buf)
         return NULL;
     for (;;) {
-        if (n > MAX_TEXT_BYTES) {
+        if (n > max) {
             *too_big = true;
             break;
         }
         if (n + 1 >= cap) {
-            size_t want = cap * 2 < MAX_TEXT_BYTES + 2 ? cap * 2 : MAX_TEXT_BYTES + 2;
+            size_t want = cap * 2 < max + 2 ? cap * 2 : max + 2;
             char *bigger = xmalloc_try(want);
             if (!bigger) {
                 free(buf);
@@ -2249,10 +2256,16 @@ static char *read_stream(FILE *f, size_t *len, bool *too_big)
             buf = bigger;
             cap = want;
         }
-        size_t room = cap - n - 1, left = MAX_TEXT_BYTES + 1 - n;     /* one byte past the bound tells */
+        size_t room = cap - n - 1, left = max + 1 - n;     /* one byte past the bound tells */
         size_t got = fread(buf + n, 1, room < left ? room : left, f);
-        bool nul = got > 0 && memchr(buf + n, 0, got) != NULL;
         n += got;
+        if (!sniffed && (n >= SNIFF_BYTES || got == 0 || feof(f))) {
+            sniffed = true;
+            *is_text = ir_bytes_are_text(buf, n);
+            if (!*is_text)
+                max = MAX_PROTO_BYTES;
+        }
+        bool nul = sniffed && *is_text && got > 0 && memchr(buf + n - got, 0, got) != NULL;
         if (got == 0 || nul)
             break;
     }
@@ -2270,8 +2283,8 @@ IrModule *ir_parse_file(const char *path, Error *err)
         return NULL;
     }
     size_t len = 0;
-    bool too_big;
-    char *text = read_stream(f, &len, &too_big);
+    bool too_big, is_text;
+    char *text = read_stream(f, &len, &too_big, &is_text);
     bool read_error = ferror(f);
     int read_errno = errno;
     if (!is_stdin)
@@ -2282,14 +2295,17 @@ IrModule *ir_parse_file(const char *path, Error *err)
     }
     if (read_error || too_big) {
         free(text);
-        if (too_big)
+        if (too_big && is_text)
             error_set(err, ERR_SYNTAX, (IrLoc){ path, 0, 0 }, "more than %zu GiB of module text: not read further",
                       MAX_TEXT_BYTES >> 30);
+        else if (too_big)
+            error_set(err, ERR_SYNTAX, (IrLoc){ path, 0, 0 },
+                      "more than %zu GiB, protobuf's limit for one message: not read further", MAX_PROTO_BYTES >> 30);
         else
             error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "read error: %s", strerror(read_errno));
         return NULL;
     }
-    IrModule *m = ir_parse_module(text, len, path, err);
+    IrModule *m = is_text ? ir_parse_module(text, len, path, err) : ir_parse_proto(text, len, path, err);
     free(text);
     return m;
 }

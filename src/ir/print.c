@@ -814,6 +814,20 @@ bool ir_write_module_file(const IrModule *m, const char *path, Error *err)
     return ok;
 }
 
+/* loc takes from's place; a file name of its own (a proto's field path,
+ * "file: computations[3].instructions[17]") is copied into c's arena, since
+ * m may be freed first. */
+static void keep_loc(IrModule *c, const IrModule *m, IrLoc *loc, IrLoc from)
+{
+    loc->line = from.line;
+    loc->col = from.col;
+    if (from.file && m->file && strcmp(from.file, m->file) != 0) {
+        const char *f = arena_strdup(c->arena, from.file);
+        if (f)
+            loc->file = f;
+    }
+}
+
 /* The copy is parsed from printed text, so its locations would name lines
  * of that text, not of the file the user gave: each computation and
  * instruction takes its original's line and column instead (line 0 for
@@ -821,6 +835,9 @@ bool ir_write_module_file(const IrModule *m, const char *path, Error *err)
  * same order, which the names confirm. */
 static void keep_locations(IrModule *c, const IrModule *m)
 {
+    c->source_kind = m->source_kind;
+    if (m->source_note)
+        c->source_note = arena_strdup(c->arena, m->source_note);
     if (c->n_computations != m->n_computations)
         return;
     for (int k = 0; k < m->n_computations; k++) {
@@ -828,14 +845,12 @@ static void keep_locations(IrModule *c, const IrModule *m)
         const IrComputation *mc = m->computations[k];
         if (cc->n_instrs != mc->n_instrs || strcmp(cc->name, mc->name) != 0)
             continue;
-        cc->loc.line = mc->loc.line;
-        cc->loc.col = mc->loc.col;
+        keep_loc(c, m, &cc->loc, mc->loc);
         for (int i = 0; i < mc->n_instrs; i++) {
             IrInstr *ci = cc->instrs[i];
             const IrInstr *mi = mc->instrs[i];
             if (strcmp(ci->name, mi->name) == 0) {
-                ci->info->loc.line = mi->info->loc.line;
-                ci->info->loc.col = mi->info->loc.col;
+                keep_loc(c, m, &ci->info->loc, mi->info->loc);
             }
         }
     }

@@ -211,6 +211,8 @@ static IrModule *load(Tool *t, const char *path)
     IrModule *m = ir_parse_file(path, &err);
     if (!m || !ir_verify_module(m, &err))
         fail_all(t, &err);
+    if (t->rank == 0)
+        ir_note_source(m, "hlo-check", path, stderr);
     char note[1024];
     if (t->o.fill_elided && check_fill_elided_constants(m, t->o.seed, note, sizeof note, &err) < 0)
         fail_all(t, &err);

@@ -180,6 +180,7 @@ static int run(const Options *opt)
     IrModule *m = ir_parse_file(opt->in_path, &err);
     if (!m)
         return report(&err);
+    ir_note_source(m, "hlo-opt", opt->in_path, stderr);
     int status = 0;
     char note[1024];
     PipelineStats *stats = xcalloc(1, sizeof *stats);

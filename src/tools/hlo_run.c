@@ -252,7 +252,7 @@ static IrModule *parse_stdin(Coll *c, Error *err)
     if (coll_rank(c) != 0)
         text = xmalloc((size_t)len + 1);
     bcast_bytes(c, text, (size_t)len, 0);
-    IrModule *m = ir_parse_module(text, (size_t)len, "-", err);
+    IrModule *m = ir_parse_bytes(text, (size_t)len, "-", err);
     free(text);
     return m;
 }
@@ -567,6 +567,8 @@ static int run(Coll *c, const Options *opt)
     int status = settle(c, m != NULL, &err);
     if (status != 0)
         return status;
+    if (coll_rank(c) == 0)
+        ir_note_source(m, "hlo-run", opt->in_path, stderr);
     char fill_note[1024];
     if (opt->fill_elided) {
         status = settle(c, check_fill_elided_constants(m, opt->seed, fill_note, sizeof fill_note, &err) >= 0, &err);

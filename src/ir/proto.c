@@ -1,0 +1,2188 @@
+/* proto.c: HLO modules in XLA's binary forms: HloModuleProto (what the
+ * Neuron compiler takes, *.hlo_module.pb), HloProto (*.hlo.pb dumps) and
+ * HloSnapshot (*.snapshot.pb, a module with the arguments and result of one
+ * execution).  The only file of src/ir/ that sees protobuf-c.
+ *
+ * Reading goes in three steps:
+ *  1. check_wire walks the bytes by the schema (protobuf-c's descriptors of
+ *     src/ir/hlo.proto) before anything is unpacked: truncation, wrong wire
+ *     types, bad lengths and nesting deeper than MAX_DEPTH are refused there
+ *     with the field path (computations[3].instructions[17].shape...), where
+ *     protobuf-c would give no place, and would recurse without bound on a
+ *     nesting bomb.  Fields the schema does not declare are tallied for the
+ *     "not carried" note.
+ *  2. protobuf-c unpacks it.
+ *  3. The message becomes HLO text in the grammar parse.c reads, one
+ *     instruction per line, and parse.c reads that: one reading of HLO for
+ *     both forms.  Each line remembers the field path it came from, so an
+ *     error of the parser, or later of the verifier, names the proto field
+ *     (computations[3].instructions[17] (%add.5): ...) and not a line of
+ *     text the user never saw.
+ * The formats written follow XLA's own printer wherever parse.c keeps an
+ * attribute as text (sharding, metadata, backend_config, ...), so that a
+ * module read from XLA's proto prints as the same module read from XLA's
+ * text (scripts/xla/xla_syntax.py checks it on every corpus module). */
+#include "ir.h"
+
+#include "hlo.pb-c.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_DEPTH = 96 };
+
+/* ------------------------------------------------------------------ */
+/* Field paths                                                          */
+
+typedef struct Path {
+    char s[MAX_DEPTH * 24 + 256];   /* room for the deepest path allowed */
+    size_t len;
+} Path;
+
+static size_t path_push(Path *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static size_t path_push(Path *p, const char *fmt, ...)
+{
+    size_t at = p->len;
+    if (p->len < sizeof p->s - 1) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(p->s + p->len, sizeof p->s - p->len, fmt, ap);
+        va_end(ap);
+        if (n > 0)
+            p->len = p->len + (size_t)n < sizeof p->s ? p->len + (size_t)n : sizeof p->s - 1;
+    }
+    return at;
+}
+
+static void path_pop(Path *p, size_t at)
+{
+    p->len = at;
+    p->s[at] = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. The wire check                                                    */
+
+/* Fields present in the bytes that hlo.proto does not declare: counted
+ * per (message, field number) for the note. */
+typedef struct Unknown {
+    const char *message;
+    uint32_t field;
+    long count;
+} Unknown;
+
+typedef struct Wire {
+    const char *file;
+    Error *err;
+    Path path;
+    Unknown unknown[48];
+    int n_unknown;
+    bool failed_at_top;            /* before any field of the message was read whole */
+} Wire;
+
+/* An error placed at a field path: "file: path (%name): error: msg", the
+ * path in the place a text error gives line and column.  A path too long
+ * to read (a nesting bomb's) keeps its start and end. */
+static bool fail_at(Error *err, const char *file, const char *path, const char *name, const char *msg)
+{
+    char where[sizeof err->file];   /* what error_set keeps of it */
+    size_t n = strlen(path);
+    if (n > 200)
+        snprintf(where, sizeof where, "%s: %.100s...(%zu characters)...%s", file, path, n - 150, path + n - 50);
+    else
+        snprintf(where, sizeof where, "%s%s%s", file, n ? ": " : "", path);
+    if (name) {
+        size_t w = strlen(where);
+        snprintf(where + w, sizeof where - w, " (%%%s)", name);
+    }
+    return error_set(err, ERR_SYNTAX, (IrLoc){ where, 0, 0 }, "%s", msg);
+}
+
+static bool wire_fail(Wire *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool wire_fail(Wire *w, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    w->failed_at_top = w->path.len == 0;
+    return fail_at(w->err, w->file, w->path.s, NULL, msg);
+}
+
+static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        if (*p >= end)
+            return false;
+        uint8_t b = *(*p)++;
+        if (shift == 63 && b > 1)
+            return false;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void note_unknown(Wire *w, const ProtobufCMessageDescriptor *d, uint32_t field)
+{
+    for (int i = 0; i < w->n_unknown; i++)
+        if (w->unknown[i].message == d->short_name && w->unknown[i].field == field) {
+            w->unknown[i].count++;
+            return;
+        }
+    if (w->n_unknown < (int)(sizeof w->unknown / sizeof w->unknown[0]))
+        w->unknown[w->n_unknown++] = (Unknown){ d->short_name, field, 1 };
+}
+
+/* The wire type a field of this type is written with (not packed). */
+static int wire_type_of(ProtobufCType t)
+{
+    switch (t) {
+    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_BOOL: case PROTOBUF_C_TYPE_ENUM:
+        return 0;
+    case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_DOUBLE:
+        return 1;
+    case PROTOBUF_C_TYPE_FIXED32: case PROTOBUF_C_TYPE_SFIXED32: case PROTOBUF_C_TYPE_FLOAT:
+        return 5;
+    case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_BYTES: case PROTOBUF_C_TYPE_MESSAGE:
+        return 2;
+    }
+    return -1;
+}
+
+static const char *const wire_type_name[8] = {
+    "varint", "64-bit", "length-delimited", "group start", "group end", "32-bit", "wire type 6", "wire type 7"
+};
+
+static bool check_message(Wire *w, const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d,
+                          int depth)
+{
+    if (depth > MAX_DEPTH)
+        return wire_fail(w, "messages nested more than %d deep", MAX_DEPTH);
+    unsigned seen[128] = { 0 };         /* occurrences so far, by field index: the [i] of a path */
+    while (p < end) {
+        uint64_t tag;
+        if (!read_varint(&p, end, &tag))
+            return wire_fail(w, "a %s ends inside a field tag (truncated or not a proto)", d->short_name);
+        uint64_t number = tag >> 3;
+        int wt = (int)(tag & 7);
+        if (number == 0 || number > 536870911u)
+            return wire_fail(w, "field number %" PRIu64 " in a %s (not a proto, or corrupt)", number, d->short_name);
+        const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, (unsigned)number);
+        size_t idx = f ? (size_t)(f - d->fields) : 0;
+        size_t at = f ? path_push(&w->path, "%s%s", w->path.len ? "." : "", f->name) : w->path.len;
+        if (f && f->label == PROTOBUF_C_LABEL_REPEATED && !(wt == 2 && f->type != PROTOBUF_C_TYPE_MESSAGE &&
+                                                          f->type != PROTOBUF_C_TYPE_STRING &&
+                                                          f->type != PROTOBUF_C_TYPE_BYTES))
+            path_push(&w->path, "[%u]", idx < 128 ? seen[idx] : 0);
+        if (f && idx < 128)
+            seen[idx]++;
+        const uint8_t *value = p;
+        uint64_t len = 0;
+        switch (wt) {
+        case 0:
+            if (!read_varint(&p, end, &len))
+                return wire_fail(w, "a varint runs past the end of its message (truncated)");
+            break;
+        case 1:
+            if (end - p < 8)
+                return wire_fail(w, "a 64-bit value runs past the end of its message (truncated)");
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4)
+                return wire_fail(w, "a 32-bit value runs past the end of its message (truncated)");
+            p += 4;
+            break;
+        case 2:
+            if (!read_varint(&p, end, &len))
+                return wire_fail(w, "a length runs past the end of its message (truncated)");
+            if (len > (uint64_t)(end - p))
+                return wire_fail(w, "length %" PRIu64 " runs past the end of its message (%zu bytes left: truncated)",
+                                 len, (size_t)(end - p));
+            value = p;
+            p += len;
+            break;
+        default:
+            return wire_fail(w, "%s fields are not used by XLA's protos (not a proto, or corrupt)",
+                             wire_type_name[wt]);
+        }
+        if (!f) {
+            if (!(wt == 2 && len == 0))     /* an empty message or string carries nothing */
+                note_unknown(w, d, (uint32_t)number);
+            continue;
+        }
+        int want = wire_type_of(f->type);
+        bool packed = wt == 2 && want != 2 && f->label == PROTOBUF_C_LABEL_REPEATED;
+        if (wt != want && !packed)
+            return wire_fail(w, "written as %s, but the field is %s", wire_type_name[wt], wire_type_name[want]);
+        if (packed) {
+            /* A packed run must hold whole values. */
+            const uint8_t *q = value, *qend = value + len;
+            while (q < qend) {
+                uint64_t v;
+                if (want == 0 && !read_varint(&q, qend, &v))
+                    return wire_fail(w, "a packed varint runs past the end of its run (truncated)");
+                if (want == 1)
+                    q = (qend - q >= 8) ? q + 8 : qend + 1;
+                if (want == 5)
+                    q = (qend - q >= 4) ? q + 4 : qend + 1;
+                if (q > qend)
+                    return wire_fail(w, "a packed run of %" PRIu64 " bytes does not hold whole %s values", len,
+                                     wire_type_name[want]);
+            }
+        }
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE &&
+            !check_message(w, value, value + len, (const ProtobufCMessageDescriptor *)f->descriptor, depth + 1))
+            return false;
+        path_pop(&w->path, at);
+    }
+    return true;
+}
+
+/* Names for the fields of XLA's schema that hlo.proto leaves out.  Quiet
+ * ones say nothing about what the module computes (profiles, statistics,
+ * provenance, scheduling hints) and XLA writes some of them on every
+ * instruction, so the note leaves them out; the rest are named in it. */
+static const struct {
+    const char *message;
+    uint32_t field;
+    const char *name;
+    bool quiet;
+} not_carried_names[] = {
+    { "HloProto", 3, "buffer_assignment", false },
+    { "HloModuleProto", 10, "cross_program_prefetches", true },
+    { "HloModuleProto", 11, "is_dynamic", false },
+    { "HloModuleProto", 12, "spmd_output_sharding", false },
+    { "HloModuleProto", 13, "profile_info", true },
+    { "HloModuleProto", 14, "spmd_parameters_shardings", false },
+    { "HloModuleProto", 16, "use_auto_spmd_partitioning", false },
+    { "HloModuleProto", 20, "original_value_recovery_table", true },
+    { "HloModuleProto", 21, "device_type", false },
+    { "HloModuleProto", 22, "payloads", false },
+    { "HloModuleProto", 23, "pjrt_id", true },
+    { "HloInstructionProto", 73, "is_cross_program_prefetch", true },
+    { "HloInstructionProto", 75, "padding_type", false },
+    { "HloInstructionProto", 80, "cross_program_prefetch_index", true },
+    { "HloInstructionProto", 82, "statistics_viz", true },
+    { "HloInstructionProto", 88, "original_value", true },
+    { "HloInstructionProto", 94, "is_reverse", false },
+    { "HloInstructionProto", 95, "num_carries", false },
+    { "HloInstructionProto", 96, "is_associative", false },
+    { "HloInstructionProto", 97, "conv_kind", false },
+    { "HloInstructionProto", 99, "backend_config_payload", false },
+    { "OpSharding", 14, "named_sharding", false },
+    { "LayoutProto", 10, "physical_shape", false },
+    { "LayoutProto", 11, "index_primitive_type", false },
+    { "LayoutProto", 12, "pointer_primitive_type", false },
+    { "LayoutProto", 13, "dim_unique", false },
+    { "LayoutProto", 14, "dim_ordered", false },
+    { "LayoutProto", 17, "split_configs", false },
+    { "LiteralProto", 34, "dynamic_sizes", false },
+    { "OpMetadata", 5, "profile_type", true },
+    { "OpMetadata", 8, "size_of_generated_code_in_bytes", true },
+    { "OpMetadata", 9, "size_of_memory_working_set_in_bytes", true },
+    { "OpMetadata", 10, "profile_info", true },
+    { "OpMetadata", 20, "metadata_payload", true },
+};
+
+static void unknown_note(const Wire *w, StrBuf *b)
+{
+    for (int i = 0; i < w->n_unknown; i++) {
+        const Unknown *u = &w->unknown[i];
+        const char *name = NULL;
+        bool quiet = false;
+        for (size_t k = 0; k < sizeof not_carried_names / sizeof not_carried_names[0]; k++)
+            if (u->field == not_carried_names[k].field && strcmp(u->message, not_carried_names[k].message) == 0) {
+                name = not_carried_names[k].name;
+                quiet = not_carried_names[k].quiet;
+            }
+        if (quiet)
+            continue;
+        strbuf_printf(b, "%s%s.", b->len ? ", " : "", u->message);
+        if (name)
+            strbuf_printf(b, "%s", name);
+        else
+            strbuf_printf(b, "field %u", u->field);
+        if (u->count > 1)
+            strbuf_printf(b, " (x%ld)", u->count);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. The message as HLO text                                           */
+
+typedef Xla__HloInstructionProto Instr;
+typedef Xla__HloComputationProto Comp;
+
+/* Where each line of the text came from: a computation index (-1 for the
+ * module's own lines) and an instruction index (-1 for the computation's
+ * header and closing lines). */
+typedef struct LineFrom {
+    int comp, instr;
+} LineFrom;
+
+typedef struct Emit {
+    const char *file;
+    Error *err;
+    StrBuf t;
+    LineFrom *lines;
+    int n_lines, cap_lines;
+    const Xla__HloModuleProto *m;
+    Path path;
+    int comp;                      /* the computation being written */
+    /* Per computation: id -> instruction index (sorted pairs). */
+    const Comp *c;
+    int64_t *ids;                  /* c's instruction ids, sorted */
+    int *id_at;                    /* the instruction index of ids[k] */
+    size_t n_ids;
+    bool failed;
+} Emit;
+
+static bool good_name(const char *s);
+
+/* The name of the instruction a path is in (computations[c].instructions[i]...),
+ * or NULL. */
+static const char *instr_named(const Xla__HloModuleProto *m, const char *path)
+{
+    const char *p = strstr(path, "computations[");
+    long c, i;
+    if (!p || !m || sscanf(p, "computations[%ld].instructions[%ld]", &c, &i) != 2)
+        return NULL;
+    if (c < 0 || (size_t)c >= m->n_computations || i < 0 || (size_t)i >= m->computations[c]->n_instructions)
+        return NULL;
+    const char *name = m->computations[c]->instructions[i]->name;
+    return good_name(name) && strlen(name) < 100 ? name : NULL;
+}
+
+static bool emit_fail(Emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool emit_fail(Emit *e, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    e->failed = true;
+    return fail_at(e->err, e->file, e->path.s, instr_named(e->m, e->path.s), msg);
+}
+
+static void put(Emit *e, const char *s) { strbuf_puts(&e->t, s); }
+static void putf(Emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void putf(Emit *e, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n >= (int)sizeof buf) {
+        char *big = xmalloc((size_t)n + 1);
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        strbuf_puts(&e->t, big);
+        free(big);
+    } else {
+        strbuf_puts(&e->t, buf);
+    }
+}
+
+static void newline(Emit *e, int comp, int instr)
+{
+    strbuf_putc(&e->t, '\n');
+    if (e->n_lines == e->cap_lines) {
+        e->cap_lines = e->cap_lines ? 2 * e->cap_lines : 256;
+        e->lines = xrealloc(e->lines, (size_t)e->cap_lines * sizeof *e->lines);
+    }
+    e->lines[e->n_lines++] = (LineFrom){ comp, instr };
+}
+
+/* absl::CEscape, which XLA's printer uses for strings. */
+static void put_escaped(Emit *e, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '\n': put(e, "\\n"); break;
+        case '\r': put(e, "\\r"); break;
+        case '\t': put(e, "\\t"); break;
+        case '"': put(e, "\\\""); break;
+        case '\'': put(e, "\\'"); break;
+        case '\\': put(e, "\\\\"); break;
+        default:
+            if (c < 0x20 || c >= 0x7f)
+                putf(e, "\\%03o", c);
+            else
+                strbuf_putc(&e->t, (char)c);
+        }
+    }
+}
+
+static void put_quoted(Emit *e, const char *s)
+{
+    strbuf_putc(&e->t, '"');
+    put_escaped(e, s, strlen(s));
+    strbuf_putc(&e->t, '"');
+}
+
+static void put_ints(Emit *e, const int64_t *v, size_t n, const char *sep)
+{
+    for (size_t i = 0; i < n; i++)
+        putf(e, "%s%" PRId64, i ? sep : "", v[i]);
+}
+
+static void put_list(Emit *e, const char *name, const int64_t *v, size_t n)
+{
+    putf(e, ", %s={", name);
+    put_ints(e, v, n, ",");
+    put(e, "}");
+}
+
+/* HLO names: what parse.c's lexer takes as one name. */
+static bool good_name(const char *s)
+{
+    if (!s || !s[0])
+        return false;
+    for (const char *q = s; *q; q++) {
+        char c = *q;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* PrimitiveType numbers (xla_data.proto) to the IR's types. */
+static IrElemType type_of(int32_t t)
+{
+    switch (t) {
+    case 1: return IR_TYPE_PRED;
+    case 30: return IR_TYPE_S1;
+    case 26: return IR_TYPE_S2;
+    case 21: return IR_TYPE_S4;
+    case 2: return IR_TYPE_S8;
+    case 3: return IR_TYPE_S16;
+    case 4: return IR_TYPE_S32;
+    case 5: return IR_TYPE_S64;
+    case 31: return IR_TYPE_U1;
+    case 27: return IR_TYPE_U2;
+    case 22: return IR_TYPE_U4;
+    case 6: return IR_TYPE_U8;
+    case 7: return IR_TYPE_U16;
+    case 8: return IR_TYPE_U32;
+    case 9: return IR_TYPE_U64;
+    case 10: return IR_TYPE_F16;
+    case 11: return IR_TYPE_F32;
+    case 16: return IR_TYPE_BF16;
+    case 12: return IR_TYPE_F64;
+    case 19: return IR_TYPE_F8E5M2;
+    case 28: return IR_TYPE_F8E4M3;
+    case 20: return IR_TYPE_F8E4M3FN;
+    case 23: return IR_TYPE_F8E4M3B11FNUZ;
+    case 29: return IR_TYPE_F8E3M4;
+    case 24: return IR_TYPE_F8E5M2FNUZ;
+    case 25: return IR_TYPE_F8E4M3FNUZ;
+    case 33: return IR_TYPE_F8E8M0FNU;
+    case 32: return IR_TYPE_F4E2M1FN;
+    case 15: return IR_TYPE_C64;
+    case 18: return IR_TYPE_C128;
+    case 13: return IR_TYPE_TUPLE;
+    case 14: return IR_TYPE_OPAQUE;
+    case 17: return IR_TYPE_TOKEN;
+    default: return IR_TYPE_INVALID;
+    }
+}
+
+enum { PRIMITIVE_BUFFER = 34 };
+
+static bool emit_shape(Emit *e, const Xla__ShapeProto *s, int depth)
+{
+    if (!s)
+        return emit_fail(e, "no shape");
+    if (depth > 32)
+        return emit_fail(e, "tuple shapes nested more than 32 deep");
+    if (s->element_type == PRIMITIVE_BUFFER) {
+        if (s->n_tuple_shapes != 1)
+            return emit_fail(e, "a buffer shape holds %zu shapes, not 1", s->n_tuple_shapes);
+        put(e, "b(");
+        if (!emit_shape(e, s->tuple_shapes[0], depth + 1))
+            return false;
+        put(e, ")");
+        return true;
+    }
+    IrElemType t = type_of(s->element_type);
+    if (t == IR_TYPE_INVALID && (s->element_type == 35 || s->element_type == 36))
+        return emit_fail(e, "element_type %s is not supported by hlocheck",
+                         s->element_type == 35 ? "F6E3M2FN" : "F6E2M3FN");
+    if (t == IR_TYPE_INVALID)
+        return emit_fail(e, "element_type %d is not a PrimitiveType hlocheck knows", s->element_type);
+    if (t == IR_TYPE_TUPLE) {
+        put(e, "(");
+        for (size_t i = 0; i < s->n_tuple_shapes; i++) {
+            if (i)
+                put(e, ", ");
+            if (!emit_shape(e, s->tuple_shapes[i], depth + 1))
+                return false;
+        }
+        put(e, ")");
+        return true;
+    }
+    if (s->n_dimensions > IR_MAX_RANK)
+        return emit_fail(e, "rank %zu: more than %d dimensions", s->n_dimensions, IR_MAX_RANK);
+    if (s->n_is_dynamic_dimension && s->n_is_dynamic_dimension != s->n_dimensions)
+        return emit_fail(e, "%zu is_dynamic_dimension entries for %zu dimensions", s->n_is_dynamic_dimension,
+                         s->n_dimensions);
+    putf(e, "%s[", ir_type_name(t));
+    for (size_t i = 0; i < s->n_dimensions; i++) {
+        int64_t d = s->dimensions[i];
+        bool dyn = s->n_is_dynamic_dimension && s->is_dynamic_dimension[i];
+        if (d < 0 && !(dyn && d == INT64_MIN))
+            return emit_fail(e, "dimension %zu is %" PRId64, i, d);
+        if (i)
+            put(e, ",");
+        if (dyn && d == INT64_MIN)
+            put(e, "?");
+        else
+            putf(e, "%s%" PRId64, dyn ? "<=" : "", d);
+    }
+    put(e, "]");
+    const Xla__LayoutProto *l = s->layout;
+    if (l && s->n_dimensions > 0 && t != IR_TYPE_TOKEN && t != IR_TYPE_OPAQUE) {
+        if (l->n_minor_to_major != s->n_dimensions)
+            return emit_fail(e, "layout.minor_to_major has %zu entries for %zu dimensions", l->n_minor_to_major,
+                             s->n_dimensions);
+        for (size_t i = 0; i < l->n_dim_level_types; i++)
+            if (l->dim_level_types[i] != 0)
+                return emit_fail(e, "layout.dim_level_types[%zu] is %d: sparse arrays are not supported", i,
+                                 (int)l->dim_level_types[i]);
+        put(e, "{");
+        put_ints(e, l->minor_to_major, l->n_minor_to_major, ",");
+        bool tail = l->n_tiles || l->tail_padding_alignment_in_elements > 1 || l->element_size_in_bits ||
+                    l->memory_space || l->dynamic_shape_metadata_prefix_bytes;
+        if (tail) {
+            put(e, ":");
+            if (l->n_tiles) {
+                put(e, "T");
+                for (size_t k = 0; k < l->n_tiles; k++) {
+                    put(e, "(");
+                    for (size_t j = 0; j < l->tiles[k]->n_dimensions; j++) {
+                        int64_t v = l->tiles[k]->dimensions[j];
+                        if (j)
+                            put(e, ",");
+                        if (v == INT64_MIN)
+                            put(e, "*");    /* XLA's combined dimension */
+                        else
+                            putf(e, "%" PRId64, v);
+                    }
+                    put(e, ")");
+                }
+            }
+            if (l->tail_padding_alignment_in_elements > 1)
+                putf(e, "L(%" PRId64 ")", l->tail_padding_alignment_in_elements);
+            if (l->element_size_in_bits)
+                putf(e, "E(%" PRId64 ")", l->element_size_in_bits);
+            if (l->memory_space)
+                putf(e, "S(%" PRId64 ")", l->memory_space);
+            if (l->dynamic_shape_metadata_prefix_bytes)
+                putf(e, "M(%" PRId64 ")", l->dynamic_shape_metadata_prefix_bytes);
+        }
+        put(e, "}");
+    }
+    return true;
+}
+
+/* Element count of an array shape, -1 past 2^40 (no literal is that big). */
+static int64_t shape_count(const Xla__ShapeProto *s)
+{
+    int64_t n = 1;
+    bool big = false;
+    for (size_t i = 0; i < s->n_dimensions; i++) {
+        if (s->dimensions[i] < 0)
+            return -1;
+        if (s->dimensions[i] == 0)
+            return 0;                   /* empty, however large the rest */
+        if (n > ((int64_t)1 << 40) / s->dimensions[i])
+            big = true;
+        else
+            n *= s->dimensions[i];
+    }
+    return big ? -1 : n;
+}
+
+static int64_t sext(uint8_t v, int bits)
+{
+    int64_t x = v & ((1u << bits) - 1);
+    return (x & (1 << (bits - 1))) ? x - (1 << bits) : x;
+}
+
+/* One element i of literal l (of type t) into dst (the IR's storage). */
+static void literal_element(const Xla__LiteralProto *l, IrElemType t, size_t i, void *dst)
+{
+    const uint8_t *b;
+    switch (t) {
+    case IR_TYPE_PRED: *(uint8_t *)dst = l->preds[i] ? 1 : 0; break;
+    case IR_TYPE_S8: ir_elem_set_i64(t, dst, (int8_t)l->s8s.data[i]); break;
+    case IR_TYPE_U8: ir_elem_set_i64(t, dst, l->u8s.data[i]); break;
+    case IR_TYPE_S4: ir_elem_set_i64(t, dst, sext(l->s4s.data[i], 4)); break;
+    case IR_TYPE_S2: ir_elem_set_i64(t, dst, sext(l->s2s.data[i], 2)); break;
+    case IR_TYPE_S1: ir_elem_set_i64(t, dst, sext(l->s1s.data[i], 1)); break;
+    case IR_TYPE_U4: ir_elem_set_i64(t, dst, l->u4s.data[i] & 15); break;
+    case IR_TYPE_U2: ir_elem_set_i64(t, dst, l->u2s.data[i] & 3); break;
+    case IR_TYPE_U1: ir_elem_set_i64(t, dst, l->u1s.data[i] & 1); break;
+    case IR_TYPE_S16: b = l->s16s.data + 2 * i; ir_elem_set_i64(t, dst, (int16_t)(b[0] | b[1] << 8)); break;
+    case IR_TYPE_U16: b = l->u16s.data + 2 * i; ir_elem_set_i64(t, dst, (uint16_t)(b[0] | b[1] << 8)); break;
+    case IR_TYPE_S32: ir_elem_set_i64(t, dst, l->s32s[i]); break;
+    case IR_TYPE_U32: ir_elem_set_i64(t, dst, l->u32s[i]); break;
+    case IR_TYPE_S64: ir_elem_set_i64(t, dst, l->s64s[i]); break;
+    case IR_TYPE_U64: ir_elem_set_i64(t, dst, (int64_t)l->u64s[i]); break;
+    case IR_TYPE_F16: b = l->f16s.data + 2 * i; *(uint16_t *)dst = (uint16_t)(b[0] | b[1] << 8); break;
+    case IR_TYPE_BF16: b = l->bf16s.data + 2 * i; *(uint16_t *)dst = (uint16_t)(b[0] | b[1] << 8); break;
+    case IR_TYPE_F32: memcpy(dst, &l->f32s[i], 4); break;
+    case IR_TYPE_F64: memcpy(dst, &l->f64s[i], 8); break;
+    case IR_TYPE_C64: memcpy(dst, &l->c64s[2 * i], 8); break;
+    case IR_TYPE_C128: memcpy(dst, &l->c128s[2 * i], 16); break;
+    case IR_TYPE_F8E5M2: *(uint8_t *)dst = l->f8e5m2s.data[i]; break;
+    case IR_TYPE_F8E4M3: *(uint8_t *)dst = l->f8e4m3s.data[i]; break;
+    case IR_TYPE_F8E4M3FN: *(uint8_t *)dst = l->f8e4m3fns.data[i]; break;
+    case IR_TYPE_F8E4M3B11FNUZ: *(uint8_t *)dst = l->f8e4m3b11fnuzs.data[i]; break;
+    case IR_TYPE_F8E3M4: *(uint8_t *)dst = l->f8e3m4s.data[i]; break;
+    case IR_TYPE_F8E5M2FNUZ: *(uint8_t *)dst = l->f8e5m2fnuzs.data[i]; break;
+    case IR_TYPE_F8E4M3FNUZ: *(uint8_t *)dst = l->f8e4m3fnuzs.data[i]; break;
+    case IR_TYPE_F8E8M0FNU: *(uint8_t *)dst = l->f8e8m0fnus.data[i]; break;
+    case IR_TYPE_F4E2M1FN: *(uint8_t *)dst = l->f4e2m1fns.data[i] & 15; break;
+    case IR_TYPE_INVALID: case IR_TYPE_TOKEN: case IR_TYPE_OPAQUE: case IR_TYPE_TUPLE: case IR_TYPE_COUNT:
+        break;
+    }
+}
+
+/* How many values the literal holds for type t (-1: a type with no field),
+ * and the field's name. */
+static int64_t literal_values(const Xla__LiteralProto *l, IrElemType t, const char **field)
+{
+#define BYTES(T, F, per) case T: *field = #F; return (int64_t)(l->F.len / (per));
+#define REP(T, F, per) case T: *field = #F; return (int64_t)(l->n_##F / (per));
+    switch (t) {
+    REP(IR_TYPE_PRED, preds, 1)
+    BYTES(IR_TYPE_S8, s8s, 1) BYTES(IR_TYPE_U8, u8s, 1) BYTES(IR_TYPE_S4, s4s, 1) BYTES(IR_TYPE_S2, s2s, 1)
+    BYTES(IR_TYPE_S1, s1s, 1) BYTES(IR_TYPE_U4, u4s, 1) BYTES(IR_TYPE_U2, u2s, 1) BYTES(IR_TYPE_U1, u1s, 1)
+    BYTES(IR_TYPE_S16, s16s, 2) BYTES(IR_TYPE_U16, u16s, 2) BYTES(IR_TYPE_F16, f16s, 2) BYTES(IR_TYPE_BF16, bf16s, 2)
+    REP(IR_TYPE_S32, s32s, 1) REP(IR_TYPE_U32, u32s, 1) REP(IR_TYPE_S64, s64s, 1) REP(IR_TYPE_U64, u64s, 1)
+    REP(IR_TYPE_F32, f32s, 1) REP(IR_TYPE_F64, f64s, 1) REP(IR_TYPE_C64, c64s, 2) REP(IR_TYPE_C128, c128s, 2)
+    BYTES(IR_TYPE_F8E5M2, f8e5m2s, 1) BYTES(IR_TYPE_F8E4M3, f8e4m3s, 1) BYTES(IR_TYPE_F8E4M3FN, f8e4m3fns, 1)
+    BYTES(IR_TYPE_F8E4M3B11FNUZ, f8e4m3b11fnuzs, 1) BYTES(IR_TYPE_F8E3M4, f8e3m4s, 1)
+    BYTES(IR_TYPE_F8E5M2FNUZ, f8e5m2fnuzs, 1) BYTES(IR_TYPE_F8E4M3FNUZ, f8e4m3fnuzs, 1)
+    BYTES(IR_TYPE_F8E8M0FNU, f8e8m0fnus, 1) BYTES(IR_TYPE_F4E2M1FN, f4e2m1fns, 1)
+    case IR_TYPE_INVALID: case IR_TYPE_TOKEN: case IR_TYPE_OPAQUE: case IR_TYPE_TUPLE: case IR_TYPE_COUNT:
+        break;
+    }
+#undef BYTES
+#undef REP
+    *field = "";
+    return -1;
+}
+
+/* The values of an array literal, nested by dimension as XLA writes them. */
+static void emit_values(Emit *e, const Xla__LiteralProto *l, const Xla__ShapeProto *s, IrElemType t, size_t dim,
+                        int64_t *next)
+{
+    if (dim == s->n_dimensions) {
+        unsigned char elem[16] = { 0 };
+        char buf[96];
+        literal_element(l, t, (size_t)(*next)++, elem);
+        ir_elem_format(t, elem, true, buf, sizeof buf);
+        put(e, buf);
+        return;
+    }
+    put(e, "{");
+    for (int64_t i = 0; i < s->dimensions[dim]; i++) {
+        if (i)
+            put(e, ", ");
+        emit_values(e, l, s, t, dim + 1, next);
+    }
+    put(e, "}");
+}
+
+/* A literal of the given (instruction) shape. */
+static bool emit_literal(Emit *e, const Xla__LiteralProto *l, const Xla__ShapeProto *s, int depth)
+{
+    if (depth > 32)
+        return emit_fail(e, "tuple literals nested more than 32 deep");
+    IrElemType t = type_of(s->element_type);
+    if (t == IR_TYPE_TUPLE) {
+        if (l->n_tuple_literals != s->n_tuple_shapes)
+            return emit_fail(e, "literal.tuple_literals has %zu elements, the shape %zu", l->n_tuple_literals,
+                             s->n_tuple_shapes);
+        put(e, "(");
+        for (size_t i = 0; i < s->n_tuple_shapes; i++) {
+            if (i)
+                put(e, ", ");
+            size_t at = path_push(&e->path, ".tuple_literals[%zu]", i);
+            if (!emit_literal(e, l->tuple_literals[i], s->tuple_shapes[i], depth + 1))
+                return false;
+            path_pop(&e->path, at);
+        }
+        put(e, ")");
+        return true;
+    }
+    const char *field;
+    int64_t have = literal_values(l, t, &field), want = shape_count(s);
+    if (have < 0)
+        return emit_fail(e, "a literal of %s is not supported", ir_type_name(t));
+    if (want < 0 || have != want)
+        return emit_fail(e, "literal.%s holds %" PRId64 " values; the shape holds %" PRId64, field, have, want);
+    if (want == 0) {
+        /* Text writes an empty array as nested empty lists, one per index
+         * of the dimensions before the first 0: a few bytes of proto could
+         * ask for gigabytes of text. */
+        int64_t lists = 1, most = 1 << 20;
+        for (size_t i = 0; i < s->n_dimensions && s->dimensions[i] > 0 && lists <= most; i++)
+            lists = s->dimensions[i] > most / lists ? most + 1 : lists * s->dimensions[i];
+        if (lists > most)
+            return emit_fail(e, "a constant with no elements whose text would be over a million empty lists "
+                                "(dimensions before the first 0 too large)");
+    }
+    int64_t next = 0;
+    emit_values(e, l, s, t, 0, &next);
+    return true;
+}
+
+static void emit_metadata_fields(Emit *e, const Xla__OpMetadata *md)
+{
+    const char *sep = "";
+#define STR(f) if (md->f && md->f[0]) { putf(e, "%s" #f "=", sep); put_quoted(e, md->f); sep = " "; }
+#define NUM(f) if (md->f) { putf(e, "%s" #f "=%d", sep, (int)md->f); sep = " "; }
+    STR(op_type) STR(op_name) STR(source_file) NUM(source_line) NUM(source_end_line) NUM(source_column)
+    NUM(source_end_column) STR(deduplicated_name) NUM(stack_frame_id) STR(scheduling_name)
+#undef STR
+#undef NUM
+}
+
+static bool metadata_empty(const Xla__OpMetadata *md)
+{
+    return !md || (!(md->op_type && md->op_type[0]) && !(md->op_name && md->op_name[0]) &&
+                   !(md->source_file && md->source_file[0]) && !md->source_line && !md->source_end_line &&
+                   !md->source_column && !md->source_end_column && !(md->deduplicated_name && md->deduplicated_name[0]) &&
+                   !md->stack_frame_id && !(md->scheduling_name && md->scheduling_name[0]));
+}
+
+static const char *sharding_type_name(int32_t t)
+{
+    switch (t) {
+    case 0: return "replicated";
+    case 1: return "maximal";
+    case 3: return "other";
+    case 4: return "manual";
+    case 5: return "unknown";
+    case 6: return "unreduced";
+    default: return NULL;
+    }
+}
+
+/* The iota form of a device list, as text writes it: "<=[dims]", then
+ * "T(perm)" unless the permutation is the identity. */
+static void emit_iota(Emit *e, const int64_t *dims, size_t n_dims, const int32_t *perm, size_t n_perm)
+{
+    put(e, "<=[");
+    put_ints(e, dims, n_dims, ",");
+    put(e, "]");
+    bool identity = true;
+    for (size_t i = 0; i < n_perm; i++)
+        identity = identity && perm[i] == (int32_t)i;
+    if (!identity) {
+        put(e, "T(");
+        for (size_t i = 0; i < n_perm; i++)
+            putf(e, "%s%d", i ? "," : "", (int)perm[i]);
+        put(e, ")");
+    }
+}
+
+/* An OpSharding as XLA's HloSharding::ToString writes it. */
+static bool emit_sharding(Emit *e, const Xla__OpSharding *s, int depth)
+{
+    if (depth > 32)
+        return emit_fail(e, "tuple shardings nested more than 32 deep");
+    if (s->type == 2) {           /* TUPLE */
+        put(e, "{");
+        for (size_t i = 0; i < s->n_tuple_shardings; i++) {
+            if (i)
+                put(e, ", ");
+            if (!emit_sharding(e, s->tuple_shardings[i], depth + 1))
+                return false;
+        }
+        put(e, "}");
+        return true;
+    }
+    put(e, "{");
+    switch (s->type) {
+    case 0: put(e, "replicated"); break;
+    case 4: put(e, "manual"); break;
+    case 5: put(e, "unknown"); break;
+    case 6: put(e, "unreduced"); break;
+    case 1:
+        if (s->n_tile_assignment_devices != 1)
+            return emit_fail(e, "sharding: a maximal sharding with %zu devices", s->n_tile_assignment_devices);
+        putf(e, "maximal device=%" PRId64, s->tile_assignment_devices[0]);
+        break;
+    case 3:
+        put(e, "devices=[");
+        put_ints(e, s->tile_assignment_dimensions, s->n_tile_assignment_dimensions, ",");
+        put(e, "]");
+        if (s->n_iota_reshape_dims) {
+            emit_iota(e, s->iota_reshape_dims, s->n_iota_reshape_dims, s->iota_transpose_perm,
+                      s->n_iota_transpose_perm);
+        } else {
+            put_ints(e, s->tile_assignment_devices, s->n_tile_assignment_devices, ",");
+        }
+        if (s->replicate_on_last_tile_dim)
+            put(e, " last_tile_dim_replicate");
+        if (s->n_last_tile_dims) {
+            put(e, " last_tile_dims={");
+            for (size_t i = 0; i < s->n_last_tile_dims; i++) {
+                const char *n = sharding_type_name(s->last_tile_dims[i]);
+                if (!n)
+                    return emit_fail(e, "sharding.last_tile_dims[%zu]: type %d", i, (int)s->last_tile_dims[i]);
+                putf(e, "%s%s", i ? ", " : "", n);
+            }
+            put(e, "}");
+        }
+        break;
+    default:
+        return emit_fail(e, "sharding.type %d is not an OpSharding type", (int)s->type);
+    }
+    if (s->is_shard_group)
+        putf(e, " %s %" PRId64, s->shard_group_type == 1 ? "shard_like" : "shard_as", s->shard_group_id);
+    if (s->n_metadata) {
+        put(e, " metadata=");
+        if (s->n_metadata > 1)
+            put(e, "{");
+        for (size_t i = 0; i < s->n_metadata; i++) {
+            put(e, i ? ", {" : "{");
+            emit_metadata_fields(e, s->metadata[i]);
+            put(e, "}");
+        }
+        if (s->n_metadata > 1)
+            put(e, "}");
+    }
+    put(e, "}");
+    return true;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const Xla__FrontendAttributes__Entry *x = *(Xla__FrontendAttributes__Entry *const *)a;
+    const Xla__FrontendAttributes__Entry *y = *(Xla__FrontendAttributes__Entry *const *)b;
+    return strcmp(x->key, y->key);
+}
+
+static void emit_frontend_attributes(Emit *e, const Xla__FrontendAttributes *fa)
+{
+    Xla__FrontendAttributes__Entry **sorted = xmalloc((fa->n_map + 1) * sizeof *sorted);
+    memcpy(sorted, fa->map, fa->n_map * sizeof *sorted);
+    qsort(sorted, fa->n_map, sizeof *sorted, cmp_entry);
+    put(e, "frontend_attributes={");
+    for (size_t i = 0; i < fa->n_map; i++) {
+        putf(e, "%s%s=", i ? "," : "", sorted[i]->key);
+        put_quoted(e, sorted[i]->value);
+    }
+    put(e, "}");
+    free(sorted);
+}
+
+/* --- instruction attributes ------------------------------------------ */
+
+static bool op_is(const Instr *in, const char *op) { return strcmp(in->opcode, op) == 0; }
+
+static bool op_in(const Instr *in, const char *const *ops)
+{
+    for (; *ops; ops++)
+        if (op_is(in, *ops))
+            return true;
+    return false;
+}
+
+/* The instruction index of id in the current computation, -1 if none. */
+static int find_id(const Emit *e, int64_t id)
+{
+    size_t lo = 0, hi = e->n_ids;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (e->ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->n_ids && e->ids[lo] == id ? e->id_at[lo] : -1;
+}
+
+static const Comp *find_comp(const Emit *e, int64_t id)
+{
+    for (size_t i = 0; i < e->m->n_computations; i++)
+        if (e->m->computations[i]->id == id)
+            return e->m->computations[i];
+    return NULL;
+}
+
+static bool emit_comp_ref(Emit *e, const Instr *in, size_t k, const char *attr)
+{
+    const Comp *c = find_comp(e, in->called_computation_ids[k]);
+    if (!c)
+        return emit_fail(e, "called_computation_ids[%zu]: no computation %" PRId64, k,
+                         in->called_computation_ids[k]);
+    if (attr)
+        putf(e, ", %s=%%%s", attr, c->name);
+    else
+        putf(e, "%s%%%s", k ? ", " : "", c->name);
+    return true;
+}
+
+static bool emit_called(Emit *e, const Instr *in)
+{
+    size_t n = in->n_called_computation_ids;
+    if (n == 0)
+        return true;
+    if (op_is(in, "while")) {
+        if (n != 2)
+            return emit_fail(e, "a while calls %zu computations, not 2 (body, condition)", n);
+        return emit_comp_ref(e, in, 1, "condition") && emit_comp_ref(e, in, 0, "body");
+    }
+    if (op_is(in, "select-and-scatter")) {
+        if (n != 2)
+            return emit_fail(e, "a select-and-scatter calls %zu computations, not 2", n);
+        return emit_comp_ref(e, in, 0, "select") && emit_comp_ref(e, in, 1, "scatter");
+    }
+    if (op_is(in, "conditional")) {
+        const Instr *pred = NULL;
+        if (in->n_operand_ids > 0) {
+            int at = find_id(e, in->operand_ids[0]);
+            pred = at >= 0 ? e->c->instructions[at] : NULL;
+        }
+        if (n == 2 && pred && pred->shape && pred->shape->element_type == 1)
+            return emit_comp_ref(e, in, 0, "true_computation") && emit_comp_ref(e, in, 1, "false_computation");
+        put(e, ", branch_computations={");
+        for (size_t k = 0; k < n; k++)
+            if (!emit_comp_ref(e, in, k, NULL))
+                return false;
+        put(e, "}");
+        return true;
+    }
+    if (op_is(in, "fusion") || op_is(in, "async-start") || op_is(in, "async-update") || op_is(in, "async-done")) {
+        if (n != 1)
+            return emit_fail(e, "a %s calls %zu computations, not 1", in->opcode, n);
+        return emit_comp_ref(e, in, 0, "calls");
+    }
+    if (op_is(in, "custom-call") && n > 1) {
+        put(e, ", called_computations={");
+        for (size_t k = 0; k < n; k++)
+            if (!emit_comp_ref(e, in, k, NULL))
+                return false;
+        put(e, "}");
+        return true;
+    }
+    if (n != 1)
+        return emit_fail(e, "a %s calls %zu computations, not 1", in->opcode, n);
+    return emit_comp_ref(e, in, 0, "to_apply");
+}
+
+static const char *const collective_ops[] = {
+    "all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter", "all-to-all",
+    "ragged-all-to-all", "collective-broadcast", NULL
+};
+
+/* Replica groups come in four places, newest first: an iota list
+ * (iota_collective_device_list, field 92; inside collective_device_list in
+ * XLA before 2025), explicit groups in collective_device_list, or the
+ * original replica_groups field. */
+static void emit_replica_groups(Emit *e, const Instr *in)
+{
+    const Xla__CollectiveDeviceListProto *dl = in->collective_device_list;
+    const Xla__IotaReplicaGroupListProto *io = in->iota_collective_device_list;
+    if (!io && dl)
+        io = dl->iota_replica_group_list;
+    if (io) {
+        putf(e, ", replica_groups=[%" PRId64 ",%" PRId64 "]", io->num_replica_groups, io->num_devices_per_group);
+        emit_iota(e, io->iota_reshape_dims, io->n_iota_reshape_dims, io->iota_transpose_perm,
+                  io->n_iota_transpose_perm);
+        return;
+    }
+    size_t n = dl && dl->n_replica_groups ? dl->n_replica_groups : in->n_replica_groups;
+    Xla__ReplicaGroup **g = dl && dl->n_replica_groups ? dl->replica_groups : in->replica_groups;
+    put(e, ", replica_groups={");
+    for (size_t i = 0; i < n; i++) {
+        put(e, i ? ",{" : "{");
+        put_ints(e, g[i]->replica_ids, g[i]->n_replica_ids, ",");
+        put(e, "}");
+    }
+    put(e, "}");
+}
+
+static const char *dim_char(int64_t d, const int64_t *spatial, size_t n_spatial, char b, char f, int64_t db,
+                            int64_t df, char *out)
+{
+    if (d == db)
+        *out = b;
+    else if (d == df)
+        *out = f;
+    else {
+        *out = '?';
+        for (size_t k = 0; k < n_spatial && k < 10; k++)
+            if (spatial[k] == d)
+                *out = (char)('0' + k);
+    }
+    return out;
+}
+
+static bool emit_labels(Emit *e, size_t rank, const int64_t *spatial, size_t n_spatial, char b, char f, int64_t db,
+                        int64_t df)
+{
+    for (size_t d = 0; d < rank; d++) {
+        char c;
+        dim_char((int64_t)d, spatial, n_spatial, b, f, db, df, &c);
+        if (c == '?')
+            return emit_fail(e, "convolution_dimension_numbers: dimension %zu has no role", d);
+        strbuf_putc(&e->t, c);
+    }
+    return true;
+}
+
+static bool emit_conv_dims(Emit *e, const Xla__ConvolutionDimensionNumbers *c)
+{
+    size_t ns = c->n_input_spatial_dimensions;
+    if (ns > 10 || c->n_kernel_spatial_dimensions != ns || c->n_output_spatial_dimensions != ns)
+        return emit_fail(e, "convolution_dimension_numbers: %zu, %zu and %zu spatial dimensions",
+                         c->n_input_spatial_dimensions, c->n_kernel_spatial_dimensions,
+                         c->n_output_spatial_dimensions);
+    put(e, ", dim_labels=");
+    return emit_labels(e, ns + 2, c->input_spatial_dimensions, ns, 'b', 'f', c->input_batch_dimension,
+                       c->input_feature_dimension) &&
+           (put(e, "_"), true) &&
+           emit_labels(e, ns + 2, c->kernel_spatial_dimensions, ns, 'i', 'o', c->kernel_input_feature_dimension,
+                       c->kernel_output_feature_dimension) &&
+           (put(e, "->"), true) &&
+           emit_labels(e, ns + 2, c->output_spatial_dimensions, ns, 'b', 'f', c->output_batch_dimension,
+                       c->output_feature_dimension);
+}
+
+static void emit_window(Emit *e, const Xla__Window *w)
+{
+    size_t n = w->n_dimensions;
+    if (n == 0)
+        return;
+    bool stride = false, pad = false, lhs = false, rhs = false, rev = false;
+    for (size_t i = 0; i < n; i++) {
+        const Xla__WindowDimension *d = w->dimensions[i];
+        stride |= d->stride != 1;
+        pad |= d->padding_low != 0 || d->padding_high != 0;
+        lhs |= d->base_dilation != 1;
+        rhs |= d->window_dilation != 1;
+        rev |= d->window_reversal;
+    }
+    put(e, ", window={size=");
+    for (size_t i = 0; i < n; i++)
+        putf(e, "%s%" PRId64, i ? "x" : "", w->dimensions[i]->size);
+    if (stride) {
+        put(e, " stride=");
+        for (size_t i = 0; i < n; i++)
+            putf(e, "%s%" PRId64, i ? "x" : "", w->dimensions[i]->stride);
+    }
+    if (pad) {
+        put(e, " pad=");
+        for (size_t i = 0; i < n; i++)
+            putf(e, "%s%" PRId64 "_%" PRId64, i ? "x" : "", w->dimensions[i]->padding_low,
+                 w->dimensions[i]->padding_high);
+    }
+    if (lhs) {
+        put(e, " lhs_dilate=");
+        for (size_t i = 0; i < n; i++)
+            putf(e, "%s%" PRId64, i ? "x" : "", w->dimensions[i]->base_dilation);
+    }
+    if (rhs) {
+        put(e, " rhs_dilate=");
+        for (size_t i = 0; i < n; i++)
+            putf(e, "%s%" PRId64, i ? "x" : "", w->dimensions[i]->window_dilation);
+    }
+    if (rev) {
+        put(e, " rhs_reversal=");
+        for (size_t i = 0; i < n; i++)
+            putf(e, "%s%d", i ? "x" : "", w->dimensions[i]->window_reversal ? 1 : 0);
+    }
+    put(e, "}");
+}
+
+static const char *const precision_names[] = { "default", "high", "highest" };
+static const char *const dot_algorithm_names[] = {
+    "unset", "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum", "dot_f16_f16_f16", "dot_f16_f16_f32",
+    "dot_bf16_bf16_bf16", "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3", "dot_bf16_bf16_f32_x6", "dot_tf32_tf32_f32",
+    "dot_tf32_tf32_f32_x3", "dot_f32_f32_f32", "dot_f64_f64_f64", "dot_bf16_bf16_f32_x9"
+};
+static const char *const rng_algorithm_names[] = { "rng_default", "rng_three_fry", "rng_philox" };
+static const char *const distribution_names[] = { "rng_invalid", "rng_uniform", "rng_normal" };
+static const char *const fft_type_names[] = { "FFT", "IFFT", "RFFT", "IRFFT" };
+static const char *const schedule_names[] = { "SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST" };
+static const char *const api_version_names[] = { "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+                                                 "API_VERSION_STATUS_RETURNING",
+                                                 "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI" };
+static const char *const transpose_names[] = { "TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT" };
+
+#define NAMED(table, v) ((v) >= 0 && (size_t)(v) < sizeof table / sizeof table[0] ? table[v] : NULL)
+
+static bool enum_word(Emit *e, const char *attr, const char *word, int v)
+{
+    if (!word)
+        return emit_fail(e, "%s: value %d is not one XLA defines", attr, v);
+    putf(e, ", %s=%s", attr, word);
+    return true;
+}
+
+/* Default comparison type for an operand element type (XLA prints type=
+ * only when it differs). */
+static const char *default_compare_type(IrElemType t)
+{
+    if (ir_type_is_float(t) || ir_type_is_complex(t))
+        return "FLOAT";
+    if (ir_type_is_signed_int(t))
+        return "SIGNED";
+    return "UNSIGNED";
+}
+
+static void emit_shape_index(Emit *e, const int64_t *v, size_t n)
+{
+    put(e, "{");
+    put_ints(e, v, n, ",");
+    put(e, "}");
+}
+
+/* Fields hlo.proto declares only to find them: each changes what the
+ * module computes, and hlocheck carries none of them. */
+static bool refuse_unsupported(Emit *e, const Instr *in)
+{
+    static const struct {
+        size_t offset;
+        const char *field, *what;
+    } fields[] = {
+        { offsetof(Instr, dot_sparsity), "dot_sparsity", "sparse dot operands" },
+        { offsetof(Instr, ragged_dot_dimension_numbers), "ragged_dot_dimension_numbers", "ragged-dot" },
+        { offsetof(Instr, mesh_axes_replica_group_list), "mesh_axes_replica_group_list",
+          "replica groups given as mesh axes" },
+        { offsetof(Instr, sparsity_config), "sparsity_config", "sparse operands" },
+    };
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        const ProtobufCBinaryData *b = (const ProtobufCBinaryData *)((const char *)in + fields[k].offset);
+        if (b->len)
+            return emit_fail(e, "%s is set: %s are not supported by hlocheck", fields[k].field, fields[k].what);
+    }
+    return true;
+}
+
+static bool emit_attributes(Emit *e, const Instr *in)
+{
+    if (!refuse_unsupported(e, in))
+        return false;
+    static const char *const dims_ops[] = {
+        "broadcast", "transpose", "reduce", "reverse", "concatenate", "sort", "map", "all-gather", "all-gather-start",
+        "reduce-scatter", "get-dimension-size", "set-dimension-size", NULL
+    };
+    if (op_in(in, dims_ops) || (op_is(in, "all-to-all") && in->n_dimensions))
+        put_list(e, "dimensions", in->dimensions, in->n_dimensions);
+    if (op_is(in, "iota")) {
+        if (in->n_dimensions != 1)
+            return emit_fail(e, "an iota has %zu dimensions (its iota_dimension), not 1", in->n_dimensions);
+        putf(e, ", iota_dimension=%" PRId64, in->dimensions[0]);
+    }
+    if (op_is(in, "get-tuple-element"))
+        putf(e, ", index=%" PRId64, in->tuple_index);
+    if (in->channel_id > 0)
+        putf(e, ", channel_id=%" PRId64, in->channel_id);
+    if (op_in(in, collective_ops))
+        emit_replica_groups(e, in);
+    if (in->n_source_target_pairs) {
+        put(e, ", source_target_pairs={");
+        for (size_t i = 0; i < in->n_source_target_pairs; i++)
+            putf(e, "%s{%" PRId64 ",%" PRId64 "}", i ? "," : "", in->source_target_pairs[i]->source,
+                 in->source_target_pairs[i]->target);
+        put(e, "}");
+    }
+    if (in->use_global_device_ids)
+        put(e, ", use_global_device_ids=true");
+    if (in->constrain_layout && !op_is(in, "custom-call"))
+        put(e, ", constrain_layout=true");
+    if (op_is(in, "slice")) {
+        put(e, ", slice={");
+        for (size_t i = 0; i < in->n_slice_dimensions; i++) {
+            const Xla__HloInstructionProto__SliceDimensions *s = in->slice_dimensions[i];
+            putf(e, "%s[%" PRId64 ":%" PRId64, i ? ", " : "", s->start, s->limit);
+            if (s->stride != 1)
+                putf(e, ":%" PRId64, s->stride);
+            put(e, "]");
+        }
+        put(e, "}");
+    }
+    if (op_is(in, "dynamic-slice"))
+        put_list(e, "dynamic_slice_sizes", in->dynamic_slice_sizes, in->n_dynamic_slice_sizes);
+    if (in->padding_config && op_is(in, "pad")) {
+        put(e, ", padding=");
+        for (size_t i = 0; i < in->padding_config->n_dimensions; i++) {
+            const Xla__PaddingConfig__PaddingConfigDimension *d = in->padding_config->dimensions[i];
+            putf(e, "%s%" PRId64 "_%" PRId64, i ? "x" : "", d->edge_padding_low, d->edge_padding_high);
+            if (d->interior_padding)
+                putf(e, "_%" PRId64, d->interior_padding);
+        }
+    }
+    if (in->window)
+        emit_window(e, in->window);
+    if (in->convolution_dimension_numbers && !emit_conv_dims(e, in->convolution_dimension_numbers))
+        return false;
+    if (in->feature_group_count > 1)
+        putf(e, ", feature_group_count=%" PRId64, in->feature_group_count);
+    if (in->batch_group_count > 1)
+        putf(e, ", batch_group_count=%" PRId64, in->batch_group_count);
+    if (in->dot_dimension_numbers) {
+        const Xla__DotDimensionNumbers *d = in->dot_dimension_numbers;
+        if (d->n_lhs_batch_dimensions)
+            put_list(e, "lhs_batch_dims", d->lhs_batch_dimensions, d->n_lhs_batch_dimensions);
+        put_list(e, "lhs_contracting_dims", d->lhs_contracting_dimensions, d->n_lhs_contracting_dimensions);
+        if (d->n_rhs_batch_dimensions)
+            put_list(e, "rhs_batch_dims", d->rhs_batch_dimensions, d->n_rhs_batch_dimensions);
+        put_list(e, "rhs_contracting_dims", d->rhs_contracting_dimensions, d->n_rhs_contracting_dimensions);
+    }
+    if (in->gather_dimension_numbers) {
+        const Xla__GatherDimensionNumbers *g = in->gather_dimension_numbers;
+        put_list(e, "offset_dims", g->offset_dims, g->n_offset_dims);
+        put_list(e, "collapsed_slice_dims", g->collapsed_slice_dims, g->n_collapsed_slice_dims);
+        put_list(e, "start_index_map", g->start_index_map, g->n_start_index_map);
+        if (g->n_operand_batching_dims)
+            put_list(e, "operand_batching_dims", g->operand_batching_dims, g->n_operand_batching_dims);
+        if (g->n_start_indices_batching_dims)
+            put_list(e, "start_indices_batching_dims", g->start_indices_batching_dims,
+                     g->n_start_indices_batching_dims);
+        putf(e, ", index_vector_dim=%" PRId64, g->index_vector_dim);
+        put_list(e, "slice_sizes", in->gather_slice_sizes, in->n_gather_slice_sizes);
+    }
+    if (in->scatter_dimension_numbers) {
+        const Xla__ScatterDimensionNumbers *s = in->scatter_dimension_numbers;
+        put_list(e, "update_window_dims", s->update_window_dims, s->n_update_window_dims);
+        put_list(e, "inserted_window_dims", s->inserted_window_dims, s->n_inserted_window_dims);
+        put_list(e, "scatter_dims_to_operand_dims", s->scatter_dims_to_operand_dims, s->n_scatter_dims_to_operand_dims);
+        if (s->n_input_batching_dims)
+            put_list(e, "input_batching_dims", s->input_batching_dims, s->n_input_batching_dims);
+        if (s->n_scatter_indices_batching_dims)
+            put_list(e, "scatter_indices_batching_dims", s->scatter_indices_batching_dims,
+                     s->n_scatter_indices_batching_dims);
+        putf(e, ", index_vector_dim=%" PRId64, s->index_vector_dim);
+    }
+    if (in->indices_are_sorted)
+        put(e, ", indices_are_sorted=true");
+    if (in->unique_indices)
+        put(e, ", unique_indices=true");
+    if (in->comparison_direction && in->comparison_direction[0]) {
+        if (!good_name(in->comparison_direction))
+            return emit_fail(e, "comparison_direction '%s'", in->comparison_direction);
+        putf(e, ", direction=%s", in->comparison_direction);
+        if (in->comparison_type && in->comparison_type[0]) {
+            IrElemType ot = IR_TYPE_INVALID;
+            if (in->n_operand_ids) {
+                int at = find_id(e, in->operand_ids[0]);
+                if (at >= 0 && e->c->instructions[at]->shape)
+                    ot = type_of(e->c->instructions[at]->shape->element_type);
+            }
+            if (!good_name(in->comparison_type))
+                return emit_fail(e, "comparison_type '%s'", in->comparison_type);
+            if (ot == IR_TYPE_INVALID || strcmp(in->comparison_type, default_compare_type(ot)) != 0)
+                putf(e, ", type=%s", in->comparison_type);
+        }
+    }
+    if (op_is(in, "reduce-precision"))
+        putf(e, ", exponent_bits=%d, mantissa_bits=%d", (int)in->exponent_bits, (int)in->mantissa_bits);
+    if (op_is(in, "rng") && !enum_word(e, "distribution", NAMED(distribution_names, in->distribution),
+                                       in->distribution))
+        return false;
+    if (op_is(in, "rng-bit-generator") &&
+        !enum_word(e, "algorithm", NAMED(rng_algorithm_names, in->rng_algorithm), in->rng_algorithm))
+        return false;
+    if (op_is(in, "fft")) {
+        if (!enum_word(e, "fft_type", NAMED(fft_type_names, in->fft_type), in->fft_type))
+            return false;
+        put_list(e, "fft_length", in->fft_length, in->n_fft_length);
+    }
+    if (op_is(in, "batch-norm-training") || op_is(in, "batch-norm-inference") || op_is(in, "batch-norm-grad"))
+        putf(e, ", epsilon=%g, feature_index=%" PRId64, (double)in->epsilon, in->feature_index);
+    if (op_is(in, "topk"))
+        putf(e, ", k=%" PRId64 ", largest=%s", in->k, in->largest ? "true" : "false");
+    if (op_is(in, "rng-get-and-update-state"))
+        putf(e, ", delta=%" PRId64, in->delta);
+    if (in->is_stable)
+        put(e, ", is_stable=true");
+    if (in->is_host_transfer)
+        put(e, ", is_host_transfer=true");
+    if (in->fusion_kind && in->fusion_kind[0]) {
+        if (!good_name(in->fusion_kind))
+            return emit_fail(e, "fusion_kind '%s'", in->fusion_kind);
+        putf(e, ", kind=%s", in->fusion_kind);
+    }
+    if (in->precision_config) {
+        const Xla__PrecisionConfig *p = in->precision_config;
+        bool any = false;
+        for (size_t i = 0; i < p->n_operand_precision; i++)
+            any |= p->operand_precision[i] != 0;
+        if (any) {
+            put(e, ", operand_precision={");
+            for (size_t i = 0; i < p->n_operand_precision; i++) {
+                const char *w = NAMED(precision_names, p->operand_precision[i]);
+                if (!w)
+                    return emit_fail(e, "precision_config.operand_precision[%zu]: %d", i,
+                                     (int)p->operand_precision[i]);
+                putf(e, "%s%s", i ? "," : "", w);
+            }
+            put(e, "}");
+        }
+        if (p->algorithm && !enum_word(e, "algorithm", NAMED(dot_algorithm_names, p->algorithm), p->algorithm))
+            return false;
+    }
+    if (in->triangular_solve_options) {
+        const Xla__TriangularSolveOptions *o = in->triangular_solve_options;
+        putf(e, ", left_side=%s, lower=%s, unit_diagonal=%s", o->left_side ? "true" : "false",
+             o->lower ? "true" : "false", o->unit_diagonal ? "true" : "false");
+        if (!enum_word(e, "transpose_a", NAMED(transpose_names, o->transpose_a), o->transpose_a))
+            return false;
+    }
+    if (in->cholesky_options)
+        putf(e, ", lower=%s", in->cholesky_options->lower ? "true" : "false");
+    if (in->parameter_replication && in->parameter_replication->n_replicated_at_leaf_buffers) {
+        put(e, ", parameter_replication={");
+        for (size_t i = 0; i < in->parameter_replication->n_replicated_at_leaf_buffers; i++)
+            putf(e, "%s%s", i ? "," : "", in->parameter_replication->replicated_at_leaf_buffers[i] ? "true" : "false");
+        put(e, "}");
+    }
+    if (op_is(in, "custom-call")) {
+        put(e, ", custom_call_target=");
+        put_quoted(e, in->custom_call_target ? in->custom_call_target : "");
+        if (in->custom_call_has_side_effect)
+            put(e, ", custom_call_has_side_effect=true");
+        if (in->n_output_operand_aliasing) {
+            put(e, ", output_to_operand_aliasing={");
+            for (size_t i = 0; i < in->n_output_operand_aliasing; i++) {
+                const Xla__OutputOperandAliasing *a = in->output_operand_aliasing[i];
+                if (i)
+                    put(e, ", ");
+                emit_shape_index(e, a->output_shape_index, a->n_output_shape_index);
+                putf(e, ": (%" PRId64 ", ", a->operand_index);
+                emit_shape_index(e, a->operand_shape_index, a->n_operand_shape_index);
+                put(e, ")");
+            }
+            put(e, "}");
+        }
+        if (in->custom_call_schedule &&
+            !enum_word(e, "schedule", NAMED(schedule_names, in->custom_call_schedule), in->custom_call_schedule))
+            return false;
+        if (in->custom_call_api_version > 1 &&
+            !enum_word(e, "api_version", NAMED(api_version_names, in->custom_call_api_version),
+                       in->custom_call_api_version))
+            return false;
+        if (in->constrain_layout) {
+            put(e, ", operand_layout_constraints={");
+            for (size_t i = 0; i < in->n_operand_shapes_with_layout; i++) {
+                if (i)
+                    put(e, ", ");
+                if (!emit_shape(e, in->operand_shapes_with_layout[i], 0))
+                    return false;
+            }
+            put(e, "}");
+        }
+    }
+    if (in->infeed_config.len) {
+        put(e, ", infeed_config=\"");
+        put_escaped(e, (const char *)in->infeed_config.data, in->infeed_config.len);
+        put(e, "\"");
+    }
+    if (in->outfeed_config.len) {
+        put(e, ", outfeed_config=\"");
+        put_escaped(e, (const char *)in->outfeed_config.data, in->outfeed_config.len);
+        put(e, "\"");
+    }
+    if (in->outfeed_shape && op_is(in, "outfeed")) {
+        put(e, ", outfeed_shape=");
+        if (!emit_shape(e, in->outfeed_shape, 0))
+            return false;
+    }
+    if (in->async_execution_thread && in->async_execution_thread[0] && strcmp(in->async_execution_thread, "main")) {
+        put(e, ", async_execution_thread=");
+        put_quoted(e, in->async_execution_thread);
+    }
+    if (in->is_composite)
+        put(e, ", is_composite=true");
+    if (!emit_called(e, in))
+        return false;
+    if (in->n_control_predecessor_ids) {
+        put(e, ", control-predecessors={");
+        for (size_t k = 0; k < in->n_control_predecessor_ids; k++) {
+            int at = find_id(e, in->control_predecessor_ids[k]);
+            if (at < 0)
+                return emit_fail(e, "control_predecessor_ids[%zu]: no instruction %" PRId64 " in computation %s", k,
+                                 in->control_predecessor_ids[k], e->c->name);
+            putf(e, "%s%%%s", k ? ", " : "", e->c->instructions[at]->name);
+        }
+        put(e, "}");
+    }
+    if (op_is(in, "domain")) {
+        /* The only domain XLA serializes is a sharding domain.  XLA writes
+         * the operand side's sharding (the text's exit=) as
+         * domain_entry_sharding and the user side's (entry=) as
+         * domain_exit_sharding, and reads them back the same way. */
+        if (!in->domain_entry_sharding || !in->domain_exit_sharding)
+            return emit_fail(e, "a domain without domain_entry_sharding and domain_exit_sharding");
+        put(e, ", domain={kind=\"sharding\", entry=");
+        if (!emit_sharding(e, in->domain_exit_sharding, 0))
+            return false;
+        put(e, ", exit=");
+        if (!emit_sharding(e, in->domain_entry_sharding, 0))
+            return false;
+        put(e, "}");
+    }
+    if (in->sharding) {
+        put(e, ", sharding=");
+        if (!emit_sharding(e, in->sharding, 0))
+            return false;
+    }
+    if (in->frontend_attributes && in->frontend_attributes->n_map) {
+        put(e, ", ");
+        emit_frontend_attributes(e, in->frontend_attributes);
+    }
+    if (in->result_accuracy && in->result_accuracy->specs_case == XLA__RESULT_ACCURACY__SPECS_MODE &&
+        in->result_accuracy->mode == 1)
+        put(e, ", result_accuracy={mode=highest}");
+    if (!metadata_empty(in->metadata)) {
+        put(e, ", metadata={");
+        emit_metadata_fields(e, in->metadata);
+        put(e, "}");
+    }
+    if (in->backend_config.len) {
+        const char *s = (const char *)in->backend_config.data;
+        size_t n = in->backend_config.len;
+        bool braced = s[0] == '{' && s[n - 1] == '}' && memchr(s, '\n', n) == NULL && memchr(s, 0, n) == NULL;
+        put(e, ", backend_config=");
+        if (braced) {
+            strbuf_putn(&e->t, s, n);
+        } else {
+            put(e, "\"");
+            put_escaped(e, s, n);
+            put(e, "\"");
+        }
+    }
+    return true;
+}
+
+/* --- computations ---------------------------------------------------- */
+
+typedef struct IdAt {
+    int64_t id;
+    int at;
+} IdAt;
+
+static int cmp_id_at(const void *a, const void *b)
+{
+    int64_t x = ((const IdAt *)a)->id, y = ((const IdAt *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* The order the instructions are written in: the schedule's when the
+ * module has one for this computation, else the proto's, put in
+ * dependency order (operands and control predecessors first) when it is
+ * not already.  order[k] is an instruction index. */
+static bool instruction_order(Emit *e, const Xla__HloScheduleProto__InstructionSequence *seq, int *order)
+{
+    const Comp *c = e->c;
+    size_t n = c->n_instructions;
+    if (seq) {
+        if (seq->n_instruction_ids != n)
+            return emit_fail(e, "the schedule lists %zu instructions; the computation has %zu",
+                             seq->n_instruction_ids, n);
+        char *used = xcalloc(n ? n : 1, 1);
+        for (size_t k = 0; k < n; k++) {
+            int at = find_id(e, seq->instruction_ids[k]);
+            if (at < 0 || used[at]) {
+                free(used);
+                return emit_fail(e, "schedule: instruction %" PRId64 " is %s", seq->instruction_ids[k],
+                                 at < 0 ? "not in the computation" : "listed twice");
+            }
+            used[at] = 1;
+            order[k] = at;
+        }
+        free(used);
+        return true;
+    }
+    /* Depth-first, operands in order, from each instruction in proto order:
+     * the proto's own order when it is already a dependency order.  state:
+     * 0 new, 1 on the stack, 2 written. */
+    char *state = xcalloc(n ? n : 1, 1);
+    int *stack = xmalloc((n + 1) * sizeof *stack);
+    size_t *next_edge = xcalloc(n ? n : 1, sizeof *next_edge);
+    size_t written = 0;
+    bool ok = true;
+    for (size_t s0 = 0; s0 < n && ok; s0++) {
+        if (state[s0])
+            continue;
+        size_t top = 0;
+        stack[top++] = (int)s0;
+        state[s0] = 1;
+        while (top && ok) {
+            int i = stack[top - 1];
+            const Instr *in = c->instructions[i];
+            size_t n_edges = in->n_operand_ids + in->n_control_predecessor_ids;
+            if (next_edge[i] < n_edges) {
+                size_t k = next_edge[i]++;
+                int64_t id = k < in->n_operand_ids ? in->operand_ids[k] : in->control_predecessor_ids[k - in->n_operand_ids];
+                int j = find_id(e, id);
+                if (j < 0) {
+                    size_t at = path_push(&e->path, ".instructions[%d]", i);
+                    if (k < in->n_operand_ids)
+                        emit_fail(e, "operand_ids[%zu]: no instruction %" PRId64 " in computation %s", k, id, c->name);
+                    else
+                        emit_fail(e, "control_predecessor_ids[%zu]: no instruction %" PRId64 " in computation %s",
+                                  k - in->n_operand_ids, id, c->name);
+                    path_pop(&e->path, at);
+                    ok = false;
+                } else if (state[j] == 1) {
+                    size_t at = path_push(&e->path, ".instructions[%d]", i);
+                    emit_fail(e, "operand %%%s (id %" PRId64 ") depends on this instruction: the operands form a "
+                              "cycle", c->instructions[j]->name, id);
+                    path_pop(&e->path, at);
+                    ok = false;
+                } else if (state[j] == 0) {
+                    state[j] = 1;
+                    stack[top++] = j;
+                }
+            } else {
+                state[i] = 2;
+                order[written++] = i;
+                top--;
+            }
+        }
+    }
+    free(state);
+    free(stack);
+    free(next_edge);
+    return ok;
+}
+
+static bool emit_instruction(Emit *e, const Instr *in, bool is_root, int idx)
+{
+    if (!good_name(in->name))
+        return emit_fail(e, "name '%s' is not an HLO instruction name", in->name ? in->name : "");
+    if (!in->opcode || !in->opcode[0])
+        return emit_fail(e, "no opcode");
+    for (const char *q = in->opcode; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-'))
+            return emit_fail(e, "opcode '%s' is not an HLO opcode", in->opcode);
+    putf(e, "  %s%%%s = ", is_root ? "ROOT " : "", in->name);
+    size_t at = path_push(&e->path, ".shape");
+    if (!emit_shape(e, in->shape, 0))
+        return false;
+    path_pop(&e->path, at);
+    putf(e, " %s(", in->opcode);
+    if (op_is(in, "parameter")) {
+        putf(e, "%" PRId64 ")", in->parameter_number);
+    } else if (op_is(in, "constant")) {
+        if (!in->literal)
+            return emit_fail(e, "a constant without a literal");
+        at = path_push(&e->path, ".literal");
+        if (!emit_literal(e, in->literal, in->shape, 0))
+            return false;
+        path_pop(&e->path, at);
+        put(e, ")");
+    } else {
+        for (size_t k = 0; k < in->n_operand_ids; k++) {
+            int j = find_id(e, in->operand_ids[k]);
+            if (j < 0)
+                return emit_fail(e, "operand_ids[%zu]: no instruction %" PRId64 " in computation %s", k,
+                                 in->operand_ids[k], e->c->name);
+            putf(e, "%s%%%s", k ? ", " : "", e->c->instructions[j]->name);
+        }
+        put(e, ")");
+    }
+    if (!emit_attributes(e, in))
+        return false;
+    newline(e, e->comp, idx);
+    return true;
+}
+
+static bool emit_signature(Emit *e, const Comp *c)
+{
+    /* From the parameter instructions: XLA writes them by number. */
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_instructions; i++)
+        if (op_is(c->instructions[i], "parameter"))
+            n++;
+    const Instr **params = xcalloc(n ? n : 1, sizeof *params);
+    for (size_t i = 0; i < c->n_instructions; i++) {
+        const Instr *in = c->instructions[i];
+        if (!op_is(in, "parameter"))
+            continue;
+        if (in->parameter_number < 0 || (size_t)in->parameter_number >= n || params[in->parameter_number]) {
+            size_t at = path_push(&e->path, ".instructions[%zu].parameter_number", i);
+            emit_fail(e, "parameter number %" PRId64 " is %s (the computation has %zu parameters)",
+                      in->parameter_number, in->parameter_number >= 0 && (size_t)in->parameter_number < n
+                                                ? "given twice" : "out of range", n);
+            path_pop(&e->path, at);
+            free(params);
+            return false;
+        }
+        params[in->parameter_number] = in;
+    }
+    put(e, " (");
+    for (size_t k = 0; k < n; k++) {
+        putf(e, "%s%s: ", k ? ", " : "", params[k]->name);
+        size_t i = 0;
+        while (c->instructions[i] != params[k])
+            i++;
+        size_t at = path_push(&e->path, ".instructions[%zu].shape", i);
+        bool ok = emit_shape(e, params[k]->shape, 0);
+        path_pop(&e->path, at);
+        if (!ok) {
+            free(params);
+            return false;
+        }
+    }
+    free(params);
+    put(e, ") -> ");
+    return true;
+}
+
+static bool emit_computation(Emit *e, const Comp *c, bool is_entry,
+                             const Xla__HloScheduleProto__InstructionSequence *seq)
+{
+    e->c = c;
+    size_t n = c->n_instructions;
+    if (!good_name(c->name))
+        return emit_fail(e, "name '%s' is not an HLO computation name", c->name ? c->name : "");
+    if (n == 0)
+        return emit_fail(e, "computation %s has no instructions", c->name);
+    IdAt *pairs = xmalloc(n * sizeof *pairs);
+    for (size_t i = 0; i < n; i++)
+        pairs[i] = (IdAt){ c->instructions[i]->id, (int)i };
+    qsort(pairs, n, sizeof *pairs, cmp_id_at);
+    free(e->ids);
+    free(e->id_at);
+    e->ids = xmalloc(n * sizeof *e->ids);
+    e->id_at = xmalloc(n * sizeof *e->id_at);
+    e->n_ids = n;
+    for (size_t i = 0; i < n; i++) {
+        e->ids[i] = pairs[i].id;
+        e->id_at[i] = pairs[i].at;
+        if (i && pairs[i].id == pairs[i - 1].id) {
+            size_t at = path_push(&e->path, ".instructions[%d].id", pairs[i].at);
+            emit_fail(e, "id %" PRId64 " is also the id of instructions[%d]", pairs[i].id, pairs[i - 1].at);
+            path_pop(&e->path, at);
+            free(pairs);
+            return false;
+        }
+    }
+    free(pairs);
+    int root = find_id(e, c->root_id);
+    if (root < 0)
+        return emit_fail(e, "root_id %" PRId64 " is not an instruction of computation %s", c->root_id, c->name);
+    int *order = xmalloc(n * sizeof *order);
+    bool ok = instruction_order(e, seq, order);
+    ok = ok && (putf(e, "%s%%%s", is_entry ? "ENTRY " : "", c->name), true) && emit_signature(e, c);
+    if (ok) {
+        size_t at = path_push(&e->path, ".instructions[%d].shape", root);
+        ok = emit_shape(e, c->instructions[root]->shape, 0);
+        path_pop(&e->path, at);
+    }
+    if (ok) {
+        put(e, " {");
+        newline(e, e->comp, -1);
+    }
+    for (size_t k = 0; k < n && ok; k++) {
+        size_t at = path_push(&e->path, ".instructions[%d]", order[k]);
+        ok = emit_instruction(e, c->instructions[order[k]], order[k] == root, order[k]);
+        path_pop(&e->path, at);
+    }
+    free(order);
+    if (!ok)
+        return false;
+    put(e, "}");
+    if (c->execution_thread && c->execution_thread[0] && strcmp(c->execution_thread, "main")) {
+        put(e, ", execution_thread=");
+        put_quoted(e, c->execution_thread);
+    }
+    newline(e, e->comp, -1);
+    newline(e, e->comp, -1);
+    return true;
+}
+
+/* --- the module header -------------------------------------------------- */
+
+static const Comp *entry_of(const Xla__HloModuleProto *m)
+{
+    for (size_t i = 0; i < m->n_computations; i++)
+        if (m->computations[i]->id == m->entry_computation_id && m->entry_computation_id != 0)
+            return m->computations[i];
+    for (size_t i = 0; i < m->n_computations; i++)
+        if (m->entry_computation_name && strcmp(m->computations[i]->name, m->entry_computation_name) == 0)
+            return m->computations[i];
+    /* id 0 is a valid computation id too. */
+    for (size_t i = 0; i < m->n_computations; i++)
+        if (m->computations[i]->id == m->entry_computation_id)
+            return m->computations[i];
+    return NULL;
+}
+
+static bool emit_header(Emit *e, const Comp *entry)
+{
+    const Xla__HloModuleProto *m = e->m;
+    if (!good_name(m->name))
+        return emit_fail(e, "name '%s' is not an HLO module name", m->name ? m->name : "");
+    putf(e, "HloModule %s", m->name);
+    if (m->schedule && m->schedule->n_sequences)
+        put(e, ", is_scheduled=true");
+    if (m->input_output_alias && m->input_output_alias->n_entries) {
+        put(e, ", input_output_alias={ ");
+        for (size_t i = 0; i < m->input_output_alias->n_entries; i++) {
+            const Xla__HloInputOutputAliasProto__AliasEntryProto *a = m->input_output_alias->entries[i];
+            if (i)
+                put(e, ", ");
+            emit_shape_index(e, a->output_shape_index, a->n_output_shape_index);
+            putf(e, ": (%" PRId64 ", ", a->parameter_number);
+            emit_shape_index(e, a->parameter_shape_index, a->n_parameter_shape_index);
+            put(e, a->kind == 2 ? ", must-alias)" : ", may-alias)");
+        }
+        put(e, " }");
+    }
+    if (m->buffer_donor && m->buffer_donor->n_entries) {
+        put(e, ", buffer_donor={ ");
+        for (size_t i = 0; i < m->buffer_donor->n_entries; i++) {
+            const Xla__HloBufferDonorProto__BufferDonorEntryProto *d = m->buffer_donor->entries[i];
+            putf(e, "%s(%" PRId64 ", ", i ? ", " : "", d->parameter_number);
+            emit_shape_index(e, d->parameter_shape_index, d->n_parameter_shape_index);
+            put(e, ")");
+        }
+        put(e, " }");
+    }
+    size_t ci = 0;                  /* the entry's index, for paths */
+    while (ci < m->n_computations && m->computations[ci] != entry)
+        ci++;
+    /* The entry's layout: the host program shape when given, else the
+     * entry's parameters and root (what XLA derives). */
+    const Xla__ProgramShapeProto *ps = m->host_program_shape;
+    put(e, ", entry_computation_layout={(");
+    if (ps && (ps->n_parameters || ps->result)) {
+        size_t at = path_push(&e->path, "host_program_shape");
+        for (size_t i = 0; i < ps->n_parameters; i++) {
+            if (i)
+                put(e, ", ");
+            if (!emit_shape(e, ps->parameters[i], 0))
+                return false;
+        }
+        put(e, ")->");
+        if (!emit_shape(e, ps->result, 0))
+            return false;
+        path_pop(&e->path, at);
+    } else {
+        size_t n = 0;
+        for (size_t i = 0; i < entry->n_instructions; i++)
+            n += op_is(entry->instructions[i], "parameter");
+        for (size_t k = 0; k < n; k++)
+            for (size_t i = 0; i < entry->n_instructions; i++)
+                if (op_is(entry->instructions[i], "parameter") && entry->instructions[i]->parameter_number == (int64_t)k) {
+                    if (k)
+                        put(e, ", ");
+                    size_t at = path_push(&e->path, "computations[%zu].instructions[%zu].shape", ci, i);
+                    if (!emit_shape(e, entry->instructions[i]->shape, 0))
+                        return false;
+                    path_pop(&e->path, at);
+                }
+        put(e, ")->");
+        size_t ri = entry->n_instructions;
+        for (size_t i = 0; i < entry->n_instructions; i++)
+            if (entry->instructions[i]->id == entry->root_id)
+                ri = i;
+        if (ri == entry->n_instructions)
+            return emit_fail(e, "the entry's root_id %" PRId64 " is not one of its instructions", entry->root_id);
+        size_t at = path_push(&e->path, "computations[%zu].instructions[%zu].shape", ci, ri);
+        if (!emit_shape(e, entry->instructions[ri]->shape, 0))
+            return false;
+        path_pop(&e->path, at);
+    }
+    put(e, "}");
+    const Xla__DeviceAssignmentProto *da = m->device_assignment;
+    if (da && da->replica_count > 1)
+        putf(e, ", replica_count=%d", (int)da->replica_count);
+    if (da && da->computation_count > 1)
+        putf(e, ", num_partitions=%d", (int)da->computation_count);
+    if (m->frontend_attributes && m->frontend_attributes->n_map) {
+        put(e, ", ");
+        emit_frontend_attributes(e, m->frontend_attributes);
+    }
+    newline(e, -1, -1);
+    newline(e, -1, -1);
+    return true;
+}
+
+/* FileNames / FunctionNames / FileLocations / StackFrames, as XLA prints
+ * the stack frame index after the computations. */
+static void emit_stack_frames(Emit *e, const Xla__StackFrameIndexProto *s)
+{
+    if (!s || (!s->n_file_names && !s->n_function_names && !s->n_file_locations && !s->n_stack_frames))
+        return;
+    put(e, "FileNames");
+    newline(e, -1, -1);
+    for (size_t i = 0; i < s->n_file_names; i++) {
+        putf(e, "%zu ", i + 1);
+        put_quoted(e, s->file_names[i]);
+        newline(e, -1, -1);
+    }
+    newline(e, -1, -1);
+    put(e, "FunctionNames");
+    newline(e, -1, -1);
+    for (size_t i = 0; i < s->n_function_names; i++) {
+        putf(e, "%zu ", i + 1);
+        put_quoted(e, s->function_names[i]);
+        newline(e, -1, -1);
+    }
+    newline(e, -1, -1);
+    put(e, "FileLocations");
+    newline(e, -1, -1);
+    for (size_t i = 0; i < s->n_file_locations; i++) {
+        const Xla__StackFrameIndexProto__FileLocation *l = s->file_locations[i];
+        putf(e, "%zu {file_name_id=%d function_name_id=%d line=%d column=%d}", i + 1, (int)l->file_name_id,
+             (int)l->function_name_id, (int)l->line, (int)l->column);
+        newline(e, -1, -1);
+    }
+    newline(e, -1, -1);
+    put(e, "StackFrames");
+    newline(e, -1, -1);
+    for (size_t i = 0; i < s->n_stack_frames; i++) {
+        putf(e, "%zu {file_location_id=%d parent_frame_id=%d}", i + 1, (int)s->stack_frames[i]->file_location_id,
+             (int)s->stack_frames[i]->parent_frame_id);
+        newline(e, -1, -1);
+    }
+}
+
+static bool emit_module(Emit *e)
+{
+    const Xla__HloModuleProto *m = e->m;
+    if (m->n_computations == 0)
+        return emit_fail(e, "the module has no computations");
+    const Comp *entry = entry_of(m);
+    if (!entry)
+        return emit_fail(e, "no computation has the entry_computation_id %" PRId64 " or the name '%s'",
+                         m->entry_computation_id, m->entry_computation_name ? m->entry_computation_name : "");
+    if (!emit_header(e, entry))
+        return false;
+    for (size_t i = 0; i < m->n_computations; i++) {
+        const Comp *c = m->computations[i];
+        for (size_t j = 0; j < i; j++)
+            if (m->computations[j]->id == c->id) {
+                size_t at = path_push(&e->path, "computations[%zu].id", i);
+                emit_fail(e, "id %" PRId64 " is also the id of computations[%zu]", c->id, j);
+                path_pop(&e->path, at);
+                return false;
+            }
+    }
+    for (size_t i = 0; i < m->n_computations; i++) {
+        const Comp *c = m->computations[i];
+        const Xla__HloScheduleProto__InstructionSequence *seq = NULL;
+        if (m->schedule)
+            for (size_t k = 0; k < m->schedule->n_sequences; k++)
+                if (m->schedule->sequences[k]->key == c->id)
+                    seq = m->schedule->sequences[k]->value;
+        e->comp = (int)i;
+        size_t at = path_push(&e->path, "computations[%zu]", i);
+        if (!emit_computation(e, c, c == entry, seq))
+            return false;
+        path_pop(&e->path, at);
+    }
+    emit_stack_frames(e, m->stack_frame_index);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                              */
+
+const char *ir_proto_kind_name(IrProtoKind k)
+{
+    switch (k) {
+    case IR_PROTO_MODULE: return "HloModuleProto";
+    case IR_PROTO_HLO: return "HloProto";
+    case IR_PROTO_SNAPSHOT: return "HloSnapshot";
+    case IR_PROTO_NONE: break;
+    }
+    return "HLO text";
+}
+
+bool ir_bytes_are_text(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    size_t n = len < 4096 ? len : 4096, i = 0;
+    /* A module's text starts with HloModule, which no proto can (0x48 would
+     * be field 9 as a varint, which none of the three messages has); a
+     * control byte later in it (a NUL in a string) is the parser's to
+     * report. */
+    while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
+        i++;
+    if (n - i >= 9 && memcmp(p + i, "HloModule", 9) == 0)
+        return true;
+    if (n && p[0] == 0)
+        return true;                    /* no proto starts with 0: the parser names the NUL */
+    for (i = 0; i < n; i++)
+        if ((p[i] < 0x20 && p[i] != '\n' && p[i] != '\r' && p[i] != '\t') || p[i] == 0x7f)
+            return false;
+    return true;
+}
+
+/* The module message of each kind, NULL when the kind's message does not
+ * hold one. */
+static const Xla__HloModuleProto *module_of(IrProtoKind k, const ProtobufCMessage *msg)
+{
+    switch (k) {
+    case IR_PROTO_MODULE: return (const Xla__HloModuleProto *)msg;
+    case IR_PROTO_HLO: return ((const Xla__HloProto *)msg)->hlo_module;
+    case IR_PROTO_SNAPSHOT: {
+        const Xla__HloSnapshot *s = (const Xla__HloSnapshot *)msg;
+        return s->hlo ? s->hlo->hlo_module : NULL;
+    }
+    case IR_PROTO_NONE: break;
+    }
+    return NULL;
+}
+
+static const ProtobufCMessageDescriptor *descriptor_of(IrProtoKind k)
+{
+    switch (k) {
+    case IR_PROTO_MODULE: return &xla__hlo_module_proto__descriptor;
+    case IR_PROTO_HLO: return &xla__hlo_proto__descriptor;
+    case IR_PROTO_SNAPSHOT: return &xla__hlo_snapshot__descriptor;
+    case IR_PROTO_NONE: break;
+    }
+    return NULL;
+}
+
+/* A module message that could be a module: it has computations, each
+ * with instructions that have an opcode and a shape.  Bytes of another
+ * kind read as this kind fail it (test_proto.c tries each kind on each). */
+static bool plausible(const Xla__HloModuleProto *m)
+{
+    if (!m || m->n_computations == 0)
+        return false;
+    for (size_t i = 0; i < m->n_computations; i++) {
+        const Comp *c = m->computations[i];
+        if (c->n_instructions == 0)
+            return false;
+        for (size_t j = 0; j < c->n_instructions; j++)
+            if (!c->instructions[j]->opcode || !c->instructions[j]->opcode[0] || !c->instructions[j]->shape)
+                return false;
+    }
+    return true;
+}
+
+/* err->msg becomes "prefix: msg" (cut to fit). */
+static void prefix_message(Error *err, const char *prefix)
+{
+    char old[sizeof err->msg];
+    memcpy(old, err->msg, sizeof old);
+    size_t n = strlen(prefix), cap = sizeof err->msg - 1;
+    n = n < cap ? n : cap;
+    memcpy(err->msg, prefix, n);
+    size_t rest = strlen(old);
+    if (n + 2 < cap) {
+        memcpy(err->msg + n, ": ", 2);
+        n += 2;
+        rest = rest < cap - n ? rest : cap - n;
+        memcpy(err->msg + n, old, rest);
+        n += rest;
+    }
+    err->msg[n] = 0;
+}
+
+/* Moves an error of the parser or verifier at a line of the generated
+ * text to the proto field the line came from. */
+static void relocate(const Emit *e, const Xla__HloModuleProto *m, const char *prefix, Error *err)
+{
+    int line = err->loc.line;
+    if (line < 1 || line > e->n_lines)
+        return;
+    LineFrom from = e->lines[line - 1];
+    char path[300];
+    const char *name = NULL;
+    if (from.comp < 0) {
+        snprintf(path, sizeof path, "%s", prefix);
+        if (path[0])
+            path[strlen(path) - 1] = 0;     /* "hlo_module." names the module */
+    } else if (from.instr < 0) {
+        snprintf(path, sizeof path, "%scomputations[%d]", prefix, from.comp);
+    } else {
+        snprintf(path, sizeof path, "%scomputations[%d].instructions[%d]", prefix, from.comp, from.instr);
+        name = instr_named(m, path);
+    }
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    Error moved = { 0 };
+    fail_at(&moved, e->file, path, name, msg);
+    moved.code = err->code;
+    *err = moved;
+}
+
+/* Gives every instruction and computation of the parsed module the field
+ * path it came from, as its location: the verifier's and the tools'
+ * messages then name the proto field. */
+static bool place(IrModule *mod, const Emit *e, const Xla__HloModuleProto *m, const char *file, const char *prefix)
+{
+    for (int ci = 0; ci < mod->n_computations; ci++) {
+        IrComputation *comp = mod->computations[ci];
+        for (int k = 0; k < comp->n_instrs; k++) {
+            IrInstr *ins = comp->instrs[k];
+            int line = ins->info->loc.line;
+            if (line < 1 || line > e->n_lines)
+                continue;
+            LineFrom from = e->lines[line - 1];
+            if (from.comp < 0 || from.instr < 0)
+                continue;
+            char buf[640];
+            snprintf(buf, sizeof buf, "%s: %scomputations[%d].instructions[%d]", file, prefix, from.comp, from.instr);
+            const char *s = arena_strdup(mod->arena, buf);
+            if (!s)
+                return false;
+            ins->info->loc = (IrLoc){ s, 0, 0 };
+        }
+        int line = comp->loc.line;
+        if (line >= 1 && line <= e->n_lines && e->lines[line - 1].comp >= 0) {
+            char buf[640];
+            snprintf(buf, sizeof buf, "%s: %scomputations[%d]", file, prefix, e->lines[line - 1].comp);
+            const char *s = arena_strdup(mod->arena, buf);
+            if (!s)
+                return false;
+            comp->loc = (IrLoc){ s, 0, 0 };
+        }
+    }
+    (void)m;
+    return true;
+}
+
+static const char *path_prefix(IrProtoKind k)
+{
+    return k == IR_PROTO_SNAPSHOT ? "hlo.hlo_module." : k == IR_PROTO_HLO ? "hlo_module." : "";
+}
+
+IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Error *err)
+{
+    const char *file = filename && filename[0] ? filename : "<input>";
+    /* Content decides; the file's name only says which kind is tried first,
+     * and so whose error is reported when none fits: XLA names its dumps
+     * *.hlo_module.pb, *.hlo.pb and *.snapshot.pb. */
+    IrProtoKind kinds[] = { IR_PROTO_MODULE, IR_PROTO_HLO, IR_PROTO_SNAPSHOT };
+    size_t fl = strlen(file);
+    bool snapshot_name = fl >= 12 && strcmp(file + fl - 12, ".snapshot.pb") == 0;
+    bool hlo_name = fl >= 7 && strcmp(file + fl - 7, ".hlo.pb") == 0;
+    if (snapshot_name || hlo_name) {
+        kinds[0] = snapshot_name ? IR_PROTO_SNAPSHOT : IR_PROTO_HLO;
+        kinds[snapshot_name ? 2 : 1] = IR_PROTO_MODULE;
+    }
+    Error first = { 0 };
+    bool first_at_top = false;
+    IrProtoKind kind = IR_PROTO_NONE;
+    ProtobufCMessage *msg = NULL;
+    Wire wire = { 0 };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !msg; i++) {
+        Error here = { 0 };
+        wire = (Wire){ .file = file, .err = &here };
+        path_push(&wire.path, "%s", "");
+        if (!check_message(&wire, data, (const uint8_t *)data + len, descriptor_of(kinds[i]), 0)) {
+            if (i == 0) {
+                first = here;
+                first_at_top = wire.failed_at_top;
+            }
+            continue;
+        }
+        ProtobufCMessage *got = protobuf_c_message_unpack(descriptor_of(kinds[i]), NULL, len, data);
+        if (!got) {
+            if (i == 0)
+                error_set(&first, ERR_SYNTAX, (IrLoc){ file, 0, 0 }, "protobuf-c could not unpack it as a %s",
+                          ir_proto_kind_name(kinds[i]));
+            continue;
+        }
+        if (!plausible(module_of(kinds[i], got))) {
+            if (i == 0 && first.code == ERR_OK)
+                error_set(&first, ERR_SYNTAX, (IrLoc){ file, 0, 0 },
+                          "not an HLO module: read as an %s it has no computation with instructions",
+                          ir_proto_kind_name(kinds[i]));
+            protobuf_c_message_free_unpacked(got, NULL);
+            continue;
+        }
+        msg = got;
+        kind = kinds[i];
+    }
+    if (!msg) {
+        /* Report what reading it as the first kind said.  An error at the
+         * top level (no field of it read whole) says the bytes are no
+         * proto at all. */
+        if (err && err->code == ERR_OK) {
+            *err = first;
+            if (err->code == ERR_OK)
+                error_set(err, ERR_SYNTAX, (IrLoc){ file, 0, 0 }, "neither HLO text nor an HLO proto");
+            else if (first_at_top)
+                prefix_message(err, "neither HLO text nor an HloModuleProto, HloProto or HloSnapshot");
+        }
+        return NULL;
+    }
+    const Xla__HloModuleProto *m = module_of(kind, msg);
+    Emit e = { .file = file, .err = err, .m = m };
+    strbuf_init(&e.t);
+    path_push(&e.path, "%s", path_prefix(kind));
+    IrModule *mod = NULL;
+    if (emit_module(&e)) {
+        Error perr = { 0 };
+        mod = ir_parse_module(e.t.s, e.t.len, file, &perr);
+        if (!mod) {
+            relocate(&e, m, path_prefix(kind), &perr);
+            if (err && err->code == ERR_OK)
+                *err = perr;
+        } else if (!place(mod, &e, m, file, path_prefix(kind))) {
+            ir_module_free(mod);
+            mod = NULL;
+            error_set(err, ERR_NOMEM, (IrLoc){ file, 0, 0 }, "out of memory");
+        }
+    }
+    if (mod) {
+        StrBuf note;
+        strbuf_init(&note);
+        unknown_note(&wire, &note);
+        if (kind == IR_PROTO_SNAPSHOT) {
+            const Xla__HloSnapshot *s = (const Xla__HloSnapshot *)msg;
+            strbuf_printf(&note, "%sthe snapshot's %zu argument(s)%s (not replayed yet)", note.len ? ", " : "",
+                          s->n_arguments, s->result ? " and result" : "");
+        }
+        mod->source_kind = ir_proto_kind_name(kind);
+        mod->source_note = note.len ? arena_strdup(mod->arena, note.s) : NULL;
+        strbuf_free(&note);
+    }
+    strbuf_free(&e.t);
+    free(e.lines);
+    free(e.ids);
+    free(e.id_at);
+    protobuf_c_message_free_unpacked(msg, NULL);
+    return mod;
+}
+
+IrModule *ir_parse_bytes(const void *data, size_t len, const char *filename, Error *err)
+{
+    return ir_bytes_are_text(data, len < 4096 ? len : 4096) ? ir_parse_module(data, len, filename, err)
+                                                            : ir_parse_proto(data, len, filename, err);
+}
+
+void ir_note_source(const IrModule *m, const char *tool, const char *path, FILE *f)
+{
+    if (m && m->source_kind)
+        fprintf(f, "%s: note: %s: read as an %s%s%s\n", tool, path, m->source_kind,
+                m->source_note ? "; not carried: " : "", m->source_note ? m->source_note : "");
+}
