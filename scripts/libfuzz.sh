@@ -2,7 +2,8 @@
 # libfuzz.sh [SECONDS]: builds the libFuzzer targets of tests/libfuzzer/
 # with clang (-fsanitize=fuzzer,address,undefined) into build-fuzz/ and runs
 # each for SECONDS (default $FUZZ_TIME or 60), seeded with every module of
-# corpus/, tests/passes/, tests/ir/malformed/ and tests/libfuzzer/regressions/.
+# corpus/, tests/passes/, tests/ir/malformed/ and tests/libfuzzer/regressions/
+# (fuzz_proto: the cases of scripts/proto_cases.py).
 # A crash is kept in build-fuzz/crashes/<target>/ with the command that
 # replays it; exit 1 when any target found one.  Every crash fixed so far is
 # a case in tests/ir/malformed/ or tests/passes/, or, when it needs text
@@ -18,17 +19,24 @@ command -v clang >/dev/null || { echo "libfuzz: clang is needed (scripts/install
 mkdir -p "$out/seeds"
 k=0
 while IFS= read -r f; do k=$((k + 1)); cp "$f" "$out/seeds/$k.hlo"; done < <(find corpus tests/passes tests/ir/malformed tests/libfuzzer/regressions -name '*.hlo')
+# src/ir/proto.c includes the C that protoc-c makes of src/ir/hlo.proto.
+make --no-print-directory build/gen/hlo.pb-c.c >/dev/null || { echo "libfuzz: cannot run protoc-c" >&2; exit 2; }
+python3 scripts/proto_cases.py "$out/proto-cases" || exit 2
+mkdir -p "$out/proto-seeds"
+cp "$out"/proto-cases/*/*.pb "$out/proto-seeds/"
 flags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_POSIX_C_SOURCE=200809L
-       -Isrc/ir -Isrc/passes -Isrc/interp)
+       -Isrc/ir -Isrc/passes -Isrc/interp -Ibuild/gen -Itests/libfuzzer)
+ir="src/ir/*.c build/gen/hlo.pb-c.c"
 declare -A srcs=(
-    [fuzz_parse]="src/ir/*.c"
-    [fuzz_pipeline]="src/ir/*.c src/passes/*.c"
-    [fuzz_npy]="src/ir/*.c src/interp/npy.c src/interp/value.c"
+    [fuzz_parse]="$ir"
+    [fuzz_pipeline]="$ir src/passes/*.c"
+    [fuzz_npy]="$ir src/interp/npy.c src/interp/value.c"
+    [fuzz_proto]="$ir"
 )
 st=0
-for t in fuzz_parse fuzz_pipeline fuzz_npy; do
+for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_proto; do
     # shellcheck disable=SC2086
-    if ! clang "${flags[@]}" -o "$out/$t" "tests/libfuzzer/$t.c" ${srcs[$t]} -lm 2>"$out/$t.build.log"; then
+    if ! clang "${flags[@]}" -o "$out/$t" "tests/libfuzzer/$t.c" ${srcs[$t]} -lprotobuf-c -lm 2>"$out/$t.build.log"; then
         echo "libfuzz: $t does not build:"; tail -5 "$out/$t.build.log"; st=1; continue
     fi
     mkdir -p "$out/crashes/$t" "$out/work/$t"
@@ -39,6 +47,7 @@ for t in fuzz_parse fuzz_pipeline fuzz_npy; do
         k=0
         while IFS= read -r f; do k=$((k + 1)); cp "$f" "$seeds/$k.npy"; done < <(find corpus/interp -name '*.npy' | head -n 200)
     fi
+    [ $t = fuzz_proto ] && seeds=$out/proto-seeds
     "$out/$t" -max_total_time="$secs" -max_len=8192 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$out/crashes/$t/" "$out/work/$t" "$seeds" >"$out/$t.log" 2>&1
     n=$(find "$out/crashes/$t" -type f | wc -l)

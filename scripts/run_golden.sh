@@ -5,8 +5,9 @@
 #     <case>.expect.hlo  the module it must print (exit 0, compared with diff -u), or
 #     <case>.err         the first line it must print on standard error, with exit 2
 #     <case>.flags       optional: more hlo-opt flags, separated by white space
-#   tests/ir/malformed/<case>.hlo with <case>.err: hlo-opt --passes=none must exit 2
-#     and print <case>.err as its first error line.
+#   tests/ir/malformed/<case>.hlo (or a proto, <case>.hlo_module.pb, from
+#     scripts/proto_cases.py) with <case>.err: hlo-opt --passes=none must
+#     exit 2 and print <case>.err as its first error line.
 # Runs from the repo root with relative paths, so messages name files as
 # tests/ir/malformed/<case>.hlo:LINE:COL.  One line per case, then
 # "golden: N passed, N failed"; exit 1 on any failure.  With TALLY set,
@@ -24,6 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Sets why and returns 1 when case $1 (an input .hlo) run with passes $2 fails.
 check() {
     local in=$1 passes=$2 base=${1%.hlo} rc want got
+    [[ $in == *.hlo_module.pb ]] && base=${in%.hlo_module.pb}
     local -a flags=()
     if [ -f "$base.flags" ]; then
         read -r -d '' -a flags <"$base.flags"
@@ -71,7 +73,7 @@ while IFS= read -r -d '' f; do
 done < <(find tests/passes -mindepth 2 -name '*.hlo' ! -name '*.expect.hlo' -print0 2>/dev/null | sort -z)
 while IFS= read -r -d '' f; do
     run_case "$f" none
-done < <(find tests/ir/malformed -name '*.hlo' -print0 2>/dev/null | sort -z)
+done < <(find tests/ir/malformed \( -name '*.hlo' -o -name '*.hlo_module.pb' \) -print0 2>/dev/null | sort -z)
 
 # -o naming the input, however spelt, is refused and leaves the input intact.
 tmpd=$(mktemp -d)

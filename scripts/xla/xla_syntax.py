@@ -6,13 +6,16 @@ pass tests, XLA's own test modules, the real dumps, hlo-fuzz's modules):
   1. XLA's parser reads the file (A);
   2. hlocheck reads it and prints it (hlo-opt --passes=none), and XLA's
      parser reads that print (B);
-  3. hlocheck reads XLA's own print of A, prints it, and XLA reads that (C).
+  3. hlocheck reads XLA's own print of A, prints it, and XLA reads that (C);
+  4. hlocheck reads the HloModuleProto XLA serializes A to (the bytes of a
+     `*.hlo_module.pb`), prints it, and XLA reads that print (D).
 
-A, B and C must be the same module instruction by instruction: computation,
+A, B, C and D must be the same module instruction by instruction: computation,
 name, opcode, operands, shape and layout, every attribute and called
 computation, as XLA prints each instruction (metadata left out: it has no
 meaning), and the same module header (replica and partition counts, entry
-layout, input/output aliasing).
+layout, input/output aliasing).  A proto carries no replica count, so D is
+held to the module XLA itself makes of the proto.
 
     xla_syntax.py [--build DIR] [--only REGEX] [--fuzz-count N] [--json FILE]
 
@@ -73,9 +76,11 @@ class Syntax:
         except Exception as e:
             return None, " | ".join(str(e).splitlines())[:400]
 
-    def hlocheck_print(self, text):
-        """(hlocheck's print, None) or (None, its first error line)."""
-        with tempfile.NamedTemporaryFile("w", suffix=".hlo", dir=self.work, delete=False) as f:
+    def hlocheck_print(self, text, suffix=".hlo"):
+        """(hlocheck's print, None) or (None, its first error line); text
+        is HLO text, or bytes (a serialized proto)."""
+        mode = "wb" if isinstance(text, bytes) else "w"
+        with tempfile.NamedTemporaryFile(mode, suffix=suffix, dir=self.work, delete=False) as f:
             f.write(text)
         try:
             r = subprocess.run([os.path.join(self.build, "hlo-opt"), "--passes=none", f.name],
@@ -116,10 +121,10 @@ class Syntax:
                 return "%s/%s appears" % key
         return None
 
-    def read_back(self, want, text, what):
+    def read_back(self, want, text, what, suffix=".hlo"):
         """(status, detail) of hlocheck reading text, printing it, and XLA
         reading that print, against want (the meaning XLA gave the module)."""
-        printed, err = self.hlocheck_print(text)
+        printed, err = self.hlocheck_print(text, suffix)
         if printed is None:
             return "hlocheck refuses", what + err
         b, why = self.xla(printed)
@@ -139,7 +144,13 @@ class Syntax:
         status, detail = self.read_back(want, text, "the file: ")
         if status != "same":
             return status, detail
-        return self.read_back(want, a.to_string(), "XLA's print of it: ")
+        status, detail = self.read_back(want, a.to_string(), "XLA's print of it: ")
+        if status != "same":
+            return status, detail
+        proto = a.as_serialized_hlo_module_proto()
+        from_proto = self.xc.hlo.HloModule.from_serialized_hlo_module_proto(proto)
+        return self.read_back(self.meaning(from_proto), proto, "XLA's HloModuleProto of it: ",
+                              ".hlo_module.pb")
 
 
 def main():
