@@ -11,7 +11,7 @@
 #   --pass-mode=sound the flip declines: `hlo-opt --pass-mode=sound` with that
 #   pass leaves the module unchanged and hlo-check passes (exit 0).
 # With no paths, the corpus (corpus/, but corpus/interp/, whose modules need
-# their own inputs: run_interp_corpus.sh); with paths, every .hlo and .txt
+# their own inputs: run_interp_corpus.sh); with paths, every .hlo, .txt and .pb (XLA's binary forms)
 # module under each directory, and each file given.  A module that cannot
 # run at a rank count (its replica groups name more devices) is skipped
 # there with the reason.
@@ -77,6 +77,27 @@ cd "$root" || exit 2
 
 field() { sed -n "s/^$2: *//p" "$1" 2>/dev/null | head -n 1; }
 
+# A module's first line of text: a proto's as hlo-opt prints it.
+header_of() {
+    case $1 in
+    *.pb) "$build/hlo-opt" --passes=none "$1" 2>/dev/null | head -n 1 ;;
+    *) head -n 1 "$1" ;;
+    esac
+}
+
+# x.expect beside x.hlo, x.txt or a proto x.hlo_module.pb, x.hlo.pb,
+# x.snapshot.pb, x.pb.
+expect_of() {
+    local b=$1
+    case $b in
+    *.hlo_module.pb) b=${b%.hlo_module.pb} ;;
+    *.hlo.pb) b=${b%.hlo.pb} ;;
+    *.snapshot.pb) b=${b%.snapshot.pb} ;;
+    *) b=${b%.*} ;;
+    esac
+    echo "$b.expect"
+}
+
 # The rank counts a module runs at: its .expect's list, else the device count
 # its header fixes, else all of want_ranks.  A header's count not among
 # want_ranks is noted as a skip.
@@ -84,8 +105,9 @@ ranks_of() {
     local hlo=$1 exp=$2 list fixed r p
     list=$(field "$exp" ranks | tr ',' ' ')
     if [ -z "$list" ]; then
-        r=$(sed -n '1s/.*replica_count=\([0-9]*\).*/\1/p' "$hlo")
-        p=$(sed -n '1s/.*num_partitions=\([0-9]*\).*/\1/p' "$hlo")
+        header_of "$hlo" >"$tmp/header"
+        r=$(sed -n '1s/.*replica_count=\([0-9]*\).*/\1/p' "$tmp/header")
+        p=$(sed -n '1s/.*num_partitions=\([0-9]*\).*/\1/p' "$tmp/header")
         [ -n "$r$p" ] && fixed=$(( ${r:-1} * ${p:-1} ))
         list=${fixed:-$want_ranks}
     fi
@@ -183,7 +205,8 @@ proof_said() {
 }
 
 validate_one() {
-    local hlo=$1 exp=${1%.*}.expect kind n rc flip want shown=${1#"$root"/}
+    local hlo=$1 exp kind n rc flip want shown=${1#"$root"/}
+    exp=$(expect_of "$1")
     kind=$(field "$exp" kind)
     flip=$(field "$exp" pass)
     case $kind in
@@ -249,14 +272,14 @@ if [ ${#paths[@]} -eq 0 ]; then
 else
     for p in "${paths[@]}"; do
         if [ -d "$p" ]; then
-            find "$p" -type f \( -name '*.hlo' -o -name '*.txt' \) -print0 | sort -z
+            find "$p" -type f \( -name '*.hlo' -o -name '*.txt' -o -name '*.pb' \) -print0 | sort -z
         else
             printf '%s\0' "$p"
         fi
     done >"$modules"
 fi
 n_modules=$(tr -cd '\0' <"$modules" | wc -c)
-[ "$n_modules" -gt 0 ] || { echo "validate: no .hlo or .txt modules under ${paths[*]}" >&2; exit 2; }
+[ "$n_modules" -gt 0 ] || { echo "validate: no .hlo, .txt or .pb modules under ${paths[*]}" >&2; exit 2; }
 done_modules=0
 while IFS= read -r -d '' hlo; do
     done_modules=$((done_modules + 1))
