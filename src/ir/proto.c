@@ -347,7 +347,6 @@ typedef struct Emit {
     int64_t *ids;                  /* c's instruction ids, sorted */
     int *id_at;                    /* the instruction index of ids[k] */
     size_t n_ids;
-    bool failed;
 } Emit;
 
 static bool good_name(const char *s);
@@ -374,7 +373,6 @@ static bool emit_fail(Emit *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    e->failed = true;
     return fail_at(e->err, e->file, e->path.s, instr_named(e->m, e->path.s), msg);
 }
 
@@ -2036,7 +2034,7 @@ static void relocate(const Emit *e, const Xla__HloModuleProto *m, const char *pr
 /* Gives every instruction and computation of the parsed module the field
  * path it came from, as its location: the verifier's and the tools'
  * messages then name the proto field. */
-static bool place(IrModule *mod, const Emit *e, const Xla__HloModuleProto *m, const char *file, const char *prefix)
+static bool place(IrModule *mod, const Emit *e, const char *file, const char *prefix)
 {
     for (int ci = 0; ci < mod->n_computations; ci++) {
         IrComputation *comp = mod->computations[ci];
@@ -2065,7 +2063,6 @@ static bool place(IrModule *mod, const Emit *e, const Xla__HloModuleProto *m, co
             comp->loc = (IrLoc){ s, 0, 0 };
         }
     }
-    (void)m;
     return true;
 }
 
@@ -2147,7 +2144,7 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
             relocate(&e, m, path_prefix(kind), &perr);
             if (err && err->code == ERR_OK)
                 *err = perr;
-        } else if (!place(mod, &e, m, file, path_prefix(kind))) {
+        } else if (!place(mod, &e, file, path_prefix(kind))) {
             ir_module_free(mod);
             mod = NULL;
             error_set(err, ERR_NOMEM, (IrLoc){ file, 0, 0 }, "out of memory");
