@@ -9,11 +9,17 @@
  * guard and sound mode adds none. */
 #include "expand.h"
 
+/* The new all-gather takes the convert's shape, so the two must have the
+ * same dimensions: a convert may declare static dimensions where the
+ * gather's result is dynamic (f32[8,8] of bf16[?,8]), and the gather built
+ * from them would claim a size its operand and groups do not give (found
+ * by make fuzz). */
 static bool match(const IrInstr *instr, ExpandCtx *ctx)
 {
     (void)ctx;
     return instr->op == IR_OP_CONVERT && ir_op_is(instr->operands[0], IR_OP_ALL_GATHER) &&
-           instr->operands[0]->n_operands == 1;
+           instr->operands[0]->n_operands == 1 && ir_shape_equal_dims(instr->shape, instr->operands[0]->shape) &&
+           !ir_shape_is_dynamic(instr->shape) && !ir_shape_is_dynamic(instr->operands[0]->shape);
 }
 
 static IrInstr *build(IrInstr *convert, ExpandCtx *ctx, Error *err)
