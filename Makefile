@@ -61,7 +61,8 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # src/ir/hlo.proto becomes C with protoc-c (protobuf-c-compiler) in
-# $(BUILD)/gen; only src/ir/proto.c includes it.  The generated file is
+# $(BUILD)/gen; only src/ir/proto.c (reading) and src/ir/proto_write.c
+# (writing) include it.  The generated file is
 # protoc-c's, so it is built without the project's warnings.
 PROTO_C = $(BUILD)/gen/hlo.pb-c.c
 PROTO_O = $(BUILD)/obj/gen/hlo.pb-c.o
@@ -74,6 +75,8 @@ $(PROTO_O): $(PROTO_C)
 	$(CC) -std=c11 -g -O2 -w $(SANITIZE) -I$(BUILD)/gen -c -o $@ $<
 $(call obj,src/ir/proto.c): $(BUILD)/gen/hlo.pb-c.h
 $(call obj,src/ir/proto.c): CPPFLAGS += -I$(BUILD)/gen
+$(call obj,src/ir/proto_write.c): $(BUILD)/gen/hlo.pb-c.h
+$(call obj,src/ir/proto_write.c): CPPFLAGS += -I$(BUILD)/gen
 
 $(LIB): $(call obj,$(LIB_SRCS)) $(PROTO_O)
 	@mkdir -p $(@D)

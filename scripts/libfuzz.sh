@@ -23,7 +23,7 @@ while IFS= read -r f; do k=$((k + 1)); cp "$f" "$out/seeds/$k.hlo"; done < <(fin
 make --no-print-directory build/gen/hlo.pb-c.c >/dev/null || { echo "libfuzz: cannot run protoc-c" >&2; exit 2; }
 python3 scripts/proto_cases.py "$out/proto-cases" || exit 2
 mkdir -p "$out/proto-seeds"
-cp "$out"/proto-cases/*/*.pb "$out/proto-seeds/"
+find "$out/proto-cases" -name "*.pb" -exec cp {} "$out/proto-seeds/" \;
 flags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_POSIX_C_SOURCE=200809L
        -Isrc/ir -Isrc/passes -Isrc/interp -Ibuild/gen -Itests/libfuzzer)
 ir="src/ir/*.c build/gen/hlo.pb-c.c"

@@ -14,7 +14,16 @@
 #     otherwise differs; ci-gate.sh gates a folder of protos;
 #   * the broken protos of tests/ir/malformed/ end in exit 2 with their
 #     error line (the field path in the place of line:col) in hlo-run and
-#     hlo-check as in hlo-opt (run_golden.sh): never a crash or a hang.
+#     hlo-check as in hlo-opt (run_golden.sh): never a crash or a hang;
+#   * writing (hlo-opt -o x.hlo_module.pb, --output-format=proto): every
+#     module of the corpus, the pass tests, the peer corpus and the real
+#     dumps written, read back and written again gives the same bytes and
+#     the same text (one line per set); the committed cases' texts, which
+#     are canonical, come back identical; a proto on standard output runs in
+#     hlo-run as its text does; a rewrite written as a proto gets the same
+#     hlo-check verdict as its text; what has no place in a proto (elided
+#     constants, the short async form) is exit 2 naming the instruction,
+#     with an existing output file left as it was.
 # One line per case, then "proto: N passed, N failed"; exit 1 on any
 # failure.  With TALLY set, appends "passed failed" to it.
 set -uo pipefail
@@ -135,6 +144,130 @@ for pb in tests/ir/malformed/*.hlo_module.pb; do
         bad "$name" "$why"
     fi
 done
+
+# --- Writing ---------------------------------------------------------------
+
+# Each set: write, read, write again; the bytes and the text must hold still.
+shared=$(cd "$root/.." && pwd)/shared
+roundtrip_set() {   # NAME FILE...
+    local name=$1 n=0 same=0 refused=0 first=''
+    shift
+    for f in "$@"; do
+        [ -f "$f" ] || continue
+        timeout 20 "$build/hlo-opt" --passes=none "$f" >/dev/null 2>&1 || continue   # not a module we read
+        n=$((n + 1))
+        timeout 20 "$build/hlo-opt" --passes=none "$f" -o "$tmp/w1.hlo_module.pb" 2>"$tmp/w.err"
+        rc=$?
+        if [ $rc -ne 0 ]; then
+            if [ $rc -eq 2 ] && grep -q "cannot be written as an HloModuleProto: the constant's values are elided" "$tmp/w.err"; then
+                refused=$((refused + 1))
+                continue
+            fi
+            first=${first:-"$f: $(grep -m1 error "$tmp/w.err")"}
+            continue
+        fi
+        timeout 20 "$build/hlo-opt" --passes=none "$tmp/w1.hlo_module.pb" >"$tmp/q.hlo" 2>/dev/null &&
+        timeout 20 "$build/hlo-opt" --passes=none "$tmp/q.hlo" -o "$tmp/w2.hlo_module.pb" 2>/dev/null &&
+        timeout 20 "$build/hlo-opt" --passes=none "$tmp/w2.hlo_module.pb" >"$tmp/r.hlo" 2>/dev/null
+        if [ $? -eq 0 ] && cmp -s "$tmp/w1.hlo_module.pb" "$tmp/w2.hlo_module.pb" && cmp -s "$tmp/q.hlo" "$tmp/r.hlo"; then
+            same=$((same + 1))
+        else
+            first=${first:-"$f: written, read and written again, it changed"}
+        fi
+    done
+    if [ $n -eq 0 ]; then
+        echo "skip $name: no modules (${1:-none given})"
+    elif [ -z "$first" ]; then
+        ok "write $name: $same of $n hold still through proto, text, proto ($refused with elided constants refused)"
+    else
+        bad "write $name" "$first"
+    fi
+}
+roundtrip_set corpus corpus/*/*.hlo
+roundtrip_set interp-corpus corpus/interp/*/module.hlo
+roundtrip_set pass-tests tests/passes/*/*.hlo
+roundtrip_set peer-corpus "$shared"/peer-corpus/*/*.hlo
+roundtrip_set real-dumps "$shared"/real-dumps/*.hlo
+roundtrip_set fuzz-regressions tests/libfuzzer/regressions/*.hlo
+
+# Canonical text (the cases' texts are as XLA prints) comes back identical.
+why=
+for t in tests/ir/proto/*.hlo; do
+    timeout 20 "$build/hlo-opt" --passes=none "$t" >"$tmp/p.hlo" 2>/dev/null
+    timeout 20 "$build/hlo-opt" --passes=none --output-format=proto "$t" 2>/dev/null |
+        timeout 20 "$build/hlo-opt" --passes=none - >"$tmp/q.hlo" 2>/dev/null
+    cmp -s "$tmp/p.hlo" "$tmp/q.hlo" || { why="$t:"$'\n'"$(diff "$tmp/p.hlo" "$tmp/q.hlo" | head -n 6)"; break; }
+done
+if [ -z "$why" ]; then
+    ok "write: the cases' canonical texts come back identical through a proto on standard output"
+else
+    bad "write: canonical text" "$why"
+fi
+
+# A proto on standard output runs as its text does.
+m=corpus/aws_neuron_flip_all_gather_dynamic_slice/rewrite_gather_last_dim.hlo
+"$build/hlo-opt" --passes=none --output-format=proto "$m" 2>/dev/null >"$tmp/m.pb"
+run 2 "$build/hlo-run" --seed 3 - <"$tmp/m.pb" >"$tmp/a.out" 2>/dev/null
+ra=$?
+run 2 "$build/hlo-run" --seed 3 "$m" >"$tmp/b.out" 2>/dev/null
+if [ $ra -eq 0 ] && [ -s "$tmp/a.out" ] && cmp -s "$tmp/a.out" "$tmp/b.out"; then
+    ok "write: hlo-opt --output-format=proto | hlo-run - @ 2 gives the text's results"
+else
+    bad "write: proto on standard output" "hlo-run exit $ra, or its results differ from the text's"
+fi
+
+# A rewrite handed back as a proto: hlo-check gives the text pair's verdict.
+for spec in aws_neuron_flip_all_gather_convert/rewrite_convert_chain:0 \
+            aws_neuron_flip_all_gather_dynamic_slice/unsound_replica_id_index:1; do
+    want=${spec##*:} m=corpus/${spec%:*}.hlo
+    n=$(sed -n 's/^ranks: *\([0-9]*\).*/\1/p' "${m%.hlo}.expect" | head -n 1)
+    n=${n:-2}
+    "$build/hlo-opt" "$m" -o "$tmp/in.hlo_module.pb" --passes=none 2>/dev/null
+    "$build/hlo-opt" "$tmp/in.hlo_module.pb" -o "$tmp/out.hlo_module.pb" 2>/dev/null
+    "$build/hlo-opt" "$m" -o "$tmp/out.hlo" 2>/dev/null
+    run "$n" "$build/hlo-check" "$tmp/in.hlo_module.pb" "$tmp/out.hlo_module.pb" >"$tmp/p.out" 2>&1
+    rp=$?
+    run "$n" "$build/hlo-check" "$m" "$tmp/out.hlo" >"$tmp/t.out" 2>&1
+    rt=$?
+    vp=$(grep -m1 '^hlo-check: [A-Z]' "$tmp/p.out") vt=$(grep -m1 '^hlo-check: [A-Z]' "$tmp/t.out")
+    if [ $rp -eq "$want" ] && [ $rt -eq "$want" ] && [ -n "$vp" ] && [ "$vp" = "$vt" ]; then
+        ok "write: ${spec%:*} rewritten into a proto @ $n: hlo-check exit $rp as for the texts: $vp"
+    else
+        bad "write: ${spec%:*} as a proto pair" "exits $rp (proto) $rt (text), want $want: '$vp' '$vt'"
+    fi
+done
+
+# What has no place in a proto: exit 2 at the instruction; -o left alone.
+printf 'kept\n' >"$tmp/kept.hlo_module.pb"
+printf 'HloModule e\n\nENTRY %%main {\n  %%c = f32[4] constant({...})\n  ROOT %%n = f32[4] negate(%%c)\n}\n' >"$tmp/elided.hlo"
+printf 'HloModule a, replica_count=2\n\n%%add {\n  %%x = f32[] parameter(0)\n  %%y = f32[] parameter(1)\n  ROOT %%s = f32[] add(%%x, %%y)\n}\n\nENTRY %%main {\n  %%p = f32[4] parameter(0)\n  %%s = ((f32[4]), f32[2]) reduce-scatter-start(%%p), replica_groups={{0,1}}, dimensions={0}, to_apply=%%add\n  ROOT %%d = f32[2] reduce-scatter-done(%%s)\n}\n' >"$tmp/async.hlo"
+printf 'HloModule c, replica_count=2\n\nENTRY %%main {\n  %%a = f32[2] parameter(0)\n  ROOT %%g = f32[4] all-gather(%%a), channel_id=0, replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true\n}\n' >"$tmp/channel0.hlo"
+for spec in "elided:4:the constant's values are elided" "channel0:5:channel_id=0\: a proto has no form for it"; do
+    IFS=: read -r name line what <<<"$spec"
+    timeout 20 "$build/hlo-opt" --passes=none "$tmp/$name.hlo" -o "$tmp/kept.hlo_module.pb" >/dev/null 2>"$tmp/e.txt"
+    rc=$?
+    if [ $rc -eq 2 ] && grep -q "^$tmp/$name.hlo:$line:[0-9]*: error: %.*cannot be written as an HloModuleProto: $what" "$tmp/e.txt" &&
+       [ "$(cat "$tmp/kept.hlo_module.pb")" = kept ]; then
+        ok "write: $name refused at $name.hlo:$line, exit 2, the existing output kept"
+    else
+        bad "write: $name" "exit $rc: $(head -n 1 "$tmp/e.txt")"
+    fi
+done
+
+# XLA's short async form: written with the computation XLA's parser makes
+# for it (async-start calls=%async_wrapped), it runs as the text does.
+timeout 20 "$build/hlo-opt" --passes=none "$tmp/async.hlo" -o "$tmp/async.hlo_module.pb" 2>/dev/null
+timeout 20 "$build/hlo-opt" --passes=none "$tmp/async.hlo_module.pb" >"$tmp/async.out" 2>/dev/null
+run 2 "$build/hlo-run" --seed 4 "$tmp/async.hlo_module.pb" >"$tmp/a.out" 2>/dev/null
+ra=$?
+run 2 "$build/hlo-run" --seed 4 "$tmp/async.hlo" >"$tmp/b.out" 2>/dev/null
+if [ $ra -eq 0 ] && [ -s "$tmp/a.out" ] && cmp -s "$tmp/a.out" "$tmp/b.out" &&
+   grep -q 'async-start(%p), calls=%async_wrapped' "$tmp/async.out" &&
+   grep -q 'ROOT %reduce-scatter = f32\[2\]{0} reduce-scatter(%async_param)' "$tmp/async.out"; then
+    ok "write: reduce-scatter-start/-done become async-start calling %async_wrapped; hlo-run @ 2 as the text"
+else
+    bad "write: the short async form" "hlo-run exit $ra; the proto reads as:"$'\n'"$(head -n 20 "$tmp/async.out")"
+fi
 
 echo "proto: $pass passed, $fail failed"
 [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"

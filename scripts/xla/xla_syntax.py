@@ -8,14 +8,19 @@ pass tests, XLA's own test modules, the real dumps, hlo-fuzz's modules):
      parser reads that print (B);
   3. hlocheck reads XLA's own print of A, prints it, and XLA reads that (C);
   4. hlocheck reads the HloModuleProto XLA serializes A to (the bytes of a
-     `*.hlo_module.pb`), prints it, and XLA reads that print (D).
+     `*.hlo_module.pb`), prints it, and XLA reads that print (D);
+  5. hlocheck writes the file as an HloModuleProto (hlo-opt -o
+     x.hlo_module.pb) and XLA reads that proto (E), and the same after the
+     default passes: XLA reads hlocheck's proto of the rewritten module as
+     it reads hlocheck's text of it (F).
 
-A, B, C and D must be the same module instruction by instruction: computation,
+A, B, C, D and E (and F's two) must be the same module instruction by instruction: computation,
 name, opcode, operands, shape and layout, every attribute and called
 computation, as XLA prints each instruction (metadata left out: it has no
 meaning), and the same module header (replica and partition counts, entry
-layout, input/output aliasing).  A proto carries no replica count, so D is
-held to the module XLA itself makes of the proto.
+layout, input/output aliasing).  XLA takes no replica count from a proto, so
+D is held to the module XLA itself makes of its proto, and E to A without
+the replica and partition counts.
 
     xla_syntax.py [--build DIR] [--only REGEX] [--fuzz-count N] [--json FILE]
 
@@ -40,6 +45,7 @@ sys.path.insert(0, HERE)
 from xla_run import set_xla_flags     # noqa: E402
 
 METADATA = re.compile(r", metadata=\{(?:[^{}\"]|\"(?:[^\"\\\\]|\\\\.)*\")*\}")
+ZERO = re.compile(r"(?<![\w.])-0(?![\w.])")
 HEADER_KEYS = ("replica_count", "num_partitions", "entry_computation_layout", "input_output_alias")
 
 
@@ -105,6 +111,16 @@ class Syntax:
         return instrs, header
 
     @staticmethod
+    def anonymous(instrs):
+        """The instructions of each computation as a multiset of their texts
+        with every %name erased: what is left when names are set aside."""
+        out = {}
+        for (comp, _), text in instrs.items():
+            text = re.sub(r"%[\w.-]+", "%_", text)
+            out.setdefault(comp, []).append(ZERO.sub("0", text) if " constant(" in text else text)
+        return {c: sorted(v) for c, v in out.items()}
+
+    @staticmethod
     def first_difference(a, b):
         ia, ha = a
         ib, hb = b
@@ -149,8 +165,72 @@ class Syntax:
             return status, detail
         proto = a.as_serialized_hlo_module_proto()
         from_proto = self.xc.hlo.HloModule.from_serialized_hlo_module_proto(proto)
-        return self.read_back(self.meaning(from_proto), proto, "XLA's HloModuleProto of it: ",
-                              ".hlo_module.pb")
+        status, detail = self.read_back(self.meaning(from_proto), proto, "XLA's HloModuleProto of it: ",
+                                        ".hlo_module.pb")
+        if status != "same":
+            return status, detail
+        return self.written_proto(want, path)
+
+    def written_proto(self, want, path):
+        """E: XLA reads the HloModuleProto hlocheck writes of the file."""
+        out = os.path.join(self.work, "written.hlo_module.pb")
+        r = subprocess.run([os.path.join(self.build, "hlo-opt"), "--passes=none", path, "-o", out],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            err = [ln for ln in r.stderr.splitlines() if ln.strip() and "note:" not in ln]
+            return "hlocheck refuses", "writing it as a proto: " + (err[0] if err else "exit %d" % r.returncode)
+        try:
+            with open(out, "rb") as f:
+                b = self.xc.hlo.HloModule.from_serialized_hlo_module_proto(f.read())
+        except Exception as e:
+            return "DIFFER", "XLA cannot read hlocheck's proto of it: " + " | ".join(str(e).splitlines())[:300]
+        instrs, header = want
+        # XLA takes no replica count from a proto; and where the text gives no
+        # entry_computation_layout, XLA's parser makes one of the default
+        # layouts when the header sets replica_count or num_partitions and of
+        # the entry's own layouts otherwise, while the proto says the entry's own.
+        skip = ["replica_count", "num_partitions"]
+        if "entry_computation_layout" not in open(path, errors="replace").read().split("\n", 1)[0]:
+            skip.append("entry_computation_layout")
+        header = {k: v for k, v in header.items() if k not in skip}
+        mine = self.meaning(b)
+        mine = (mine[0], {k: v for k, v in mine[1].items() if k not in skip})
+        # XLA's text parser reads a constant written -0 as +0 (docs/xla-differences.md,
+        # minus-zero-constant); the proto carries the sign.
+        def signless(m):
+            return ({k: ZERO.sub("0", v) if " constant(" in v else v for k, v in m[0].items()}, m[1])
+        diff = self.first_difference(signless((instrs, header)), signless(mine))
+        if diff and self.anonymous(instrs) == self.anonymous(mine[0]) and header == mine[1]:
+            diff = None     # the same but for the names XLA's parser gave instructions (name.N)
+        if diff:
+            return "DIFFER", "hlocheck's proto of it: " + diff
+        return self.rewritten_proto(path, skip)
+
+    def rewritten_proto(self, path, skip):
+        """F: after the default passes, XLA reads hlocheck's proto as its text."""
+        out = os.path.join(self.work, "rewritten.hlo_module.pb")
+        hlo_opt = [os.path.join(self.build, "hlo-opt"), "--passes=default", path]
+        r = subprocess.run(hlo_opt + ["-o", out], capture_output=True, text=True)
+        t = subprocess.run(hlo_opt, capture_output=True, text=True)
+        if r.returncode != 0 or t.returncode != 0:
+            return "same", ""       # the passes refuse the module either way: nothing to write
+        want, why = self.xla(t.stdout)
+        if want is None:
+            return "DIFFER", "XLA cannot read hlocheck's text of the rewritten module: " + why
+        try:
+            with open(out, "rb") as f:
+                b = self.xc.hlo.HloModule.from_serialized_hlo_module_proto(f.read())
+        except Exception as e:
+            return "DIFFER", "XLA cannot read hlocheck's proto of the rewritten module: " + \
+                " | ".join(str(e).splitlines())[:300]
+        def cut(m):
+            return ({k: ZERO.sub("0", v) if " constant(" in v else v for k, v in m[0].items()},
+                    {k: v for k, v in m[1].items() if k not in skip})
+        a, m = cut(self.meaning(want)), cut(self.meaning(b))
+        diff = self.first_difference(a, m)
+        if diff and self.anonymous(a[0]) == self.anonymous(m[0]) and a[1] == m[1]:
+            diff = None     # the same but for the names XLA's parser gave instructions
+        return ("DIFFER", "hlocheck's proto of the rewritten module: " + diff) if diff else ("same", "")
 
 
 def main():

@@ -584,6 +584,9 @@ IrModule *ir_parse_module(const char *text, size_t len, const char *filename, Er
 /* Reads path ("-" for stdin) and parses it: HLO text, or one of XLA's
  * binary forms (proto.c), told apart by content. */
 IrModule *ir_parse_file(const char *path, Error *err);
+/* One shape at the start of text (layout included) into a; *used is how
+ * many bytes it took.  NULL and ERR_SYNTAX when text does not start with one. */
+IrShape *ir_parse_shape_text(Arena *a, const char *text, size_t len, size_t *used, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* proto.c: XLA's binary forms of a module                              */
@@ -608,6 +611,24 @@ IrModule *ir_parse_bytes(const void *data, size_t len, const char *filename, Err
 void ir_note_source(const IrModule *m, const char *tool, const char *path, FILE *f);
 
 /* ------------------------------------------------------------------ */
+/* proto_write.c: a module as XLA's HloModuleProto                      */
+
+/* Appends m, serialized as an HloModuleProto, to b.  Every attribute with
+ * a meaning goes into its proto field; one the proto has no field for, or
+ * that does not read as its field's value, is ERR_UNSUPPORTED naming the
+ * instruction (an unsound proto is worse than none).  What the proto
+ * cannot hold and that does not change what the module computes (module
+ * config options such as allow_spmd_sharding_propagation_to_output,
+ * unknown metadata keys), and instructions renamed because XLA wants
+ * names unique in a proto's module (text only in a computation), are
+ * told in note, "; "-separated, when note is not NULL. */
+bool ir_proto_write(StrBuf *b, const IrModule *m, StrBuf *note, Error *err);
+
+typedef enum IrFormat { IR_FORMAT_TEXT, IR_FORMAT_PROTO } IrFormat;
+/* What a file name asks for: a proto for *.pb, text otherwise. */
+IrFormat ir_format_of_path(const char *path);
+
+/* ------------------------------------------------------------------ */
 /* print.c                                                              */
 
 /* Canonical HLO text: read back identically by this parser and XLA's.
@@ -627,6 +648,9 @@ bool ir_module_text_equal(const IrModule *a, const IrModule *b);
 /* Writes the module to path atomically (temp file in the same directory, then
  * rename); "-" or NULL writes to stdout. */
 bool ir_write_module_file(const IrModule *m, const char *path, Error *err);
+/* The same in either format; a proto's note (see ir_proto_write) goes to
+ * note when it is not NULL. */
+bool ir_write_module_file_as(const IrModule *m, const char *path, IrFormat fmt, StrBuf *note, Error *err);
 /* files.c: mkdir -p dir (an error naming the part that cannot be made). */
 bool ir_make_dirs(const char *dir, Error *err);
 /* A deep copy of m, through its text (so exactly what a user gets from the

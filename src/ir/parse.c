@@ -741,6 +741,29 @@ static IrShape *parse_shape_at(Parser *p, bool brace_is_layout)
     return s;
 }
 
+/* One shape at the start of text, for the attribute values that hold
+ * shapes (entry_computation_layout, operand_layout_constraints): the
+ * parser's own grammar, into arena a. */
+IrShape *ir_parse_shape_text(Arena *a, const char *text, size_t len, size_t *used, Error *err)
+{
+    Parser p = { 0 };
+    Error local = { 0 };
+    p.src = text;
+    p.len = len;
+    p.user_file = "<shape>";
+    p.file = p.user_file;
+    p.line = 1;
+    p.col = 1;
+    p.arena = a;
+    p.err = err ? err : &local;
+    if (setjmp(p.fail))
+        return NULL;
+    next(&p);
+    IrShape *s = parse_shape(&p, true);
+    *used = p.tok.start;
+    return s;
+}
+
 /* ------------------------------------------------------------------ */
 /* Literals                                                             */
 

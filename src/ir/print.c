@@ -804,9 +804,21 @@ static bool write_atomic(const StrBuf *text, const char *path, Error *err)
 
 bool ir_write_module_file(const IrModule *m, const char *path, Error *err)
 {
+    return ir_write_module_file_as(m, path, IR_FORMAT_TEXT, NULL, err);
+}
+
+bool ir_write_module_file_as(const IrModule *m, const char *path, IrFormat fmt, StrBuf *note, Error *err)
+{
     StrBuf text;
     strbuf_init_may_fail(&text);
-    ir_print_module(&text, m);
+    if (fmt == IR_FORMAT_PROTO) {
+        if (!ir_proto_write(&text, m, note, err)) {
+            strbuf_free(&text);
+            return false;
+        }
+    } else {
+        ir_print_module(&text, m);
+    }
     bool to_stdout = !path || strcmp(path, "-") == 0;
     bool ok = strbuf_check(&text, err) &&
               (to_stdout ? write_stdout(&text, err) : write_atomic(&text, path, err));

@@ -25,6 +25,7 @@
 #include "ir.h"
 
 #include "hlo.pb-c.h"
+#include "proto_enums.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -448,7 +449,8 @@ static void put_list(Emit *e, const char *name, const int64_t *v, size_t n)
     put(e, "}");
 }
 
-/* HLO names: what parse.c's lexer takes as one name. */
+/* HLO names: what parse.c's lexer takes as one name ('#' as in XLA's
+ * %param#0). */
 static bool good_name(const char *s)
 {
     if (!s || !s[0])
@@ -456,52 +458,13 @@ static bool good_name(const char *s)
     for (const char *q = s; *q; q++) {
         char c = *q;
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-              c == '-'))
+              c == '-' || c == '#'))
             return false;
     }
     return true;
 }
 
-/* PrimitiveType numbers (xla_data.proto) to the IR's types. */
-static IrElemType type_of(int32_t t)
-{
-    switch (t) {
-    case 1: return IR_TYPE_PRED;
-    case 30: return IR_TYPE_S1;
-    case 26: return IR_TYPE_S2;
-    case 21: return IR_TYPE_S4;
-    case 2: return IR_TYPE_S8;
-    case 3: return IR_TYPE_S16;
-    case 4: return IR_TYPE_S32;
-    case 5: return IR_TYPE_S64;
-    case 31: return IR_TYPE_U1;
-    case 27: return IR_TYPE_U2;
-    case 22: return IR_TYPE_U4;
-    case 6: return IR_TYPE_U8;
-    case 7: return IR_TYPE_U16;
-    case 8: return IR_TYPE_U32;
-    case 9: return IR_TYPE_U64;
-    case 10: return IR_TYPE_F16;
-    case 11: return IR_TYPE_F32;
-    case 16: return IR_TYPE_BF16;
-    case 12: return IR_TYPE_F64;
-    case 19: return IR_TYPE_F8E5M2;
-    case 28: return IR_TYPE_F8E4M3;
-    case 20: return IR_TYPE_F8E4M3FN;
-    case 23: return IR_TYPE_F8E4M3B11FNUZ;
-    case 29: return IR_TYPE_F8E3M4;
-    case 24: return IR_TYPE_F8E5M2FNUZ;
-    case 25: return IR_TYPE_F8E4M3FNUZ;
-    case 33: return IR_TYPE_F8E8M0FNU;
-    case 32: return IR_TYPE_F4E2M1FN;
-    case 15: return IR_TYPE_C64;
-    case 18: return IR_TYPE_C128;
-    case 13: return IR_TYPE_TUPLE;
-    case 14: return IR_TYPE_OPAQUE;
-    case 17: return IR_TYPE_TOKEN;
-    default: return IR_TYPE_INVALID;
-    }
-}
+static IrElemType type_of(int32_t t) { return proto_type_to_ir(t); }
 
 enum { PRIMITIVE_BUFFER = 34 };
 
@@ -1118,22 +1081,7 @@ static void emit_window(Emit *e, const Xla__Window *w)
     put(e, "}");
 }
 
-static const char *const precision_names[] = { "default", "high", "highest" };
-static const char *const dot_algorithm_names[] = {
-    "unset", "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum", "dot_f16_f16_f16", "dot_f16_f16_f32",
-    "dot_bf16_bf16_bf16", "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3", "dot_bf16_bf16_f32_x6", "dot_tf32_tf32_f32",
-    "dot_tf32_tf32_f32_x3", "dot_f32_f32_f32", "dot_f64_f64_f64", "dot_bf16_bf16_f32_x9"
-};
-static const char *const rng_algorithm_names[] = { "rng_default", "rng_three_fry", "rng_philox" };
-static const char *const distribution_names[] = { "rng_invalid", "rng_uniform", "rng_normal" };
-static const char *const fft_type_names[] = { "FFT", "IFFT", "RFFT", "IRFFT" };
-static const char *const schedule_names[] = { "SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST" };
-static const char *const api_version_names[] = { "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
-                                                 "API_VERSION_STATUS_RETURNING",
-                                                 "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI" };
-static const char *const transpose_names[] = { "TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT" };
-
-#define NAMED(table, v) ((v) >= 0 && (size_t)(v) < sizeof table / sizeof table[0] ? table[v] : NULL)
+#define NAMED(e, v) proto_enum_name(&(e), (v))
 
 static bool enum_word(Emit *e, const char *attr, const char *word, int v)
 {
@@ -1302,14 +1250,14 @@ static bool emit_attributes(Emit *e, const Instr *in)
     }
     if (op_is(in, "reduce-precision"))
         putf(e, ", exponent_bits=%d, mantissa_bits=%d", (int)in->exponent_bits, (int)in->mantissa_bits);
-    if (op_is(in, "rng") && !enum_word(e, "distribution", NAMED(distribution_names, in->distribution),
+    if (op_is(in, "rng") && !enum_word(e, "distribution", NAMED(proto_distribution, in->distribution),
                                        in->distribution))
         return false;
     if (op_is(in, "rng-bit-generator") &&
-        !enum_word(e, "algorithm", NAMED(rng_algorithm_names, in->rng_algorithm), in->rng_algorithm))
+        !enum_word(e, "algorithm", NAMED(proto_rng_algorithm, in->rng_algorithm), in->rng_algorithm))
         return false;
     if (op_is(in, "fft")) {
-        if (!enum_word(e, "fft_type", NAMED(fft_type_names, in->fft_type), in->fft_type))
+        if (!enum_word(e, "fft_type", NAMED(proto_fft_type, in->fft_type), in->fft_type))
             return false;
         put_list(e, "fft_length", in->fft_length, in->n_fft_length);
     }
@@ -1336,7 +1284,7 @@ static bool emit_attributes(Emit *e, const Instr *in)
         if (any) {
             put(e, ", operand_precision={");
             for (size_t i = 0; i < p->n_operand_precision; i++) {
-                const char *w = NAMED(precision_names, p->operand_precision[i]);
+                const char *w = NAMED(proto_precision, p->operand_precision[i]);
                 if (!w)
                     return emit_fail(e, "precision_config.operand_precision[%zu]: %d", i,
                                      (int)p->operand_precision[i]);
@@ -1344,14 +1292,14 @@ static bool emit_attributes(Emit *e, const Instr *in)
             }
             put(e, "}");
         }
-        if (p->algorithm && !enum_word(e, "algorithm", NAMED(dot_algorithm_names, p->algorithm), p->algorithm))
+        if (p->algorithm && !enum_word(e, "algorithm", NAMED(proto_dot_algorithm, p->algorithm), p->algorithm))
             return false;
     }
     if (in->triangular_solve_options) {
         const Xla__TriangularSolveOptions *o = in->triangular_solve_options;
         putf(e, ", left_side=%s, lower=%s, unit_diagonal=%s", o->left_side ? "true" : "false",
              o->lower ? "true" : "false", o->unit_diagonal ? "true" : "false");
-        if (!enum_word(e, "transpose_a", NAMED(transpose_names, o->transpose_a), o->transpose_a))
+        if (!enum_word(e, "transpose_a", NAMED(proto_transpose, o->transpose_a), o->transpose_a))
             return false;
     }
     if (in->cholesky_options)
@@ -1365,6 +1313,17 @@ static bool emit_attributes(Emit *e, const Instr *in)
     if (op_is(in, "custom-call")) {
         put(e, ", custom_call_target=");
         put_quoted(e, in->custom_call_target ? in->custom_call_target : "");
+        /* XLA's order: the target, the operand layouts, then the options. */
+        if (in->constrain_layout) {
+            put(e, ", operand_layout_constraints={");
+            for (size_t i = 0; i < in->n_operand_shapes_with_layout; i++) {
+                if (i)
+                    put(e, ", ");
+                if (!emit_shape(e, in->operand_shapes_with_layout[i], 0))
+                    return false;
+            }
+            put(e, "}");
+        }
         if (in->custom_call_has_side_effect)
             put(e, ", custom_call_has_side_effect=true");
         if (in->n_output_operand_aliasing) {
@@ -1381,22 +1340,14 @@ static bool emit_attributes(Emit *e, const Instr *in)
             put(e, "}");
         }
         if (in->custom_call_schedule &&
-            !enum_word(e, "schedule", NAMED(schedule_names, in->custom_call_schedule), in->custom_call_schedule))
+            !enum_word(e, "schedule", NAMED(proto_schedule, in->custom_call_schedule), in->custom_call_schedule))
             return false;
-        if (in->custom_call_api_version > 1 &&
-            !enum_word(e, "api_version", NAMED(api_version_names, in->custom_call_api_version),
+        /* XLA's text default is API_VERSION_ORIGINAL (1); a proto's 0 is
+         * API_VERSION_UNSPECIFIED, which XLA prints. */
+        if (in->custom_call_api_version != 1 &&
+            !enum_word(e, "api_version", NAMED(proto_api_version, in->custom_call_api_version),
                        in->custom_call_api_version))
             return false;
-        if (in->constrain_layout) {
-            put(e, ", operand_layout_constraints={");
-            for (size_t i = 0; i < in->n_operand_shapes_with_layout; i++) {
-                if (i)
-                    put(e, ", ");
-                if (!emit_shape(e, in->operand_shapes_with_layout[i], 0))
-                    return false;
-            }
-            put(e, "}");
-        }
     }
     if (in->infeed_config.len) {
         put(e, ", infeed_config=\"");
@@ -1814,7 +1765,8 @@ static bool emit_header(Emit *e, const Comp *entry)
     }
     put(e, "}");
     const Xla__DeviceAssignmentProto *da = m->device_assignment;
-    if (da && da->replica_count > 1)
+    /* A device assignment fixes the device count, one replica included. */
+    if (da && da->replica_count >= 1)
         putf(e, ", replica_count=%d", (int)da->replica_count);
     if (da && da->computation_count > 1)
         putf(e, ", num_partitions=%d", (int)da->computation_count);
@@ -1853,8 +1805,14 @@ static void emit_stack_frames(Emit *e, const Xla__StackFrameIndexProto *s)
     newline(e, -1, -1);
     for (size_t i = 0; i < s->n_file_locations; i++) {
         const Xla__StackFrameIndexProto__FileLocation *l = s->file_locations[i];
-        putf(e, "%zu {file_name_id=%d function_name_id=%d line=%d column=%d}", i + 1, (int)l->file_name_id,
-             (int)l->function_name_id, (int)l->line, (int)l->column);
+        putf(e, "%zu {file_name_id=%d function_name_id=%d line=%d", i + 1, (int)l->file_name_id,
+             (int)l->function_name_id, (int)l->line);
+        if (l->end_line)
+            putf(e, " end_line=%d", (int)l->end_line);
+        putf(e, " column=%d", (int)l->column);
+        if (l->end_column)
+            putf(e, " end_column=%d", (int)l->end_column);
+        put(e, "}");
         newline(e, -1, -1);
     }
     newline(e, -1, -1);
@@ -1865,6 +1823,7 @@ static void emit_stack_frames(Emit *e, const Xla__StackFrameIndexProto *s)
              (int)s->stack_frames[i]->parent_frame_id);
         newline(e, -1, -1);
     }
+    newline(e, -1, -1);
 }
 
 static bool emit_module(Emit *e)
@@ -1878,6 +1837,7 @@ static bool emit_module(Emit *e)
                          m->entry_computation_id, m->entry_computation_name ? m->entry_computation_name : "");
     if (!emit_header(e, entry))
         return false;
+    emit_stack_frames(e, m->stack_frame_index);     /* where the parser reads them: after the header */
     for (size_t i = 0; i < m->n_computations; i++) {
         const Comp *c = m->computations[i];
         for (size_t j = 0; j < i; j++)
@@ -1901,7 +1861,6 @@ static bool emit_module(Emit *e)
             return false;
         path_pop(&e->path, at);
     }
-    emit_stack_frames(e, m->stack_frame_index);
     return true;
 }
 

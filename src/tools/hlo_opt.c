@@ -27,6 +27,7 @@ typedef struct Options {
     bool list_passes;
     bool help;
     const char *out_path; /* NULL or "-": standard output */
+    const char *output_format; /* NULL (by -o's suffix), "text" or "proto" */
     const char *in_path;  /* "-": standard input; NULL until given */
 } Options;
 
@@ -47,6 +48,9 @@ static const CliFlag flags[] = {
     {"--list-passes", CLI_SWITCH, OPT(list_passes), "", "", "list the registered passes and exit"},
     {"-o", CLI_STRING, OPT(out_path), " FILE", "standard output",
      "write the module to FILE (a temporary file, then rename; FILE may be the input)"},
+    {"--output-format", CLI_CHOICE, OPT(output_format), "=text|proto", "proto when -o names a *.pb file, else text",
+     "write HLO text, or a serialized HloModuleProto (XLA's field numbers; what the Neuron compiler takes as "
+     "*.hlo_module.pb)"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -183,13 +187,22 @@ static int run(const Options *opt)
     ir_note_source(m, "hlo-opt", opt->in_path, stderr);
     int status = 0;
     char note[1024];
+    IrFormat fmt = opt->output_format ? (strcmp(opt->output_format, "proto") == 0 ? IR_FORMAT_PROTO : IR_FORMAT_TEXT)
+                                      : ir_format_of_path(opt->out_path);
+    StrBuf dropped;
+    strbuf_init(&dropped);
     PipelineStats *stats = xcalloc(1, sizeof *stats);
     if (!ir_verify_module(m, &err) ||
         (opt->fill_elided && check_fill_elided_constants(m, opt->seed, note, sizeof note, &err) < 0) ||
         !run_passes(m, opt, stats, &err) ||
-        !ir_write_module_file(m, opt->out_path, &err))
+        !ir_write_module_file_as(m, opt->out_path, fmt, &dropped, &err))
         status = report(&err);
-    else if (opt->stats)
+    else if (fmt == IR_FORMAT_PROTO)
+        fprintf(stderr, "hlo-opt: note: %s: written as an HloModuleProto%s%s\n",
+                opt->out_path && strcmp(opt->out_path, "-") ? opt->out_path : "standard output",
+                dropped.len ? "; " : "", dropped.len ? dropped.s : "");
+    strbuf_free(&dropped);
+    if (status == 0 && opt->stats)
         print_stats(m, stats, stderr);
     if (status == 0 && opt->fill_elided && note[0])
         fprintf(stderr, "hlo-opt: note: %s\n", note);
