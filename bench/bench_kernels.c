@@ -1,6 +1,7 @@
 /* bench_kernels.c: single-process benchmarks of the parser and of the
  * interpreter's kernels, each against a limit measured in the same run.
  *
+ *     bench_kernels proto SMALL LARGE  read each as an HloModuleProto vs as text
  *     bench_kernels parse FILE    parse, verify and print FILE (a big generated
  *                                 module); limit: 100 MB in 10 s
  *     bench_kernels memory        elementwise and data-movement kernels on
@@ -146,6 +147,84 @@ static int bench_parse(const char *path)
     strbuf_free(&b);
     ir_module_free(m);
     free(text);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* proto: reading a module as an HloModuleProto vs as text               */
+
+/* Seconds to read the bytes of a file already in memory as a module (best
+ * of 2), and the module's instruction count. */
+static double read_seconds(const char *bytes, size_t len, const char *name, bool proto, long *n_instrs)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 2; rep++) {
+        Error err = { .code = ERR_OK };
+        double t0 = bench_now();
+        IrModule *m = proto ? ir_parse_proto(bytes, len, name, &err) : ir_parse_module(bytes, len, name, &err);
+        double t = bench_now() - t0;
+        if (!m) {
+            error_print(&err, stderr);
+            return -1;
+        }
+        *n_instrs = 0;
+        for (int c = 0; c < m->n_computations; c++)
+            *n_instrs += m->computations[c]->n_instrs;
+        ir_module_free(m);
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* bench_kernels proto SMALL.hlo LARGE.hlo: each module written as a proto
+ * (ir_proto_write), then read from memory as that proto and as its text;
+ * the proto's read against the text's (target <= 1), and how the proto's
+ * read grows from the small module to the large one against their sizes
+ * (linear: target <= 1.2). */
+static int bench_proto(const char *small, const char *large)
+{
+    double t_proto[2] = { 0 }, mb[2] = { 0 };
+    const char *paths[2] = { small, large };
+    for (int k = 0; k < 2; k++) {
+        size_t len = 0;
+        char *text = bench_read_file(paths[k], &len);
+        if (!text)
+            return 1;
+        Error err = { .code = ERR_OK };
+        IrModule *m = ir_parse_module(text, len, paths[k], &err);
+        StrBuf pb;
+        strbuf_init(&pb);
+        double t0 = bench_now();
+        bool ok = m && ir_proto_write(&pb, m, NULL, &err);
+        double t_write = bench_now() - t0;
+        ir_module_free(m);
+        if (!ok) {
+            error_print(&err, stderr);
+            return 1;
+        }
+        long n = 0;
+        double t_text = read_seconds(text, len, paths[k], false, &n);
+        t_proto[k] = read_seconds(pb.s, pb.len, paths[k], true, &n);
+        if (t_text < 0 || t_proto[k] < 0)
+            return 1;
+        mb[k] = (double)pb.len / 1e6;
+        char name[160], ours[96], lim[96];
+        snprintf(name, sizeof name, "read a %.0f MB HloModuleProto (%.0f MB of text, %ld instructions)", mb[k],
+                 (double)len / 1e6, n);
+        snprintf(ours, sizeof ours, "%.2f s", t_proto[k]);
+        snprintf(lim, sizeof lim, "%.2f s (the same module read as text)", t_text);
+        bench_line(name, ours, lim, t_proto[k] / t_text, "<=", 1.0);
+        snprintf(name, sizeof name, "write a %.0f MB HloModuleProto", mb[k]);
+        snprintf(ours, sizeof ours, "%.2f s", t_write);
+        bench_line(name, ours, lim, t_write / t_text, NULL, 0);
+        strbuf_free(&pb);
+        free(text);
+    }
+    char name[160], ours[96], lim[96];
+    snprintf(name, sizeof name, "proto read time, %.0f MB -> %.0f MB", mb[0], mb[1]);
+    snprintf(ours, sizeof ours, "x%.2f", t_proto[1] / t_proto[0]);
+    snprintf(lim, sizeof lim, "x%.2f (the sizes' ratio)", mb[1] / mb[0]);
+    bench_line(name, ours, lim, (t_proto[1] / t_proto[0]) / (mb[1] / mb[0]), "<=", 1.2);
     return 0;
 }
 
@@ -645,6 +724,8 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "parse") == 0)
         return bench_parse(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "proto") == 0)
+        return bench_proto(argv[2], argv[3]);
     if (argc >= 2 && strcmp(argv[1], "memory") == 0) {
         bool reuse = false;
         const char *only = NULL;
@@ -665,7 +746,7 @@ int main(int argc, char **argv)
         return bench_conv();
     if (argc == 3 && strcmp(argv[1], "threads") == 0 && atoi(argv[2]) >= 1)
         return bench_threads(atoi(argv[2]));
-    fprintf(stderr, "usage: bench_kernels parse FILE | memory [--reuse] [--only NAME] [--reps N] | dot | conv"
+    fprintf(stderr, "usage: bench_kernels parse FILE | proto SMALL LARGE | memory [--reuse] [--only NAME] [--reps N] | dot | conv"
             " | threads N\n");
     return 2;
 }

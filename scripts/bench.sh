@@ -66,6 +66,7 @@ gen() {     # gen FILE ARGS...: bench/gen_module.py ARGS... FILE, unless FILE is
     fi
 }
 gen "$out/parse_100mb.hlo" parse 100
+gen "$out/parse_25mb.hlo" parse 25
 gen "$out/pipeline_10k.hlo" pipeline 10000
 gen "$out/pipeline_30k.hlo" pipeline 30000
 gen "$out/pipeline_100k.hlo" pipeline 100000
@@ -79,6 +80,9 @@ echo "make bench: $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), load average
 
 section "parser: a generated 100 MB module (budget: 100 MB in 10 s)"
 run parse "$out/bench_kernels" parse "$out/parse_100mb.hlo"
+
+section "XLA's binary form: a module read as an HloModuleProto vs as its text (target <= 1); the read's growth vs the size's (linear: target <= 1.2)"
+run proto "$out/bench_kernels" proto "$out/parse_25mb.hlo" "$out/parse_100mb.hlo"
 
 # ---- Kernels
 

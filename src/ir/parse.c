@@ -252,22 +252,32 @@ static void lex_string(Parser *p, Token *t)
 
 static bool lex_punct(Parser *p, Token *t)
 {
-    static const struct { const char *text; TokKind kind; } punct[] = {
-        { "->", T_ARROW }, { "<=", T_LEQ }, { "...", T_ELLIPSIS },
-        { "=", T_EQ }, { ",", T_COMMA }, { ":", T_COLON }, { "*", T_STAR }, { "#", T_HASH },
-        { "+", T_PLUS }, { "~", T_TILDE }, { "?", T_QUESTION }, { "[", T_LBRACKET },
-        { "]", T_RBRACKET }, { "{", T_LBRACE }, { "}", T_RBRACE }, { "(", T_LPAREN },
-        { ")", T_RPAREN },
-    };
-    for (size_t i = 0; i < sizeof punct / sizeof punct[0]; i++) {
-        size_t n = strlen(punct[i].text);
-        if (p->pos + n <= p->len && memcmp(p->src + p->pos, punct[i].text, n) == 0) {
-            advance(p, n);
-            t->kind = punct[i].kind;
-            return true;
-        }
+    int c = peekc(p, 0), d = peekc(p, 1);
+    size_t n = 1;
+    TokKind k;
+    switch (c) {
+    case '-': if (d != '>') return false; k = T_ARROW; n = 2; break;
+    case '<': if (d != '=') return false; k = T_LEQ; n = 2; break;
+    case '.': if (d != '.' || peekc(p, 2) != '.') return false; k = T_ELLIPSIS; n = 3; break;
+    case '=': k = T_EQ; break;
+    case ',': k = T_COMMA; break;
+    case ':': k = T_COLON; break;
+    case '*': k = T_STAR; break;
+    case '#': k = T_HASH; break;
+    case '+': k = T_PLUS; break;
+    case '~': k = T_TILDE; break;
+    case '?': k = T_QUESTION; break;
+    case '[': k = T_LBRACKET; break;
+    case ']': k = T_RBRACKET; break;
+    case '{': k = T_LBRACE; break;
+    case '}': k = T_RBRACE; break;
+    case '(': k = T_LPAREN; break;
+    case ')': k = T_RPAREN; break;
+    default: return false;
     }
-    return false;
+    advance(p, n);
+    t->kind = k;
+    return true;
 }
 
 /* -inf, -nan and -nan(0x..) lex as one identifier-like token of kind
