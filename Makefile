@@ -142,7 +142,8 @@ xla-cases: all
 	scripts/xla_diff.sh --tally-name xla-syntax --syntax --quiet --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --tally-name gen-ops --ops $(XLA_OPS) --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --tally-name gen-collectives --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; \
-	scripts/xla_diff.sh --tally-name zoo --zoo $(ZOO_QUICK) --build $(BUILD) || st=1; exit $$st
+	scripts/xla_diff.sh --tally-name zoo --zoo $(ZOO_QUICK) --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --tally-name snapshots --snapshots --every 8 --build $(BUILD) || st=1; exit $$st
 
 # Set-up first (fails with one line when PyPI cannot be reached), then the
 # XLA cases of make test.
@@ -154,7 +155,8 @@ xla-test:
 	scripts/xla_diff.sh --syntax --quiet --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --ops $(XLA_OPS) --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; \
-	scripts/xla_diff.sh --zoo $(ZOO_QUICK) --build $(BUILD) || st=1; exit $$st
+	scripts/xla_diff.sh --zoo $(ZOO_QUICK) --build $(BUILD) || st=1; \
+	scripts/xla_diff.sh --snapshots --every 8 --build $(BUILD) || st=1; exit $$st
 
 # Every module hlo-run runs, at every device count its corpus lists (up to
 # 8), against XLA:CPU: tens of minutes.  scripts/xla_diff.sh --help lists
@@ -195,6 +197,7 @@ demo:
 # with --local (tens of minutes: not part of test).
 validate: all
 	scripts/validate.sh --prove $(BUILD)
+	scripts/proto_validate.sh --prove $(BUILD)
 	scripts/test_validate.sh $(BUILD)
 	scripts/test_hlo_check.sh $(BUILD)
 	scripts/run_real_dumps.sh --local $(BUILD)

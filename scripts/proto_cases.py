@@ -12,9 +12,13 @@ not: a case was edited here and not regenerated, or the reverse):
         must print both the same) and NAME.note the note hlo-opt must give;
   tests/ir/malformed/proto_NAME.hlo_module.pb  a broken one, with .err, the
         error line every tool must print (exit 2), as run_golden.sh takes
-        the malformed text cases.
+        the malformed text cases;
+  tests/ir/snapshot/NAME.snapshot.pb (NAME.rank<r>.snapshot.pb for a run of
+        several devices)  an HloSnapshot to replay (hlo-run --snapshot),
+        with NAME.want: the exit status, then a line the replay must print.
 
 Field numbers are XLA's (src/ir/hlo.proto names each)."""
+import math
 import os
 import struct
 import sys
@@ -205,14 +209,81 @@ ENTRY %main (start: s32[]) -> (s32[]) {
     # An HloSnapshot (module, arguments and result of one run) and an
     # HloProto around the same module; a field from a newer schema.
     arg = M(2, shape(F32, [4], field=1), f32s(8, [0, 0, 0, 0]))
-    cases["add_f32_snapshot.snapshot.pb"] = (M(1, M(1, add_module())) + arg + arg, ADD_TEXT,
-                         "hlo-opt: note: FILE: read as an HloSnapshot; not carried: the snapshot's 2 "
-                         "argument(s) (not replayed yet)")
+    cases["add_f32_snapshot.snapshot.pb"] = (M(1, M(1, add_module())) + arg + arg, ADD_TEXT, None)
     cases["add_f32_hlo_proto.hlo.pb"] = (M(1, add_module()), ADD_TEXT, None)
     cases["newer_field.hlo_module.pb"] = (add_module(V(500, 1) + M(82, V(1, 3))), ADD_TEXT,
                             "hlo-opt: note: FILE: read as an HloModuleProto; not carried: "
                             "HloInstructionProto.field 500")
     return cases
+
+
+# --- snapshots to replay -------------------------------------------------
+
+def f32(v):
+    """v rounded to f32 (nearest even), as a Python float."""
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def ulps(v, k):
+    """The f32 k steps above v (v > 0)."""
+    return struct.unpack("<f", struct.pack("<i", struct.unpack("<i", struct.pack("<f", v))[0] + k))[0]
+
+
+def literal(field, values, dims=None):
+    return M(field, shape(F32, dims or [len(values)], field=1), f32s(8, values))
+
+
+def snapshot(module_bytes, args, result):
+    return M(1, M(1, module_bytes)) + b"".join(literal(2, a) for a in args) + \
+        (literal(3, result) if result is not None else b"") + L(4, "Host")
+
+
+def exp_module():
+    return module("exp_f32", 1, computation(
+        "main", 1, 2,
+        param("x", 1, 0, shape(F32, [4])),
+        instr("e", "exponential", 2, shape(F32, [4]), (1,))))
+
+
+def all_reduce_module():
+    devices = M(15, V(1, 2), V(2, 1), M(3, packed(1, [0, 1])))
+    return module("sum2", 2, ADD_REDUCER, computation(
+        "main", 2, 2,
+        param("p", 1, 0, shape(F32, [4])),
+        instr("ar", "all-reduce", 2, shape(F32, [4]), (1,), V(38, 7))), extra=devices)
+
+
+def snapshot_cases():
+    """{NAME: ([bytes of each rank's snapshot], exit status, a line the replay prints)}."""
+    x, y = [0.5, -1.25, 3.0, 1e-3], [9.0, 9.0, 9.0, 9.0]
+    c = [1.0, 2.5, -3.0, 0.125]
+    total = [f32(a + b) for a, b in zip(x, c)]
+    off = list(total)
+    off[2] = 1.401298464324817e-45     # 0 recorded as the smallest subnormal: one ulp, in the exact class
+    e = [f32(math.exp(v)) for v in x]
+    near, far = list(e), list(e)
+    near[1] = ulps(e[1], 3)            # within the 4 ulps a transcendental may be off
+    far[1] = ulps(e[1], 12)
+    x1 = [1.0, 2.0, -0.5, 4.0]
+    s2 = [f32(a + b) for a, b in zip(x, x1)]
+    return {
+        "add": ([snapshot(add_module(), [x, y], total)], 0,
+                "hlo-run: snapshot: out0 f32[4]{0}: within exact (bitwise)"),
+        "add_off": ([snapshot(add_module(), [x, y], off)], 1,
+                    "hlo-run: snapshot: out0 f32[4]{0}: DIFFERS beyond exact (bitwise): 1 of 4 elements, first [2]: "
+                    "0 here, 1.4013e-45 recorded"),
+        "exp_near": ([snapshot(exp_module(), [x], near)], 0,
+                     "hlo-run: snapshot: out0 f32[4]{0}: within transcendental (ulp 4 in f32; largest "),
+        "exp_far": ([snapshot(exp_module(), [x], far)], 1,
+                    "hlo-run: snapshot: out0 f32[4]{0}: DIFFERS beyond transcendental (ulp 4 in f32; largest "),
+        "no_result": ([snapshot(add_module(), [x, y], None)], 2,
+                      "error: the snapshot records no result to compare with"),
+        "wrong_argument": ([snapshot(add_module(), [x[:3], y], total)], 2,
+                           "error: arguments[0] is f32[3]{0}; parameter 0 (%x) is f32[4]{0}"),
+        "two_ranks": ([snapshot(all_reduce_module(), [x], s2), snapshot(all_reduce_module(), [x1], s2)], 0,
+                      "hlo-run: snapshot: rank 1: out0 f32[4]{0}: within accumulation (scaled ulp 64 in f32; "
+                      "largest 0)"),
+    }
 
 
 def elided(path):
@@ -298,6 +369,14 @@ def files():
         kind = {"hlo_module": "HloModuleProto", "hlo": "HloProto", "snapshot": "HloSnapshot"}[name.split(".")[1]]
         note = note or "hlo-opt: note: FILE: read as an " + kind
         out[base + ".note"] = (note.replace("FILE", path) + "\n").encode()
+    for name, (ranks, status, line) in snapshot_cases().items():
+        base = "tests/ir/snapshot/" + name
+        if len(ranks) == 1:
+            out[base + ".snapshot.pb"] = ranks[0]
+        else:
+            for r, data in enumerate(ranks):
+                out["%s.rank%d.snapshot.pb" % (base, r)] = data
+        out[base + ".want"] = ("%d\n%s\n" % (status, line)).encode()
     for name, (data, err) in bad_cases().items():
         path = "tests/ir/malformed/proto_" + name + ".hlo_module.pb"   # apart from the text cases' names
         out[path] = data

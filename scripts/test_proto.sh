@@ -22,8 +22,13 @@
 #     are canonical, come back identical; a proto on standard output runs in
 #     hlo-run as its text does; a rewrite written as a proto gets the same
 #     hlo-check verdict as its text; what has no place in a proto (elided
-#     constants, the short async form) is exit 2 naming the instruction,
-#     with an existing output file left as it was.
+#     constants, a channel_id of 0) is exit 2 naming the instruction,
+#     with an existing output file left as it was;
+#   * snapshots replayed (hlo-run --snapshot, one per rank): the cases of
+#     tests/ir/snapshot/ (proto_cases.py: within and beyond the exact and
+#     transcendental tolerances, two ranks, no result, an argument of the
+#     wrong shape) exit as their .want says with its line; hlo-check
+#     --inputs takes a snapshot's arguments.
 # One line per case, then "proto: N passed, N failed"; exit 1 on any
 # failure.  With TALLY set, appends "passed failed" to it.
 set -uo pipefail
@@ -267,6 +272,56 @@ if [ $ra -eq 0 ] && [ -s "$tmp/a.out" ] && cmp -s "$tmp/a.out" "$tmp/b.out" &&
     ok "write: reduce-scatter-start/-done become async-start calling %async_wrapped; hlo-run @ 2 as the text"
 else
     bad "write: the short async form" "hlo-run exit $ra; the proto reads as:"$'\n'"$(head -n 20 "$tmp/async.out")"
+fi
+
+# --- Snapshots replayed ------------------------------------------------------
+
+# Each case of tests/ir/snapshot/: its exit status and a line it prints.
+for want in tests/ir/snapshot/*.want; do
+    base=${want%.want} name=$(basename "${want%.want}")
+    status=$(head -n 1 "$want") line=$(sed -n 2p "$want")
+    if [ -f "$base.snapshot.pb" ]; then
+        n=1
+        timeout 30 "$build/hlo-run" --snapshot "$base.snapshot.pb" >"$tmp/s.out" 2>&1
+        rc=$?
+    else
+        n=$(find tests/ir/snapshot -name "$name.rank*.snapshot.pb" | wc -l)
+        files=$(seq 0 $((n - 1)) | sed "s|.*|$base.rank&.snapshot.pb|" | paste -sd, -)
+        run "$n" "$build/hlo-run" --snapshot "$files" >"$tmp/s.out" 2>&1
+        rc=$?
+    fi
+    if [ $rc -eq "$status" ] && grep -qF -- "$line" "$tmp/s.out"; then
+        ok "snapshot $name @ $n: exit $rc, $(grep -m1 -F -- "$line" "$tmp/s.out" | cut -c1-90)"
+    else
+        bad "snapshot $name @ $n" "exit $rc (want $status), want the line '$line' in:"$'\n'"$(head -n 8 "$tmp/s.out")"
+    fi
+done
+
+# A snapshot records one device's run: one per rank, the same program in each.
+s0=tests/ir/snapshot/two_ranks.rank0.snapshot.pb
+run 2 "$build/hlo-run" --snapshot "$s0" >"$tmp/s.out" 2>&1
+r1=$?
+run 2 "$build/hlo-run" --snapshot "$s0,tests/ir/snapshot/add.snapshot.pb" >"$tmp/t.out" 2>&1
+r2=$?
+timeout 30 "$build/hlo-run" --snapshot tests/ir/proto/add_f32.hlo_module.pb >"$tmp/u.out" 2>&1
+r3=$?
+if [ $r1 -eq 2 ] && grep -q 'gives 1 snapshot for 2 ranks' "$tmp/s.out" && [ $r2 -eq 2 ] &&
+   grep -q 'snapshots hold different modules' "$tmp/t.out" && [ $r3 -eq 2 ] &&
+   grep -q 'is HloModuleProto, not an HloSnapshot' "$tmp/u.out"; then
+    ok "snapshot: one for two ranks, two of different programs and a module that is none: exit 2 each"
+else
+    bad "snapshot usage" "exits $r1 $r2 $r3: $(head -n 1 "$tmp/s.out") | $(grep -m1 error "$tmp/t.out") | $(head -n 2 "$tmp/u.out")"
+fi
+
+# hlo-check takes a snapshot's arguments as its inputs (one trial).
+sed 's/add(%x, %c)/multiply(%x, %c)/' tests/ir/proto/add_f32.hlo >"$tmp/mul.hlo"
+timeout 30 "$build/hlo-check" --inputs tests/ir/snapshot/add.snapshot.pb tests/ir/proto/add_f32.hlo "$tmp/mul.hlo" \
+    >"$tmp/c.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'trial 0 (given inputs), rank 0, output 0, element \[0\]: before 1.5, after 0.5' "$tmp/c.out"; then
+    ok "hlo-check --inputs SNAPSHOT: the recorded arguments (x[0] = 0.5): before 1.5, after 0.5, exit 1"
+else
+    bad "hlo-check --inputs SNAPSHOT" "exit $rc: $(grep -m1 -E 'difference|error' "$tmp/c.out")"
 fi
 
 echo "proto: $pass passed, $fail failed"

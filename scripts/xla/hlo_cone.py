@@ -19,7 +19,8 @@ The classes (tolerance.py gives each its tolerance):
                   all-reduce, reduce-scatter, scatter and select-and-scatter
                   with a float add or multiply, dot, convolution, fft,
                   cholesky, triangular-solve, batch-norm-*
-  unspecified     rng: its values are the implementation's own
+  unspecified     rng (and rng-get-and-update-state, XLA's expansion of it):
+                  its values are the implementation's own
 """
 import re
 
@@ -33,7 +34,7 @@ ACCUMULATE_WITH_REDUCER = {
     "reduce", "reduce-window", "all-reduce", "all-reduce-start", "reduce-scatter", "scatter",
     "select-and-scatter",
 }
-UNSPECIFIED = {"rng"}
+UNSPECIFIED = {"rng", "rng-get-and-update-state"}     # its values, and XLA's expansion of it from its global state
 # Complex ops whose algorithm is the implementation's own (C's Annex G here,
 # XLA's emitters there: scaling in divide and abs, no correct rounding).
 COMPLEX_OWN_ALGORITHM = {"divide", "abs", "sign", "sqrt", "rsqrt", "exponential", "exponential-minus-one",

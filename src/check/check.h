@@ -81,6 +81,50 @@ bool check_digest_first_mismatch(const CheckDigest *d, Value *const *leaves, int
 void check_digest_free(CheckDigest *d);
 
 /* ------------------------------------------------------------------ */
+/* tolerance.c: the XLA reference's tolerance table, for another          */
+/* implementation's output (a snapshot's recorded result)                 */
+
+/* Loosest last: an output takes the loosest class of its cone. */
+typedef enum CheckTolClass {
+    CHECK_TOL_EXACT, CHECK_TOL_CONTRACTION, CHECK_TOL_TRANSCENDENTAL, CHECK_TOL_COMPLEX, CHECK_TOL_ACCUMULATION,
+    CHECK_TOL_BATCH_NORM, CHECK_TOL_COMPLEX_POWER, CHECK_TOL_UNSPECIFIED, CHECK_TOL_COUNT
+} CheckTolClass;
+
+typedef struct CheckLeafTolerance {
+    CheckTolClass cls;
+    IrElemType measure_type;    /* whose ulp: the narrowest of the leaf's type and the cone's accumulation types */
+} CheckLeafTolerance;
+
+const char *check_tol_class_name(CheckTolClass c);       /* "transcendental" */
+const char *check_tol_class_measure(CheckTolClass c);    /* "ulp", "scaled ulp", ... */
+double check_tol_class_tolerance(CheckTolClass c);
+/* The class of each leaf of the entry's result, in leaf order (at most max
+ * filled); returns how many leaves there are. */
+int check_output_tolerances(const IrModule *m, CheckLeafTolerance *out, int max);
+
+typedef struct CheckLeafDistance {
+    bool shape_differs;         /* another type or other dimensions */
+    double worst;               /* the largest distance measured, in the class's unit */
+    int64_t first;              /* the first element beyond the tolerance, -1 when none */
+    int64_t n_bad;              /* how many elements are */
+} CheckLeafDistance;
+/* Does got (hlo-run's) lie within t's tolerance of want (the other
+ * implementation's)?  d says how far and where. */
+bool check_leaf_within(const CheckLeafTolerance *t, const Value *got, const Value *want, CheckLeafDistance *d);
+
+/* ------------------------------------------------------------------ */
+/* snapshot.c: replaying an HloSnapshot (m->snapshot)                    */
+
+/* Snapshot s's recorded arguments as m's entry parameters (n_params
+ * values); ERR_MISMATCH naming the argument when one does not fit. */
+bool check_snapshot_params(const IrSnapshot *s, const IrModule *m, Value **params, Error *err);
+/* result (this run's) against the recorded one, leaf by leaf under the
+ * tolerance table: one line per output into report, each starting
+ * "hlo-run: snapshot: " then who ("rank 1: " or "").  Returns how many
+ * outputs differ, -1 (err) when there is nothing to compare with. */
+int check_snapshot_compare(const IrModule *m, const Value *result, const char *who, StrBuf *report, Error *err);
+
+/* ------------------------------------------------------------------ */
 /* compare.c: element comparisons and accuracy against an oracle        */
 
 typedef enum CheckCompare { CHECK_EXACT, CHECK_TOL, CHECK_ULP, CHECK_AUTO } CheckCompare;

@@ -148,16 +148,6 @@ void interp_set_rng_seed(Interp *it, uint64_t seed)
 
 /* ---- Constants and device ids */
 
-typedef struct LiteralCtx { const IrLiteral *lit; const IrInstr *instr; } LiteralCtx;
-
-static Value *literal_value(const IrLiteral *lit, const IrShape *s, const IrInstr *instr, Error *err);
-
-static Value *literal_element(void *ctx, int i, const IrShape *element, Error *err)
-{
-    const LiteralCtx *c = ctx;
-    return literal_value(c->lit->elements[i], element, c->instr, err);
-}
-
 static Value *literal_value(const IrLiteral *lit, const IrShape *s, const IrInstr *instr, Error *err)
 {
     if (lit->elided) {
@@ -166,16 +156,7 @@ static Value *literal_value(const IrLiteral *lit, const IrShape *s, const IrInst
                   "(--fill-elided gives it seeded values)", instr->name);
         return NULL;
     }
-    if (s->type == IR_TYPE_TUPLE) {
-        LiteralCtx ctx = { lit, instr };
-        return value_build_tuple(s, literal_element, &ctx, err);
-    }
-    Value *v = value_new_array(s, err);
-    if (v && lit->data)
-        memcpy(v->data, lit->data, value_bytes(v));
-    else if (v)
-        memset(v->data, 0, value_bytes(v));
-    return v;
+    return value_from_literal(lit, s, err);
 }
 
 static Value *scalar_u32(const IrShape *s, uint32_t x, Error *err)

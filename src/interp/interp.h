@@ -46,6 +46,9 @@ typedef Value *(*ValueElementFn)(void *ctx, int i, const IrShape *element, Error
 Value *value_build_tuple(const IrShape *s, ValueElementFn make, void *ctx, Error *err);
 /* A deep copy (fresh buffers). */
 Value *value_copy(const Value *v, Error *err);
+/* The values of literal lit as a value of shape s (lit's own shape or one
+ * with the same dims and types); ERR_UNSUPPORTED for an elided literal. */
+Value *value_from_literal(const IrLiteral *lit, const IrShape *s, Error *err);
 /* Copies the box dims box[] (row-major, from the origin) of the array
  * src_data (dims src_dims) into dst_data (dims dst_dims); the box fits
  * both. */

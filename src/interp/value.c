@@ -248,3 +248,25 @@ Value *value_box_copy(Arena *a, Value *v, const int64_t *box, Error *err)
         value_copy_box(c->data, rs->dims, v->data, s->dims, box, s->rank, (size_t)ir_type_storage_bytes(s->type));
     return c;
 }
+
+static Value *literal_element(void *ctx, int i, const IrShape *element, Error *err)
+{
+    const IrLiteral *lit = ctx;
+    return value_from_literal(lit->elements[i], element, err);
+}
+
+Value *value_from_literal(const IrLiteral *lit, const IrShape *s, Error *err)
+{
+    if (lit->elided) {
+        error_set(err, ERR_UNSUPPORTED, (IrLoc){ 0 }, "a literal's values are elided ({...}): unknown");
+        return NULL;
+    }
+    if (s->type == IR_TYPE_TUPLE)
+        return value_build_tuple(s, literal_element, (void *)lit, err);
+    Value *v = value_new_array(s, err);
+    if (v && lit->data)
+        memcpy(v->data, lit->data, value_bytes(v));
+    else if (v)
+        memset(v->data, 0, value_bytes(v));
+    return v;
+}

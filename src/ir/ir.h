@@ -463,6 +463,15 @@ struct IrComputation {
     struct IrNameMap *name_suffixes;    /* ir_unique_name: next suffix per base */
 };
 
+/* What an HloSnapshot recorded besides its module: the arguments of one
+ * execution on one device and its result, each literal with its own shape. */
+typedef struct IrSnapshot {
+    int n_arguments;
+    IrLiteral **arguments;
+    IrLiteral *result;          /* NULL when none was recorded */
+    const char *platform;       /* execution_platform; "" when not given */
+} IrSnapshot;
+
 typedef struct IrModule {
     Arena *arena;               /* owns everything below but the instructions */
     Arena *instr_arena;         /* the IrInstr structs themselves */
@@ -483,6 +492,7 @@ typedef struct IrModule {
     bool nomem;                 /* an edit ran out of memory: the module is incomplete */
     const char *source_kind;    /* read from a proto: "HloModuleProto", "HloProto", "HloSnapshot"; NULL for text */
     const char *source_note;    /* read from a proto: what it held that the module does not carry, or NULL */
+    const IrSnapshot *snapshot; /* read from an HloSnapshot: its arguments and result; else NULL */
 } IrModule;
 
 /* ------------------------------------------------------------------ */

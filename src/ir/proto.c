@@ -59,6 +59,38 @@ static size_t path_push(Path *p, const char *fmt, ...)
     return at;
 }
 
+/* The same as path_push(p, "%s%s", sep, name) and path_push(p, "[%u]", i),
+ * without printf: check_message takes one step per field of a proto of
+ * millions of fields. */
+static size_t path_add(Path *p, const char *sep, const char *name)
+{
+    size_t at = p->len, a = strlen(sep), b = strlen(name);
+    if (p->len + a + b < sizeof p->s) {
+        memcpy(p->s + p->len, sep, a);
+        memcpy(p->s + p->len + a, name, b);
+        p->len += a + b;
+        p->s[p->len] = 0;
+    }
+    return at;
+}
+
+static void path_index(Path *p, unsigned i)
+{
+    char buf[16];
+    int n = 0;
+    buf[n++] = ']';
+    do {
+        buf[n++] = (char)('0' + i % 10);
+        i /= 10;
+    } while (i);
+    buf[n++] = '[';
+    if (p->len + (size_t)n < sizeof p->s) {
+        for (int k = n - 1; k >= 0; k--)
+            p->s[p->len++] = buf[k];
+        p->s[p->len] = 0;
+    }
+}
+
 static void path_pop(Path *p, size_t at)
 {
     p->len = at;
@@ -171,7 +203,8 @@ static bool check_message(Wire *w, const uint8_t *p, const uint8_t *end, const P
 {
     if (depth > MAX_DEPTH)
         return wire_fail(w, "messages nested more than %d deep", MAX_DEPTH);
-    unsigned seen[128] = { 0 };         /* occurrences so far, by field index: the [i] of a path */
+    unsigned seen[128];                 /* occurrences so far, by field index: the [i] of a path */
+    memset(seen, 0, (d->n_fields < 128 ? d->n_fields : 128) * sizeof seen[0]);
     while (p < end) {
         uint64_t tag;
         if (!read_varint(&p, end, &tag))
@@ -182,11 +215,11 @@ static bool check_message(Wire *w, const uint8_t *p, const uint8_t *end, const P
             return wire_fail(w, "field number %" PRIu64 " in a %s (not a proto, or corrupt)", number, d->short_name);
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, (unsigned)number);
         size_t idx = f ? (size_t)(f - d->fields) : 0;
-        size_t at = f ? path_push(&w->path, "%s%s", w->path.len ? "." : "", f->name) : w->path.len;
+        size_t at = f ? path_add(&w->path, w->path.len ? "." : "", f->name) : w->path.len;
         if (f && f->label == PROTOBUF_C_LABEL_REPEATED && !(wt == 2 && f->type != PROTOBUF_C_TYPE_MESSAGE &&
                                                           f->type != PROTOBUF_C_TYPE_STRING &&
                                                           f->type != PROTOBUF_C_TYPE_BYTES))
-            path_push(&w->path, "[%u]", idx < 128 ? seen[idx] : 0);
+            path_index(&w->path, idx < 128 ? seen[idx] : 0);
         if (f && idx < 128)
             seen[idx]++;
         const uint8_t *value = p;
@@ -436,10 +469,29 @@ static void put_quoted(Emit *e, const char *s)
     strbuf_putc(&e->t, '"');
 }
 
+/* An integer without printf (shapes, lists and ids are most of a
+ * module's text). */
+static void put_int(Emit *e, int64_t v)
+{
+    char buf[24];
+    int n = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        buf[sizeof buf - 1 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        buf[sizeof buf - 1 - n++] = '-';
+    strbuf_putn(&e->t, buf + sizeof buf - n, (size_t)n);
+}
+
 static void put_ints(Emit *e, const int64_t *v, size_t n, const char *sep)
 {
-    for (size_t i = 0; i < n; i++)
-        putf(e, "%s%" PRId64, i ? sep : "", v[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            put(e, sep);
+        put_int(e, v[i]);
+    }
 }
 
 static void put_list(Emit *e, const char *name, const int64_t *v, size_t n)
@@ -505,7 +557,8 @@ static bool emit_shape(Emit *e, const Xla__ShapeProto *s, int depth)
     if (s->n_is_dynamic_dimension && s->n_is_dynamic_dimension != s->n_dimensions)
         return emit_fail(e, "%zu is_dynamic_dimension entries for %zu dimensions", s->n_is_dynamic_dimension,
                          s->n_dimensions);
-    putf(e, "%s[", ir_type_name(t));
+    put(e, ir_type_name(t));
+    put(e, "[");
     for (size_t i = 0; i < s->n_dimensions; i++) {
         int64_t d = s->dimensions[i];
         bool dyn = s->n_is_dynamic_dimension && s->is_dynamic_dimension[i];
@@ -513,10 +566,13 @@ static bool emit_shape(Emit *e, const Xla__ShapeProto *s, int depth)
             return emit_fail(e, "dimension %zu is %" PRId64, i, d);
         if (i)
             put(e, ",");
-        if (dyn && d == INT64_MIN)
+        if (dyn && d == INT64_MIN) {
             put(e, "?");
-        else
-            putf(e, "%s%" PRId64, dyn ? "<=" : "", d);
+        } else {
+            if (dyn)
+                put(e, "<=");
+            put_int(e, d);
+        }
     }
     put(e, "]");
     const Xla__LayoutProto *l = s->layout;
@@ -1533,12 +1589,16 @@ static bool emit_instruction(Emit *e, const Instr *in, bool is_root, int idx)
     for (const char *q = in->opcode; *q; q++)
         if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-'))
             return emit_fail(e, "opcode '%s' is not an HLO opcode", in->opcode);
-    putf(e, "  %s%%%s = ", is_root ? "ROOT " : "", in->name);
+    put(e, is_root ? "  ROOT %" : "  %");
+    put(e, in->name);
+    put(e, " = ");
     size_t at = path_push(&e->path, ".shape");
     if (!emit_shape(e, in->shape, 0))
         return false;
     path_pop(&e->path, at);
-    putf(e, " %s(", in->opcode);
+    put(e, " ");
+    put(e, in->opcode);
+    put(e, "(");
     if (op_is(in, "parameter")) {
         putf(e, "%" PRId64 ")", in->parameter_number);
     } else if (op_is(in, "constant")) {
@@ -1555,7 +1615,8 @@ static bool emit_instruction(Emit *e, const Instr *in, bool is_root, int idx)
             if (j < 0)
                 return emit_fail(e, "operand_ids[%zu]: no instruction %" PRId64 " in computation %s", k,
                                  in->operand_ids[k], e->c->name);
-            putf(e, "%s%%%s", k ? ", " : "", e->c->instructions[j]->name);
+            put(e, k ? ", %" : "%");
+            put(e, e->c->instructions[j]->name);
         }
         put(e, ")");
     }
@@ -1864,6 +1925,92 @@ static bool emit_module(Emit *e)
     return true;
 }
 
+/* --- a snapshot's arguments and result ---------------------------------- */
+
+/* A LiteralProto with its own shape as an IR literal in m's arena: the
+ * shape through the parser (its text, as emit_shape writes it), the
+ * values as emit_literal reads them. */
+static IrLiteral *snapshot_literal(Emit *e, IrModule *m, const Xla__LiteralProto *l, const Xla__ShapeProto *s,
+                                   int depth)
+{
+    if (depth > 32)
+        return emit_fail(e, "tuple literals nested more than 32 deep"), NULL;
+    if (!s)
+        return emit_fail(e, "a literal without a shape"), NULL;
+    size_t mark = e->t.len;
+    if (!emit_shape(e, s, 0))
+        return NULL;
+    Error perr = { 0 };
+    size_t used = 0;
+    IrShape *shape = ir_parse_shape_text(m->arena, e->t.s + mark, e->t.len - mark, &used, &perr);
+    e->t.len = mark;
+    e->t.s[mark] = 0;
+    IrLiteral *lit = arena_alloc(m->arena, sizeof *lit);
+    if (!shape || !lit)
+        return emit_fail(e, "its shape: %s", perr.msg[0] ? perr.msg : "out of memory"), NULL;
+    lit->shape = shape;
+    if (shape->type == IR_TYPE_TUPLE) {
+        if (l->n_tuple_literals != s->n_tuple_shapes)
+            return emit_fail(e, "tuple_literals has %zu elements, the shape %zu", l->n_tuple_literals,
+                             s->n_tuple_shapes), NULL;
+        lit->n_elements = (int)l->n_tuple_literals;
+        lit->elements = arena_alloc_array(m->arena, l->n_tuple_literals ? l->n_tuple_literals : 1,
+                                          sizeof *lit->elements);
+        if (!lit->elements)
+            return emit_fail(e, "out of memory"), NULL;
+        for (size_t i = 0; i < l->n_tuple_literals; i++) {
+            size_t at = path_push(&e->path, ".tuple_literals[%zu]", i);
+            if (!(lit->elements[i] = snapshot_literal(e, m, l->tuple_literals[i], s->tuple_shapes[i], depth + 1)))
+                return NULL;
+            path_pop(&e->path, at);
+        }
+        return lit;
+    }
+    if (shape->dim_kind)
+        return emit_fail(e, "a recorded value of dynamic shape %s is not replayed", ir_shape_str(shape)), NULL;
+    const char *field;
+    int64_t have = literal_values(l, shape->type, &field), want = shape_count(s);
+    if (have < 0)
+        return emit_fail(e, "a literal of %s is not supported", ir_type_name(shape->type)), NULL;
+    if (want < 0 || have != want)
+        return emit_fail(e, "%s holds %" PRId64 " values; the shape holds %" PRId64, field, have, want), NULL;
+    size_t bytes = (size_t)want * (size_t)ir_type_storage_bytes(shape->type);
+    lit->data = arena_alloc(m->arena, bytes ? bytes : 1);
+    if (!lit->data)
+        return emit_fail(e, "out of memory for %" PRId64 " values", want), NULL;
+    for (int64_t i = 0; i < want; i++)
+        literal_element(l, shape->type, (size_t)i,
+                        (char *)lit->data + (size_t)i * (size_t)ir_type_storage_bytes(shape->type));
+    return lit;
+}
+
+/* m->snapshot from the snapshot's arguments and result. */
+static bool read_snapshot(Emit *e, IrModule *m, const Xla__HloSnapshot *s)
+{
+    IrSnapshot *snap = arena_alloc(m->arena, sizeof *snap);
+    if (!snap)
+        return emit_fail(e, "out of memory");
+    snap->n_arguments = (int)s->n_arguments;
+    snap->arguments = arena_alloc_array(m->arena, s->n_arguments ? s->n_arguments : 1, sizeof *snap->arguments);
+    snap->platform = arena_strdup(m->arena, s->execution_platform ? s->execution_platform : "");
+    if (!snap->arguments || !snap->platform)
+        return emit_fail(e, "out of memory");
+    for (size_t k = 0; k < s->n_arguments; k++) {
+        path_pop(&e->path, 0);
+        path_push(&e->path, "arguments[%zu]", k);
+        if (!(snap->arguments[k] = snapshot_literal(e, m, s->arguments[k], s->arguments[k]->shape, 0)))
+            return false;
+    }
+    if (s->result) {
+        path_pop(&e->path, 0);
+        path_push(&e->path, "result");
+        if (!(snap->result = snapshot_literal(e, m, s->result, s->result->shape, 0)))
+            return false;
+    }
+    m->snapshot = snap;
+    return true;
+}
+
 /* ------------------------------------------------------------------ */
 /* Reading                                                              */
 
@@ -2030,6 +2177,20 @@ static const char *path_prefix(IrProtoKind k)
     return k == IR_PROTO_SNAPSHOT ? "hlo.hlo_module." : k == IR_PROTO_HLO ? "hlo_module." : "";
 }
 
+/* protobuf-c's allocations for one unpack, from an arena freed whole: a
+ * module of 100 MB unpacks into millions of small messages, and malloc and
+ * free of each were a tenth of the reading time. */
+static void *arena_alloc_cb(void *a, size_t n)
+{
+    return arena_alloc(a, n ? n : 1);
+}
+
+static void arena_free_cb(void *a, void *p)
+{
+    (void)a;
+    (void)p;
+}
+
 IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Error *err)
 {
     const char *file = filename && filename[0] ? filename : "<input>";
@@ -2048,6 +2209,7 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
     bool first_at_top = false;
     IrProtoKind kind = IR_PROTO_NONE;
     ProtobufCMessage *msg = NULL;
+    Arena *unpacked = NULL;     /* what protobuf-c unpacks into */
     Wire wire = { 0 };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !msg; i++) {
         Error here = { 0 };
@@ -2060,7 +2222,11 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
             }
             continue;
         }
-        ProtobufCMessage *got = protobuf_c_message_unpack(descriptor_of(kinds[i]), NULL, len, data);
+        arena_free(unpacked);
+        unpacked = arena_new(len / 2 + 4096);
+        ProtobufCAllocator alloc = { arena_alloc_cb, arena_free_cb, unpacked };
+        ProtobufCMessage *got = unpacked ? protobuf_c_message_unpack(descriptor_of(kinds[i]), &alloc, len, data)
+                                         : NULL;
         if (!got) {
             if (i == 0)
                 error_set(&first, ERR_SYNTAX, (IrLoc){ file, 0, 0 }, "protobuf-c could not unpack it as a %s",
@@ -2072,7 +2238,6 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
                 error_set(&first, ERR_SYNTAX, (IrLoc){ file, 0, 0 },
                           "not an HLO module: read as an %s it has no computation with instructions",
                           ir_proto_kind_name(kinds[i]));
-            protobuf_c_message_free_unpacked(got, NULL);
             continue;
         }
         msg = got;
@@ -2089,11 +2254,15 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
             else if (first_at_top)
                 prefix_message(err, "neither HLO text nor an HloModuleProto, HloProto or HloSnapshot");
         }
+        arena_free(unpacked);
         return NULL;
     }
     const Xla__HloModuleProto *m = module_of(kind, msg);
     Emit e = { .file = file, .err = err, .m = m };
     strbuf_init(&e.t);
+    strbuf_putn(&e.t, "", 0);
+    if (len > 0 && (e.t.s = xrealloc(e.t.s, len + len / 2 + 1)) != NULL)
+        e.t.cap = len + len / 2 + 1;        /* the text is about 1.4 times the proto: no copies as it grows */
     path_push(&e.path, "%s", path_prefix(kind));
     IrModule *mod = NULL;
     if (emit_module(&e)) {
@@ -2109,15 +2278,14 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
             error_set(err, ERR_NOMEM, (IrLoc){ file, 0, 0 }, "out of memory");
         }
     }
+    if (mod && kind == IR_PROTO_SNAPSHOT && !read_snapshot(&e, mod, (const Xla__HloSnapshot *)msg)) {
+        ir_module_free(mod);
+        mod = NULL;
+    }
     if (mod) {
         StrBuf note;
         strbuf_init(&note);
         unknown_note(&wire, &note);
-        if (kind == IR_PROTO_SNAPSHOT) {
-            const Xla__HloSnapshot *s = (const Xla__HloSnapshot *)msg;
-            strbuf_printf(&note, "%sthe snapshot's %zu argument(s)%s (not replayed yet)", note.len ? ", " : "",
-                          s->n_arguments, s->result ? " and result" : "");
-        }
         mod->source_kind = ir_proto_kind_name(kind);
         mod->source_note = note.len ? arena_strdup(mod->arena, note.s) : NULL;
         strbuf_free(&note);
@@ -2126,7 +2294,7 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
     free(e.lines);
     free(e.ids);
     free(e.id_at);
-    protobuf_c_message_free_unpacked(msg, NULL);
+    arena_free(unpacked);
     return mod;
 }
 

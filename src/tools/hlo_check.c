@@ -59,9 +59,10 @@ static const CliFlag flags[] = {
     {"--ulp", CLI_DOUBLE, OPT(ulp), "=U", "0", "--compare=ulp: units in the last place allowed"},
     {"--oracle", CLI_CHOICE, OPT(oracle), "=auto|f64|none", "auto", "judge both modules against the f64 oracle"},
     {"--save-counterexample", CLI_STRING, OPT(save_dir), "=DIR", "", "on a difference, write its inputs as .npy"},
-    {"--inputs", CLI_STRING, OPT(inputs), " DIR", "",
-     "one trial on the inputs in DIR (param<p>.rank<r>.npy, as --save-counterexample and --shrink write them) "
-     "instead of drawn ones"},
+    {"--inputs", CLI_STRING, OPT(inputs), " DIR|SNAPSHOT[,...]", "",
+     "one trial on the inputs in DIR (param<p>.rank<r>.npy, as --save-counterexample and --shrink write them), "
+     "or on the arguments an HloSnapshot recorded (XLA's *.snapshot.pb; with N ranks N snapshots, rank r "
+     "taking the r-th), instead of drawn ones"},
     {"--json", CLI_STRING, OPT(json), "=FILE", "", "write the report as JSON"},
     {"--junit", CLI_STRING, OPT(junit), "=FILE", "", "write the report as JUnit XML"},
     {"--prove", CLI_SWITCH, OPT(prove), "", "off",
@@ -340,13 +341,50 @@ static bool check_one(Tool *t, const IrModule *before, const IrModule *after, co
 
 /* ---- --inputs */
 
-/* This rank's values for m's parameters from DIR; a file missing or not
- * matching its parameter on any rank stops every rank. */
+/* --inputs F0.snapshot.pb[,F1...]: this rank's snapshot (the r-th; one
+ * for a run of one rank), its recorded arguments as m's parameters. */
+static bool given_from_snapshot(Tool *t, const IrModule *m, Error *err)
+{
+    const char *list = t->o.inputs;
+    int n = 1, world = coll_world(t->c);
+    for (const char *q = list; *q; q++)
+        n += *q == ',';
+    if (n != world)
+        return error_set(err, ERR_MISMATCH, (IrLoc){ list, 0, 0 }, "--inputs %s: %d snapshot%s for %d rank%s: a "
+                         "snapshot records one device's run, so give one per rank (F0,F1,...)", list, n,
+                         n == 1 ? "" : "s", world, world == 1 ? "" : "s");
+    const char *q = list;
+    for (int k = 0; k < t->rank; k++)
+        q = strchr(q, ',') + 1;
+    char *path = strndup(q, strcspn(q, ","));
+    IrModule *sm = path ? ir_parse_file(path, err) : NULL;
+    bool ok = sm != NULL;
+    if (ok && !sm->snapshot)
+        ok = error_set(err, ERR_MISMATCH, (IrLoc){ path, 0, 0 }, "--inputs %s: neither a directory of .npy "
+                       "inputs nor an HloSnapshot (it is %s)", path, sm->source_kind ? sm->source_kind : "HLO text");
+    if (ok && check_snapshot_params(sm->snapshot, m, t->given, err))
+        t->n_given = m->entry->n_params;
+    else
+        ok = false;
+    ir_module_free(sm);
+    free(path);
+    return ok;
+}
+
+/* This rank's values for m's parameters from DIR (or from snapshots); a
+ * file missing or not matching its parameter on any rank stops every rank. */
 static void load_given(Tool *t, const IrModule *m)
 {
     const IrComputation *e = m->entry;
     Error err = { 0 };
     t->given = xcalloc((size_t)e->n_params + 1, sizeof *t->given);
+    struct stat st;
+    if ((stat(t->o.inputs, &st) == 0 && !S_ISDIR(st.st_mode)) || strchr(t->o.inputs, ',')) {
+        if (!given_from_snapshot(t, m, &err))
+            fail_run(t, &err);
+        t->o.trials = 1;
+        return;
+    }
     bool ok = true;
     for (int p = 0; p < e->n_params && ok; p++) {
         bool rounded = false;

@@ -49,7 +49,8 @@ typedef struct Options {
     double timeout;         /* --timeout, 0: none */
     int64_t threads;        /* --threads, 0: the default */
     bool help;
-    const char *in_path;    /* "-": standard input; the one positional argument */
+    const char *snapshot;   /* --snapshot: one HloSnapshot per rank, comma-separated; NULL: off */
+    const char *in_path;    /* "-": standard input; the one positional argument (with --snapshot, this rank's) */
 } Options;
 
 #define OPT(field) offsetof(Options, field)
@@ -73,6 +74,12 @@ static const CliFlag flags[] = {
      "print every rank's result in HLO literal syntax, in rank order"},
     {"--outputs", CLI_STRING, OPT(outputs), "=DIR", "off",
      "write leaf i of the result on rank r to DIR/out<i>.rank<r>.npy (DIR is created)"},
+    {"--snapshot", CLI_STRING, OPT(snapshot), "=FILE[,FILE...]", "off",
+     "replay XLA's HloSnapshot (*.snapshot.pb, from --xla_dump_hlo_snapshots; no other module file): run its "
+     "module on the recorded arguments and compare every output with the recorded result under the XLA "
+     "reference's tolerance table (bitwise, or the ulps another implementation may differ by: fused "
+     "multiply-adds, its own transcendentals, its own summation order); exit 1 when one lies outside.  A "
+     "snapshot records one device's run: with N ranks give N snapshots, rank r replaying the r-th"},
     {"--replicas", CLI_INT, OPT(replicas), "=N", "the module's replica_count",
      "number of replicas (replicas x partitions must equal the number of ranks)"},
     {"--partitions", CLI_INT, OPT(partitions), "=N", "the module's num_partitions",
@@ -121,7 +128,13 @@ static bool parse_args(int argc, char **argv, Options *opt)
         return usage_error("%s", msg);
     if (opt->help)
         return true;
-    if (n_pos == 0)
+    if (opt->snapshot && n_pos > 0)
+        return usage_error("--snapshot names the module: give no other module file ('%s')", opt->in_path);
+    if (opt->snapshot && opt->inputs)
+        return usage_error("--snapshot and --inputs exclude each other: the snapshot holds the inputs");
+    if (opt->snapshot && !opt->snapshot[0])
+        return usage_error("--snapshot needs a file; see --help");
+    if (n_pos == 0 && !opt->snapshot)
         return usage_error("no module (give a file, or - for standard input); see --help");
     if (opt->print && opt->outputs)
         return usage_error("--print and --outputs exclude each other; see --help");
@@ -295,6 +308,8 @@ static bool load_inputs(const Options *opt, const IrModule *m, int rank, Value *
 {
     CheckDist dist = CHECK_DIST_UNIFORM;
     check_dist_from_name(opt->dist, &dist);
+    if (opt->snapshot)
+        return check_snapshot_params(m->snapshot, m, params, err);
     if (!opt->inputs)
         return check_random_inputs(m, rank, opt->seed, dist, params, err);
     const IrComputation *entry = m->entry;
@@ -509,6 +524,49 @@ static int emit_result(Coll *c, const Options *opt, const Value *result)
     return status;
 }
 
+/* --snapshot: each rank's result against its snapshot's; exit 1 when an
+ * output of any rank lies outside the tolerance table. */
+static int compare_snapshot(Coll *c, const IrModule *m, const Value *result)
+{
+    Error err = { .code = ERR_OK };
+    StrBuf report;
+    strbuf_init(&report);
+    char who[32] = "";
+    if (coll_world(c) > 1)
+        snprintf(who, sizeof who, "rank %d: ", coll_rank(c));
+    int differ = check_snapshot_compare(m, result, who, &report, &err);
+    int status = settle(c, differ >= 0, &err);
+    if (status == 0) {
+        fflush(stdout);
+        print_in_rank_order(c, &report);
+        int64_t total = differ;
+        coll_allreduce_i64(c, &total, 1, COLL_SUM);
+        if (coll_rank(c) == 0 && total == 0)
+            printf("hlo-run: snapshot replayed on %d rank%s: every output within the XLA reference's tolerance\n",
+                   coll_world(c), coll_world(c) == 1 ? "" : "s");
+        else if (coll_rank(c) == 0)
+            printf("hlo-run: snapshot replayed on %d rank%s: %" PRId64 " output%s differ%s from the recorded "
+                   "result\n", coll_world(c), coll_world(c) == 1 ? "" : "s", total, total == 1 ? "" : "s",
+                   total == 1 ? "s" : "");
+        status = total ? 1 : 0;
+    }
+    strbuf_free(&report);
+    return status;
+}
+
+/* FNV-1a of the module's print: whether every rank's snapshot holds the same module. */
+static int64_t module_hash(const IrModule *m)
+{
+    StrBuf b;
+    strbuf_init(&b);
+    ir_print_module(&b, m);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < b.len; i++)
+        h = (h ^ (unsigned char)b.s[i]) * 1099511628211ull;
+    strbuf_free(&b);
+    return (int64_t)(h >> 1);
+}
+
 /* Inputs, interpreter, run, result; the module is parsed and verified. */
 static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevice dev)
 {
@@ -541,6 +599,8 @@ static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevi
     status = settle_run(c, ok, &err);
     if (status == 0)
         status = emit_result(c, opt, result);
+    if (status == 0 && opt->snapshot)
+        status = compare_snapshot(c, m, result);
     if (status == 0 && opt->time) {
         print_opcode_times(c, it);
         print_collective_times(c);
@@ -569,6 +629,31 @@ static int run(Coll *c, const Options *opt)
         return status;
     if (coll_rank(c) == 0)
         ir_note_source(m, "hlo-run", opt->in_path, stderr);
+    if (opt->snapshot) {
+        int64_t h[2] = { m->snapshot ? module_hash(m) : -1, 0 };
+        h[1] = -h[0];
+        coll_allreduce_i64(c, h, 2, COLL_MIN);
+        bool ok = m->snapshot != NULL && m->snapshot->result != NULL;
+        if (!m->snapshot)
+            error_set(&err, ERR_MISMATCH, (IrLoc){ opt->in_path, 0, 0 }, "--snapshot: %s is %s, not an HloSnapshot",
+                      opt->in_path, m->source_kind ? m->source_kind : "HLO text");
+        else if (!ok)
+            error_set(&err, ERR_MISMATCH, (IrLoc){ opt->in_path, 0, 0 },
+                      "the snapshot records no result to compare with");
+        else if (h[0] != -h[1])
+            ok = error_set(&err, ERR_MISMATCH, (IrLoc){ opt->in_path, 0, 0 },
+                           "--snapshot: the ranks' snapshots hold different modules; each must record the same "
+                           "program");
+        status = settle(c, ok, &err);
+        if (status != 0) {
+            ir_module_free(m);
+            return status;
+        }
+    } else if (m->snapshot && coll_rank(c) == 0) {
+        fprintf(stderr, "hlo-run: note: %s is an HloSnapshot, run here on %s inputs; hlo-run --snapshot %s "
+                        "replays its recorded arguments and compares the result\n", opt->in_path,
+                opt->inputs ? "the --inputs" : "random", opt->in_path);
+    }
     char fill_note[1024];
     if (opt->fill_elided) {
         status = settle(c, check_fill_elided_constants(m, opt->seed, fill_note, sizeof fill_note, &err) >= 0, &err);
@@ -597,6 +682,26 @@ static int run(Coll *c, const Options *opt)
     return status;
 }
 
+/* --snapshot=F0,F1,...: rank r replays the r-th (one file for one rank). */
+static bool pick_snapshot(Options *opt, int rank, int world)
+{
+    int n = 1;
+    for (const char *p = opt->snapshot; *p; p++)
+        n += *p == ',';
+    if (n != world)
+        return usage_error("--snapshot gives %d snapshot%s for %d rank%s: a snapshot records one device's run, so "
+                           "give one per rank (--snapshot=F0,F1,...), or run %d rank%s", n, n == 1 ? "" : "s",
+                           world, world == 1 ? "" : "s", n, n == 1 ? "" : "s");
+    const char *p = opt->snapshot;
+    for (int k = 0; k < rank; k++)
+        p = strchr(p, ',') + 1;
+    size_t len = strcspn(p, ",");
+    if (len == 0)
+        return usage_error("--snapshot=%s: an empty file name", opt->snapshot);
+    opt->in_path = strndup(p, len);
+    return opt->in_path != NULL;
+}
+
 int main(int argc, char **argv)
 {
     Coll *c = coll_init(&argc, &argv);
@@ -609,11 +714,13 @@ int main(int argc, char **argv)
             cli_print_help(stdout, usage, flags, N_FLAGS);
         coll_finish(c, 0);
     }
+    if (opt.snapshot && !pick_snapshot(&opt, this_rank, coll_world(c)))
+        coll_finish(c, EXIT_USAGE);
     watchdog_start("hlo-run", this_rank, opt.timeout);
     static const char *const outputs[] = { "--outputs", "--save-inputs", "--print", "--time",
                                            RUN_FLAGS_NO_AGREEMENT, NULL };
     StartupItem items[] = {
-        { "module files (by content)", startup_hash_file(opt.in_path) },
+        { "module files (by content)", startup_hash_file(opt.snapshot ? NULL : opt.in_path) },
         { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) },
         { "--inputs files (how many DIR/param<p>.rank<r>.npy, and their sizes)", startup_hash_inputs(opt.inputs, this_rank) },
     };
