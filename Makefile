@@ -143,7 +143,7 @@ xla-cases: all
 	scripts/xla_diff.sh --tally-name gen-ops --ops $(XLA_OPS) --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --tally-name gen-collectives --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --tally-name zoo --zoo $(ZOO_QUICK) --build $(BUILD) || st=1; \
-	scripts/xla_diff.sh --tally-name snapshots --snapshots --every 8 --build $(BUILD) || st=1; exit $$st
+	scripts/xla_diff.sh --tally-name snapshots --snapshots --every 16 --build $(BUILD) || st=1; exit $$st
 
 # Set-up first (fails with one line when PyPI cannot be reached), then the
 # XLA cases of make test.
@@ -156,7 +156,7 @@ xla-test:
 	scripts/xla_diff.sh --ops $(XLA_OPS) --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --ops $(XLA_COLLECTIVES) --build $(BUILD) || st=1; \
 	scripts/xla_diff.sh --zoo $(ZOO_QUICK) --build $(BUILD) || st=1; \
-	scripts/xla_diff.sh --snapshots --every 8 --build $(BUILD) || st=1; exit $$st
+	scripts/xla_diff.sh --snapshots --every 16 --build $(BUILD) || st=1; exit $$st
 
 # Every module hlo-run runs, at every device count its corpus lists (up to
 # 8), against XLA:CPU: tens of minutes.  scripts/xla_diff.sh --help lists
@@ -218,7 +218,7 @@ asan-subset:
 	@$(MAKE) --no-print-directory all unit-tests BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
 	@st=0; scripts/run_unit.sh build-asan/tests || st=1; \
 	ASAN_OPTIONS=detect_leaks=0 HLO_FUZZ_SLICE=10 scripts/test_hlo_fuzz.sh build-asan || st=1; \
-	ASAN_OPTIONS=detect_leaks=0 scripts/test_proto.sh build-asan || st=1; exit $$st
+	ASAN_OPTIONS=detect_leaks=0 PROTO_QUICK=1 scripts/test_proto.sh build-asan || st=1; exit $$st
 
 # Benchmarks: each speed as a ratio to a limit measured in the same run
 # (memcpy, raw OpenBLAS, raw MPI) or a fixed budget; reported, never asserted.
