@@ -928,8 +928,19 @@ static bool w_raw_attr(Writer *w, Xla__HloInstructionProto *p, const IrInstr *in
     w->attr = n;
     bool b;
     size_t len;
-    if (strcmp(n, "metadata") == 0)
-        return (p->metadata = w_metadata(w, s)) && sc_end(s);
+    if (strcmp(n, "metadata") == 0) {
+        Xla__OpMetadata *md = w_metadata(w, s);
+        if (!md || !sc_end(s))
+            return false;
+        /* Only unknown keys: nothing to write, as the reader prints no
+         * metadata for an empty message (writing it would not hold still). */
+        bool empty = !(md->op_type && md->op_type[0]) && !(md->op_name && md->op_name[0]) &&
+                     !(md->source_file && md->source_file[0]) && !(md->deduplicated_name && md->deduplicated_name[0]) &&
+                     !(md->scheduling_name && md->scheduling_name[0]) && !md->source_line && !md->source_end_line &&
+                     !md->source_column && !md->source_end_column && !md->stack_frame_id;
+        p->metadata = empty ? NULL : md;
+        return true;
+    }
     if (strcmp(n, "sharding") == 0)
         return (p->sharding = w_sharding(w, s, 0)) && sc_end(s);
     if (strcmp(n, "frontend_attributes") == 0)
