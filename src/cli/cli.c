@@ -196,3 +196,17 @@ bool cli_can_create(const char *path, char *why, size_t why_n)
     unlink(probe);
     return true;
 }
+
+char *cli_list_item(const char *list, int k, int *n)
+{
+    *n = 1;
+    for (const char *q = list; *q; q++)
+        *n += *q == ',';
+    if (k < 0 || k >= *n)
+        return NULL;
+    const char *q = list;
+    for (int i = 0; i < k; i++)
+        q = strchr(q, ',') + 1;
+    size_t len = strcspn(q, ",");
+    return len ? strndup(q, len) : NULL;
+}

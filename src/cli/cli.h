@@ -38,6 +38,10 @@ void cli_print_help(FILE *out, const char *usage, const CliFlag *flags, int n_fl
  * An output that is an input is refused by every tool: nothing the user
  * gave is overwritten. */
 bool cli_same_file(const char *a, const char *b);
+/* The k-th item (from 0) of a comma-separated list, malloc'd, or NULL when
+ * the list has fewer or the item is empty; *n is how many items it has.
+ * --snapshot=F0,F1,... and --inputs: rank r takes the r-th. */
+char *cli_list_item(const char *list, int k, int *n);
 /* Whether a file can be created beside path (the way every output is
  * written: a temporary file renamed over it), tried before any work so that
  * a report a CI job asked for is not lost after a long run; why says what

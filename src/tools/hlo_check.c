@@ -346,18 +346,17 @@ static bool check_one(Tool *t, const IrModule *before, const IrModule *after, co
 static bool given_from_snapshot(Tool *t, const IrModule *m, Error *err)
 {
     const char *list = t->o.inputs;
-    int n = 1, world = coll_world(t->c);
-    for (const char *q = list; *q; q++)
-        n += *q == ',';
-    if (n != world)
+    int n, world = coll_world(t->c);
+    char *path = cli_list_item(list, t->rank, &n);
+    if (n != world) {
+        free(path);
         return error_set(err, ERR_MISMATCH, (IrLoc){ list, 0, 0 }, "--inputs %s: %d snapshot%s for %d rank%s: a "
                          "snapshot records one device's run, so give one per rank (F0,F1,...)", list, n,
                          n == 1 ? "" : "s", world, world == 1 ? "" : "s");
-    const char *q = list;
-    for (int k = 0; k < t->rank; k++)
-        q = strchr(q, ',') + 1;
-    char *path = strndup(q, strcspn(q, ","));
-    IrModule *sm = path ? ir_parse_file(path, err) : NULL;
+    }
+    if (!path)
+        return error_set(err, ERR_MISMATCH, (IrLoc){ list, 0, 0 }, "--inputs %s: an empty file name", list);
+    IrModule *sm = ir_parse_file(path, err);
     bool ok = sm != NULL;
     if (ok && !sm->snapshot)
         ok = error_set(err, ERR_MISMATCH, (IrLoc){ path, 0, 0 }, "--inputs %s: neither a directory of .npy "

@@ -685,21 +685,15 @@ static int run(Coll *c, const Options *opt)
 /* --snapshot=F0,F1,...: rank r replays the r-th (one file for one rank). */
 static bool pick_snapshot(Options *opt, int rank, int world)
 {
-    int n = 1;
-    for (const char *p = opt->snapshot; *p; p++)
-        n += *p == ',';
+    int n;
+    opt->in_path = cli_list_item(opt->snapshot, rank, &n);
     if (n != world)
         return usage_error("--snapshot gives %d snapshot%s for %d rank%s: a snapshot records one device's run, so "
                            "give one per rank (--snapshot=F0,F1,...), or run %d rank%s", n, n == 1 ? "" : "s",
                            world, world == 1 ? "" : "s", n, n == 1 ? "" : "s");
-    const char *p = opt->snapshot;
-    for (int k = 0; k < rank; k++)
-        p = strchr(p, ',') + 1;
-    size_t len = strcspn(p, ",");
-    if (len == 0)
+    if (!opt->in_path)
         return usage_error("--snapshot=%s: an empty file name", opt->snapshot);
-    opt->in_path = strndup(p, len);
-    return opt->in_path != NULL;
+    return true;
 }
 
 int main(int argc, char **argv)
