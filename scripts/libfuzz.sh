@@ -3,7 +3,8 @@
 # with clang (-fsanitize=fuzzer,address,undefined) into build-fuzz/ and runs
 # each for SECONDS (default $FUZZ_TIME or 60), seeded with every module of
 # corpus/, tests/passes/, tests/ir/malformed/ and tests/libfuzzer/regressions/
-# (fuzz_proto: the cases of scripts/proto_cases.py).
+# (fuzz_proto: the cases of scripts/proto_cases.py).  FUZZ_TARGETS="fuzz_proto"
+# runs only the targets named (default: all four), for a long run of one.
 # A crash is kept in build-fuzz/crashes/<target>/ with the command that
 # replays it; exit 1 when any target found one.  Every crash fixed so far is
 # a case in tests/ir/malformed/ or tests/passes/, or, when it needs text
@@ -34,7 +35,8 @@ declare -A srcs=(
     [fuzz_proto]="$ir"
 )
 st=0
-for t in fuzz_parse fuzz_pipeline fuzz_npy fuzz_proto; do
+for t in ${FUZZ_TARGETS:-fuzz_parse fuzz_pipeline fuzz_npy fuzz_proto}; do
+    case $t in fuzz_parse|fuzz_pipeline|fuzz_npy|fuzz_proto) ;; *) echo "libfuzz: no target $t" >&2; exit 2 ;; esac
     # shellcheck disable=SC2086
     if ! clang "${flags[@]}" -o "$out/$t" "tests/libfuzzer/$t.c" ${srcs[$t]} -lprotobuf-c -lm 2>"$out/$t.build.log"; then
         echo "libfuzz: $t does not build:"; tail -5 "$out/$t.build.log"; st=1; continue

@@ -253,6 +253,23 @@ def all_reduce_module():
         instr("ar", "all-reduce", 2, shape(F32, [4]), (1,), V(38, 7))), extra=devices)
 
 
+def slice_to_dynamic_module():
+    """x: f32[8], n: s32[] -> custom-call SliceToDynamic(x, n): f32[<=8]."""
+    return module("dyn", 1, computation(
+        "main", 1, 3,
+        param("x", 1, 0, shape(F32, [8])),
+        param("n", 2, 1, shape(S32)),
+        instr("d", "custom-call", 3, shape(F32, [8], extra=packed(6, [1])), (1, 2), L(28, "SliceToDynamic"))))
+
+
+def dynamic_snapshot(recorded):
+    """The module above run on x = 1..8, n = 3; XLA records the result at
+    its runtime shape, as f32[3]."""
+    x = [float(v) for v in range(1, 9)]
+    return M(1, M(1, slice_to_dynamic_module())) + literal(2, x) + \
+        M(2, shape(S32, field=1), packed(4, [3])) + literal(3, recorded) + L(4, "Host")
+
+
 def snapshot_cases():
     """{NAME: ([bytes of each rank's snapshot], exit status, a line the replay prints)}."""
     x, y = [0.5, -1.25, 3.0, 1e-3], [9.0, 9.0, 9.0, 9.0]
@@ -280,6 +297,10 @@ def snapshot_cases():
                       "error: the snapshot records no result to compare with"),
         "wrong_argument": ([snapshot(add_module(), [x[:3], y], total)], 2,
                            "error: arguments[0] is f32[3]{0}; parameter 0 (%x) is f32[4]{0}"),
+        "dynamic": ([dynamic_snapshot([1.0, 2.0, 3.0])], 0,
+                    "hlo-run: snapshot: out0 f32[3]: within exact (bitwise)"),
+        "dynamic_size_differs": ([dynamic_snapshot([1.0, 2.0, 3.0, 4.0])], 1,
+                                 "hlo-run: snapshot: out0 f32[3]: DIFFERS beyond exact (bitwise): recorded f32[4]{0}"),
         "two_ranks": ([snapshot(all_reduce_module(), [x], s2), snapshot(all_reduce_module(), [x1], s2)], 0,
                       "hlo-run: snapshot: rank 1: out0 f32[4]{0}: within accumulation (scaled ulp 64 in f32; "
                       "largest 0)"),

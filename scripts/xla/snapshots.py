@@ -18,8 +18,10 @@ A replay that differs is reported with its outputs; those measured so far
 are XLA:CPU's departures that docs/xla-differences.md lists ("Snapshots
 replayed").  The snapshot holds XLA's optimized module, so an op XLA
 expands (batch-norm into rsqrt and arithmetic, rng into its global state)
-is classed by its expansion, and XLA-internal custom calls of its
-optimized modules (SliceToDynamic, TopK) are refused by hlo-run.
+is classed by its expansion; the XLA-internal custom calls of its
+optimized modules (SliceToDynamic, PadToStatic, TopK) hlo-run computes
+(src/interp/custom_call.c), and an output of dynamic size, which XLA
+records at its runtime shape, is compared at that shape.
 
     snapshots.py [--build DIR] [--only REGEX] [--every K] [--json FILE]
 

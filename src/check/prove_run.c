@@ -159,10 +159,14 @@ static bool custom_call_hash(ProveRun *r, const IrInstr *instr, PVal *const *ops
                              Error *err)
 {
     const char *target = instr->info->words[IR_WORD_CUSTOM_CALL_TARGET];
-    if (target && interp_custom_call_known(target)) {
+    if (target && interp_custom_call_is_identity(target)) {
         *h = value_retain(ops[0]->h);
         return true;
     }
+    /* A target the interpreter computes (TopK, SliceToDynamic, ...): a
+     * function of its operands like any op, but no opaque one. */
+    if (target && interp_custom_call_known(target))
+        return prove_generic(r, instr, ops, res, h, err);
     /* An uninterpreted function: every output element hashes the target,
      * the backend_config (both in the signature), its position and all
      * operand hashes. */

@@ -104,8 +104,12 @@ bool eval_fft(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
 /* eval_select_and_scatter.c */
 bool eval_select_and_scatter(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
+/* custom_call.c: the targets of interp_custom_call_known, by name. */
+bool eval_known_custom_call(const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
 /* eval_topk.c */
 bool eval_topk(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_topk_custom_call(const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
 /* eval_rng.c: rng, rng-bit-generator, rng-get-and-update-state, stochastic-convert */
 bool eval_rng(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
@@ -117,6 +121,10 @@ bool eval_stochastic_convert(Interp *it, const IrInstr *instr, Value *const *arg
 bool eval_get_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_set_dimension_size(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_dynamic_reshape(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+/* The custom calls of XLA's DynamicPadder: SliceToDynamic(data, sizes...)
+ * and PadToStatic(x) -> (data, sizes...). */
+bool eval_slice_to_dynamic(const IrInstr *instr, Value *const *args, Value **out, Error *err);
+bool eval_pad_to_static(const IrInstr *instr, Value *const *args, Value **out, Error *err);
 /* False (ERR_UNSUPPORTED) when an op without an array evaluator (the
  * structural ones) would compute with an operand whose runtime size is below
  * its bound (Value.sizes) and does not just pass it on. */

@@ -19,6 +19,7 @@
  * padded form. */
 #include "eval.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,4 +244,82 @@ bool eval_dynamic_reshape(Interp *it, const IrInstr *instr, Value *const *args, 
     }
     *out = v;
     return true;
+}
+
+/* custom-call(data, size_0, ..., size_{r-1}), custom_call_target=
+ * "SliceToDynamic" -> T[<=b_0, ...]: XLA's DynamicPadder marks with it
+ * where a static array becomes dynamic (its CPU backend then packs the
+ * valid elements).  As a value: data's elements, dimension d holding
+ * size_d of them; a static dimension of the result must be given whole. */
+bool eval_slice_to_dynamic(const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    const IrShape *s = instr->shape, *x = args[0]->shape;
+    char xs[160];          /* ir_shape_str's buffer holds one shape at a time */
+    snprintf(xs, sizeof xs, "%s", ir_shape_str(x));
+    if (!ir_shape_is_array(s) || !ir_shape_is_array(x) || x->type != s->type || x->rank != s->rank ||
+        instr->n_operands != 1 + s->rank || args[0]->sizes)
+        return error_set(err, ERR_SHAPE, instr->info->loc,
+                         "custom-call SliceToDynamic: wants a full array and one size per dimension of %s, "
+                         "got %s and %d sizes", ir_shape_str(s), xs, instr->n_operands - 1);
+    int64_t sizes[IR_MAX_RANK];
+    for (int d = 0; d < s->rank; d++) {
+        const Value *n = args[1 + d];
+        if (x->dims[d] != s->dims[d] || !ir_shape_is_array(n->shape) || n->shape->rank != 0 ||
+            !ir_type_is_int(n->shape->type))
+            return error_set(err, ERR_SHAPE, instr->info->loc,
+                             "custom-call SliceToDynamic: dimension %d of data %s and result %s wants a scalar "
+                             "integer size", d, xs, ir_shape_str(s));
+        sizes[d] = ir_elem_get_i64(n->shape->type, n->data);
+        int64_t lo = s->dim_kind && s->dim_kind[d] != IR_DIM_STATIC ? 0 : s->dims[d];
+        if (sizes[d] < lo || sizes[d] > s->dims[d])
+            return error_set(err, ERR_SHAPE, instr->info->loc,
+                             "custom-call SliceToDynamic: size %lld is outside [%lld, %lld] for dimension %d of %s",
+                             (long long)sizes[d], (long long)lo, (long long)s->dims[d], d, ir_shape_str(s));
+    }
+    Value *v = value_alias(s, args[0], err);
+    if (!v || !set_sizes(instr, v, sizes, err)) {
+        value_release(v);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* custom-call(x), custom_call_target="PadToStatic" -> (T[b_0, ...], s32[],
+ * ...): the inverse, x's bounded buffer as a static array and its runtime
+ * sizes.  The padding holds what the padded form holds (see the top of
+ * this file); XLA leaves it unspecified. */
+bool eval_pad_to_static(const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    const IrShape *s = instr->shape, *x = args[0]->shape;
+    bool ok = instr->n_operands == 1 && ir_shape_is_array(x) && s->type == IR_TYPE_TUPLE &&
+              s->n_elements == 1 + x->rank && ir_shape_is_array(s->elements[0]) &&
+              s->elements[0]->type == x->type && s->elements[0]->rank == x->rank;
+    for (int d = 0; ok && d < x->rank; d++) {
+        const IrShape *e = s->elements[1 + d];
+        ok = s->elements[0]->dims[d] == x->dims[d] &&
+             !(s->elements[0]->dim_kind && s->elements[0]->dim_kind[d] != IR_DIM_STATIC) &&
+             ir_shape_is_array(e) && e->rank == 0 && ir_type_is_int(e->type);
+    }
+    if (!ok) {
+        char xs[160];      /* ir_shape_str's buffer holds one shape at a time */
+        snprintf(xs, sizeof xs, "%s", ir_shape_str(x));
+        return error_set(err, ERR_SHAPE, instr->info->loc,
+                         "custom-call PadToStatic: %s to %s: wants (the static array, one size per dimension)", xs,
+                         ir_shape_str(s));
+    }
+    Value *parts[1 + IR_MAX_RANK] = { value_alias(s->elements[0], args[0], err) };
+    bool made = parts[0] != NULL;
+    for (int d = 0; made && d < x->rank; d++) {
+        parts[1 + d] = value_new_array(s->elements[1 + d], err);
+        if ((made = parts[1 + d] != NULL))
+            ir_elem_set_i64(s->elements[1 + d]->type, parts[1 + d]->data, size_of(args[0], d));
+    }
+    if (!made) {
+        for (int i = 0; i <= x->rank; i++)
+            value_release(parts[i]);
+        return false;
+    }
+    *out = value_new_tuple(s, 1 + x->rank, parts, err);
+    return *out != NULL;
 }

@@ -19,6 +19,7 @@
  * Element types: pred, the 8- to 64-bit integers, f16, bf16, f32, f64. */
 #include "eval.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,35 +144,39 @@ static bool result_ok(const IrInstr *instr, const IrShape *x, int64_t k)
     return true;
 }
 
-static bool topk_check(const IrInstr *instr, const Value *x, int64_t *k, Error *err)
+/* The checks of topk (and of the custom call TopK) on operand x, with k. */
+static bool topk_check(const IrInstr *instr, const char *what, const Value *x, int64_t k, Error *err)
 {
     const IrShape *s = x->shape;
     if (instr->n_operands != 1 || s->type == IR_TYPE_TUPLE || s->rank < 1)
-        return error_set(err, ERR_SHAPE, instr->info->loc, "topk: expects one array operand of rank >= 1");
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s: expects one array operand of rank >= 1", what);
     if (!key_type_ok(s->type))
-        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "topk: element type %s is not supported",
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s: element type %s is not supported", what,
                          ir_type_name(s->type));
+    if (x->sizes)
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
+                         "unsupported op: %s of an operand of dynamic size (%s): it would rank the padding", what,
+                         ir_shape_str(s));
     int64_t n = s->dims[s->rank - 1];
-    *k = instr->ints[IR_INT_K].v;
-    if (!instr->ints[IR_INT_K].present || *k < 0 || *k > n)
-        return error_set(err, ERR_SHAPE, instr->info->loc, "topk: k must be in [0, %lld]", (long long)n);
+    if (k < 0 || k > n)
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s: k must be in [0, %lld]", what, (long long)n);
     if (n > INT32_MAX)
-        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "topk: %lld elements per row overflow s32 indices",
-                         (long long)n);
-    if (!result_ok(instr, s, *k))
-        return error_set(err, ERR_SHAPE, instr->info->loc, "topk: result %s does not fit %s and k=%lld",
-                         ir_shape_str(instr->shape), ir_shape_str(s), (long long)*k);
+        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s: %lld elements per row overflow s32 indices",
+                         what, (long long)n);
+    if (!result_ok(instr, s, k)) {
+        char xs[160];      /* ir_shape_str's buffer holds one shape at a time */
+        snprintf(xs, sizeof xs, "%s", ir_shape_str(s));
+        return error_set(err, ERR_SHAPE, instr->info->loc, "%s: result %s does not fit %s and k=%lld", what,
+                         ir_shape_str(instr->shape), xs, (long long)k);
+    }
     return true;
 }
 
-bool eval_topk(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+/* The k best of each row of x, largest or smallest first. */
+static bool topk_rows(const IrInstr *instr, const Value *x, int64_t k, bool largest, Value **out, Error *err)
 {
-    (void)it;
-    int64_t k;
-    if (!topk_check(instr, args[0], &k, err))
-        return false;
-    const IrShape *s = args[0]->shape;
-    int64_t n = s->dims[s->rank - 1], rows = n ? value_elements(args[0]) / n : 0;   /* k == 0 when n == 0 */
+    const IrShape *s = x->shape;
+    int64_t n = s->dims[s->rank - 1], rows = n ? value_elements(x) / n : 0;   /* k == 0 when n == 0 */
     Value *parts[2] = { value_new_array(instr->shape->elements[0], err), NULL };
     parts[1] = parts[0] ? value_new_array(instr->shape->elements[1], err) : NULL;
     Entry *e = parts[1] ? xmalloc_try((size_t)(n ? n : 1) * sizeof *e) : NULL;
@@ -180,13 +185,12 @@ bool eval_topk(Interp *it, const IrInstr *instr, Value *const *args, Value **out
         value_release(parts[1]);
         return parts[1] ? error_set(err, ERR_NOMEM, instr->info->loc, "topk: out of memory") : false;
     }
-    bool largest = instr->info->bools[IR_BOOL_LARGEST];
     size_t es = (size_t)ir_type_storage_bytes(s->type);
-    const unsigned char *x = args[0]->data;
+    const unsigned char *xd = x->data;
     unsigned char *vals = parts[0]->data;
     int32_t *idx = parts[1]->data;
     for (int64_t r = 0; r < rows && k > 0; r++) {
-        const unsigned char *row = x + (size_t)(r * n) * es;
+        const unsigned char *row = xd + (size_t)(r * n) * es;
         row_keys(s->type, row, n, e);
         top_k(largest, e, n, k);
         for (int64_t j = 0; j < k; j++) {
@@ -197,4 +201,30 @@ bool eval_topk(Interp *it, const IrInstr *instr, Value *const *args, Value **out
     free(e);
     *out = value_new_tuple(instr->shape, 2, parts, err);
     return *out != NULL;
+}
+
+bool eval_topk(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    (void)it;
+    if (!instr->ints[IR_INT_K].present)
+        return error_set(err, ERR_SHAPE, instr->info->loc, "topk: needs k=");
+    int64_t k = instr->ints[IR_INT_K].v;
+    return topk_check(instr, "topk", args[0], k, err) &&
+           topk_rows(instr, args[0], k, instr->info->bools[IR_BOOL_LARGEST], out, err);
+}
+
+/* custom-call(x), custom_call_target="TopK" -> (T[..., k], s32[..., k]):
+ * XLA's CPU lowering of topk with largest=true (its TopkRewriter); k is the
+ * result's last dimension.  The same order as the op: XLA's runtime ranks
+ * the float bits as ordered integers, larger first, lower index first on a
+ * tie. */
+bool eval_topk_custom_call(const IrInstr *instr, Value *const *args, Value **out, Error *err)
+{
+    const IrShape *s = instr->shape;
+    if (s->type != IR_TYPE_TUPLE || s->n_elements != 2 || !ir_shape_is_array(s->elements[0]) ||
+        s->elements[0]->rank < 1)
+        return error_set(err, ERR_SHAPE, instr->info->loc,
+                         "custom-call TopK: the result must be (values, indices), not %s", ir_shape_str(s));
+    int64_t k = s->elements[0]->dims[s->elements[0]->rank - 1];
+    return topk_check(instr, "custom-call TopK", args[0], k, err) && topk_rows(instr, args[0], k, true, out, err);
 }

@@ -248,14 +248,7 @@ static bool eval_custom_call(Interp *it, const IrInstr *instr, Value *const *arg
     const char *target = instr->info->words[IR_WORD_CUSTOM_CALL_TARGET];
     if ((!target || !interp_custom_call_known(target)) && it->opt.opaque)
         return it->opt.opaque(instr, args, instr->n_operands, out, err);
-    if (!target || !interp_custom_call_known(target))
-        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
-                         "unsupported op: custom-call with target \"%s\"", target ? target : "");
-    if (instr->n_operands != 1 || !ir_shape_equal(instr->shape, args[0]->shape))
-        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
-                         "custom-call \"%s\" is an identity marker but its shape changes", target);
-    *out = value_retain(args[0]);
-    return true;
+    return eval_known_custom_call(instr, args, out, err);
 }
 
 /* ---- Collectives: through the hook, or on a single device */

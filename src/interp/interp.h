@@ -210,8 +210,11 @@ bool npy_write_param(const char *dir, int param, int rank, const Value *v, Error
 /* ------------------------------------------------------------------ */
 /* custom_call.c: known custom-call targets                             */
 
-/* True when target is a registered custom call (e.g. an identity marker). */
+/* True when the interpreter computes target: an identity marker, or an
+ * XLA-internal target (SliceToDynamic, PadToStatic, TopK). */
 bool interp_custom_call_known(const char *target);
+/* True when target is an identity marker (its result is its operand). */
+bool interp_custom_call_is_identity(const char *target);
 /* The distinct custom-call targets of m (every computation) that are not
  * known, in order of first appearance, into out (names point into m; ""
  * for a call without a target); returns how many, at most max. */

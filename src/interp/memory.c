@@ -54,7 +54,7 @@ static bool aliases(const IrInstr *in)
         return true;
     case IR_OP_CUSTOM_CALL: {
         const char *t = in->info->words[IR_WORD_CUSTOM_CALL_TARGET];
-        return t && interp_custom_call_known(t);
+        return t && interp_custom_call_is_identity(t);
     }
     default:
         return false;

@@ -85,6 +85,62 @@ static void test_set_then_get(void **unused)
     test_run_free(&run);
 }
 
+/* XLA's DynamicPadder custom calls: SliceToDynamic(data, sizes...) is the
+ * data with those runtime sizes (the padding: data's elements); PadToStatic
+ * gives the bounded buffer back as a static array and the sizes.  Sizes
+ * outside [0, bound], a static dimension not given whole, and shapes that
+ * do not fit are refused. */
+static void test_slice_to_dynamic_and_pad_to_static(void **unused)
+{
+    (void)unused;
+    static const char text[] =
+        "HloModule t\n\nENTRY %m (x: f32[2,4], n: s32[]) -> (f32[2,<=4], f32[2,4], s32[], s32[], f32[]) {\n"
+        "  %x = f32[2,4] parameter(0)\n  %n = s32[] parameter(1)\n  %two = s32[] constant(2)\n"
+        "  %d = f32[2,<=4] custom-call(%x, %two, %n), custom_call_target=\"SliceToDynamic\"\n"
+        "  %p = (f32[2,4], s32[], s32[]) custom-call(%d), custom_call_target=\"PadToStatic\"\n"
+        "  %a = f32[2,4] get-tuple-element(%p), index=0\n"
+        "  %s0 = s32[] get-tuple-element(%p), index=1\n  %s1 = s32[] get-tuple-element(%p), index=2\n"
+        "  %z = f32[] constant(0)\n"
+        "  %sum = f32[] reduce(%d, %z), dimensions={0,1}, to_apply=%add\n"
+        "  ROOT %t = (f32[2,<=4], f32[2,4], s32[], s32[], f32[]) tuple(%d, %a, %s0, %s1, %sum)\n}\n";
+    static const char add[] = "HloModule t\n\n%add (a: f32[], b: f32[]) -> f32[] {\n"
+                              "  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+                              "  ROOT %c = f32[] add(%a, %b)\n}\n\n";
+    char module[2048];
+    snprintf(module, sizeof module, "%s%s", add, text + strlen("HloModule t\n\n"));
+    int32_t n = 3;
+    const void *params[] = { iota8, &n };
+    TestRun run;
+    Value *v = test_run_ok(&run, module, params);
+    assert_non_null(v->elements[0]->sizes);
+    assert_int_equal(v->elements[0]->sizes[0], 2);
+    assert_int_equal(v->elements[0]->sizes[1], 3);
+    assert_f32_array(v->elements[1], iota8, 8);               /* the bounded buffer, padding and all */
+    assert_null(v->elements[1]->sizes);
+    assert_int_equal(s32_leaf(v, 2), 2);
+    assert_int_equal(s32_leaf(v, 3), 3);
+    assert_true(*(const float *)v->elements[4]->data == 1 + 2 + 3 + 5 + 6 + 7);   /* the valid elements only */
+    test_run_free(&run);
+    n = 5;
+    expect_error(module, params, ERR_SHAPE, "custom-call SliceToDynamic: size 5 is outside [0, 4] for dimension 1");
+    static const char static_dim[] =
+        "HloModule t\n\nENTRY %m (x: f32[2,4], n: s32[]) -> f32[2,<=4] {\n"
+        "  %x = f32[2,4] parameter(0)\n  %n = s32[] parameter(1)\n"
+        "  ROOT %d = f32[2,<=4] custom-call(%x, %n, %n), custom_call_target=\"SliceToDynamic\"\n}\n";
+    n = 1;
+    expect_error(static_dim, params, ERR_SHAPE, "size 1 is outside [2, 2] for dimension 0");
+    static const char missing[] =
+        "HloModule t\n\nENTRY %m (x: f32[2,4], n: s32[]) -> f32[2,<=4] {\n"
+        "  %x = f32[2,4] parameter(0)\n  %n = s32[] parameter(1)\n"
+        "  ROOT %d = f32[2,<=4] custom-call(%x, %n), custom_call_target=\"SliceToDynamic\"\n}\n";
+    expect_error(missing, params, ERR_SHAPE, "one size per dimension of f32[2,<=4], got f32[2,4] and 1 sizes");
+    static const char bad_pad[] =
+        "HloModule t\n\nENTRY %m (x: f32[2,4]) -> (f32[2,3], s32[], s32[]) {\n"
+        "  %x = f32[2,4] parameter(0)\n"
+        "  ROOT %p = (f32[2,3], s32[], s32[]) custom-call(%x), custom_call_target=\"PadToStatic\"\n}\n";
+    expect_error(bad_pad, params, ERR_SHAPE, "custom-call PadToStatic: f32[2,4] to (f32[2,3], s32[], s32[])");
+}
+
 static void test_set_dimension_size_range(void **unused)
 {
     (void)unused;
@@ -383,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_get_dimension_size_static_and_bounded),
         cmocka_unit_test(test_set_then_get),
         cmocka_unit_test(test_set_dimension_size_range),
+        cmocka_unit_test(test_slice_to_dynamic_and_pad_to_static),
         cmocka_unit_test(test_elementwise_and_reduce_on_runtime_size),
         cmocka_unit_test(test_elementwise_mixed_sizes),
         cmocka_unit_test(test_movement_and_dot_on_runtime_size),

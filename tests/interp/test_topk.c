@@ -172,6 +172,53 @@ static void test_topk_matches_its_decomposition(void **state)
     }
 }
 
+/* XLA:CPU's optimized modules carry topk as custom-call "TopK" (largest,
+ * k from the result): it gives the op's result bit for bit, NaNs, ties and
+ * signed zeros included; a result that is no (values, indices) pair, and
+ * an operand of dynamic size, are refused. */
+static void test_topk_custom_call_is_the_op(void **state)
+{
+    (void)state;
+    enum { ROWS = 2, N = 40 };
+    float x[ROWS * N];
+    uint32_t r = 777u;
+    for (int i = 0; i < ROWS * N; i++) {
+        r = r * 1664525u + 1013904223u;
+        int v = (int)(r >> 24) % 13 - 6;
+        x[i] = v == 6 ? NAN : v == -6 ? -NAN : v == 5 ? -0.0f : (float)v;
+    }
+    const void *params[] = { x };
+    for (int k = 0; k <= N; k += 9) {
+        char a[TEXT_MAX], b[TEXT_MAX];
+        snprintf(b, sizeof b,
+                 "HloModule m\nENTRY e {\n  x = f32[%d,%d] parameter(0)\n"
+                 "  ROOT t = (f32[%d,%d], s32[%d,%d]) custom-call(x), custom_call_target=\"TopK\"\n}\n",
+                 ROWS, N, ROWS, k, ROWS, k);
+        TestRun ra, rb;
+        Value *va = test_run_ok(&ra, topk_module(a, "f32", ROWS, N, k, true), params);
+        Value *vb = test_run_ok(&rb, b, params);
+        if (!value_bits_equal(va, vb))
+            fail_msg("custom-call TopK k=%d differs from topk largest=true", k);
+        test_run_free(&ra);
+        test_run_free(&rb);
+    }
+    TestRun run;
+    assert_false(test_run(&run, "HloModule m\nENTRY e {\n  x = f32[2,4] parameter(0)\n"
+                                "  ROOT t = f32[2,2] custom-call(x), custom_call_target=\"TopK\"\n}\n", params));
+    assert_int_equal(run.err.code, ERR_SHAPE);
+    assert_non_null(strstr(run.err.msg, "custom-call TopK: the result must be (values, indices)"));
+    test_run_free(&run);
+    int32_t n = 3;
+    const void *dyn[] = { x, &n };
+    assert_false(test_run(&run, "HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  n = s32[] parameter(1)\n"
+                                "  d = f32[<=8] set-dimension-size(x, n), dimensions={0}\n"
+                                "  ROOT t = (f32[<=2], s32[<=2]) custom-call(d), custom_call_target=\"TopK\"\n}\n",
+                          dyn));
+    assert_int_equal(run.err.code, ERR_UNSUPPORTED);
+    assert_non_null(strstr(run.err.msg, "custom-call TopK of an operand of dynamic size"));
+    test_run_free(&run);
+}
+
 /* XLA's parser reads a topk without largest= as largest=true, and both
  * print it either way: a module written without it takes the largest, and
  * largest=false survives a print and a parse (it used to be left out of
@@ -240,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_topk_k0),
         cmocka_unit_test(test_topk_matches_its_decomposition),
         cmocka_unit_test(test_topk_largest_defaults_to_true_and_is_printed),
+        cmocka_unit_test(test_topk_custom_call_is_the_op),
         cmocka_unit_test(test_topk_complex_is_unsupported),
         cmocka_unit_test(test_topk_k_too_large_is_refused),
     };
