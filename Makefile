@@ -6,6 +6,7 @@
 #                   (make test itself runs the unit tests and the hlo-fuzz slice so: asan-subset)
 #   make bench      speed against limits measured in the same run (scripts/bench.sh)
 #   make fuzz-passes hlo-fuzz on every pass and mode at 1, 2, 4, 8 ranks (scripts/fuzz_passes.sh)
+#   make fuzz-coverage hlo-fuzz's reach into src/passes/, by gcov (scripts/fuzz_coverage.sh)
 #   make fuzz       libFuzzer on the parser, the pipeline and .npy reading (scripts/libfuzz.sh)
 #   make precision  the #102 precision sweep, drawn with gnuplot (scripts/precision-sweep.sh)
 #   make xla-test   set up XLA:CPU (jax/jaxlib from PyPI, build/xla-venv), then the XLA cases of make test
@@ -33,6 +34,13 @@ endif
 CFLAGS  += $(SANITIZE)
 LDFLAGS += $(SANITIZE)
 LDLIBS   = -lopenblas -lprotobuf-c -lm
+# COVERAGE=1 (make fuzz-coverage, in build-cov/): src/passes/ with gcov
+# counters, at -O0 so that its branches are the source's; the rest as usual.
+ifneq ($(COVERAGE),)
+$(BUILD)/obj/src/passes/%.o: CFLAGS += --coverage -O0
+CPPFLAGS += -DHLOCHECK_COVERAGE
+LDFLAGS  += --coverage
+endif
 TEST_LDLIBS = -lcmocka
 
 LIB_SRCS  = $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
@@ -48,7 +56,7 @@ ALL_OBJS  = $(call obj,$(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
-.PHONY: all unit-tests test demo zoo zoo-check asan asan-subset bench clean validate fuzz-passes fuzz precision xla-test xla-diff \
+.PHONY: all unit-tests test demo zoo zoo-check asan asan-subset bench clean validate fuzz-passes fuzz-coverage fuzz precision xla-test xla-diff \
         xla-cases
 .DEFAULT_GOAL := all
 
@@ -240,6 +248,13 @@ precision:
 fuzz-passes: all
 	@scripts/fuzz_passes.sh $(BUILD)
 
+# hlo-fuzz on every pass, both modes, 1/2/4/8 ranks, FUZZ_SECONDS (10) each,
+# with src/passes/ counted by gcov: line and branch coverage per file and
+# function, and every branch never taken (gcovr; build-cov/coverage/).
+fuzz-coverage:
+	@scripts/install-deps.sh gcovr
+	@scripts/fuzz_coverage.sh
+
 # libFuzzer (clang) on parse + verify + print, parse + the default pipeline,
 # and .npy reading, FUZZ_TIME (60) seconds each, the corpus as seeds.
 fuzz:
@@ -247,6 +262,6 @@ fuzz:
 	@scripts/libfuzz.sh
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-cov
 
 -include $(ALL_OBJS:.o=.d)

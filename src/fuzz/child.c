@@ -18,6 +18,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* make fuzz-coverage builds the passes with gcov counters; a child that
+ * ends with _exit would take its counts with it, so it writes them first.
+ * (A child killed on its deadline loses them: a hung pass is a finding.) */
+#ifdef HLOCHECK_COVERAGE
+void __gcov_dump(void);
+#define COVERAGE_DUMP() __gcov_dump()
+#else
+#define COVERAGE_DUMP() ((void)0)
+#endif
+
 static void write_all(int fd, const void *p, size_t n)
 {
     const char *s = p;
@@ -25,8 +35,10 @@ static void write_all(int fd, const void *p, size_t n)
         ssize_t w = write(fd, s, n);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (w <= 0) {
+            COVERAGE_DUMP();
             _exit(4);
+        }
         s += w;
         n -= (size_t)w;
     }
@@ -55,6 +67,7 @@ __attribute__((noreturn)) static void child(int fd, const IrModule *m, const Pas
     write_all(fd, err.msg, (size_t)msg_len);
     write_all(fd, sb.s ? sb.s : "", sb.len);
     close(fd);
+    COVERAGE_DUMP();
     _exit(0);
 }
 
