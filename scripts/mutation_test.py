@@ -148,6 +148,37 @@ MUTANTS = [
      "        if (count[d] > count[best])\n",
      "        if (count[d] >= count[best])\n",
      "matcher: a tie of gather dims goes to the larger one"),
+    # reducers that are not trivial though op is at the root (issue 26)
+    ("ar-combiner", "src/passes/combine.c",
+     "    bool params = a->op == IR_OP_PARAMETER && b->op == IR_OP_PARAMETER && a != b;\n",
+     "    bool params = a->op == IR_OP_PARAMETER && b->op == IR_OP_PARAMETER;\n",
+     "matcher: op(a, a) counts as a trivial reducer"),
+    ("rs-combiner", "src/passes/combine.c",
+     "    if (!comp || comp->n_params != 2 || comp->n_instrs != 3 || !comp->root)\n",
+     "    if (!comp || comp->n_params != 2 || !comp->root || comp->root->n_operands != 2)\n"
+     "        return IR_OP_COUNT;\n"
+     "    if (is_reducer_op(comp->root->op) && (comp->root->operands[0]->op == IR_OP_PARAMETER ||\n"
+     "                                          comp->root->operands[1]->op == IR_OP_PARAMETER))\n"
+     "        return comp->root->op;\n"
+     "    if (1)\n",
+     "matcher: a reducer is trivial when its root is op with a parameter operand (op(a, c), op(a, negate(b)))"),
+    # the helpers #102 and #104 share (expand.c)
+    ("flip-reduce-convert-add", "src/passes/expand.c",
+     "        if (cache->orig[i] == comp && cache->to[i] == to)\n",
+     "        if (cache->to[i] == to)\n",
+     "semantic: retyped reducers are cached by type alone (two reducers share one copy)"),
+    ("flip-rs-transpose", "src/passes/expand.c",
+     "    if (b->exponent_bits < a->exponent_bits || b->mantissa_bits < a->mantissa_bits)\n",
+     "    if (b->exponent_bits < a->exponent_bits)\n",
+     "matcher: the widening test reads the exponent alone (f16 -> bf16 counts as widening)"),
+    ("flip-reduce-convert-add", "src/passes/expand.c",
+     "    if (b->exponent_bits < a->exponent_bits || b->mantissa_bits < a->mantissa_bits)\n",
+     "    if (b->mantissa_bits < a->mantissa_bits)\n",
+     "matcher: the widening test reads the mantissa alone (f8e5m2 -> f8e4m3fn counts as widening)"),
+    ("flip-reduce-convert-add", "src/passes/expand.c",
+     "        instr->info->literal = retype_literal(m, src->info->literal, shape, from);\n",
+     "        instr->info->literal = retype_literal(m, src->info->literal, shape, to);\n",
+     "semantic: a retyped reducer's constant is read as the wide type"),
     # #102
     ("flip-reduce-convert-add", "src/passes/flip_reduce_convert_add.c",
      "    if (sound && !expand_is_widening_float(p.reduce->shape->type, p.convert->shape->type))\n",

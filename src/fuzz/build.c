@@ -307,10 +307,32 @@ void fuzz_control(FuzzBuild *b, int v, int pred)
     b->instrs[v].ctrl = pred;
 }
 
-const char *fuzz_reducer(FuzzBuild *b, IrElemType t, const char *op, bool trivial)
+static const char *const reducer_form_names[FUZZ_RED_FORMS] = {
+    "trivial", "swapped", "copy", "same-param", "constant", "extra", "two-ops",
+};
+
+const char *fuzz_reducer_form_name(FuzzReducerForm f)
+{
+    return f >= 0 && f < FUZZ_RED_FORMS ? reducer_form_names[f] : "?";
+}
+
+bool fuzz_reducer_form_trivial(FuzzReducerForm f)
+{
+    return f == FUZZ_RED_TRIVIAL || f == FUZZ_RED_SWAPPED;
+}
+
+FuzzReducerForm fuzz_draw_reducer_form(FuzzRng *r)
+{
+    if (fuzz_chance(r, 80))
+        return fuzz_chance(r, 12) ? FUZZ_RED_SWAPPED : FUZZ_RED_TRIVIAL;
+    return (FuzzReducerForm)(FUZZ_RED_COPY + fuzz_below(r, FUZZ_RED_FORMS - FUZZ_RED_COPY));
+}
+
+const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form)
 {
     char name[64];
-    snprintf(name, sizeof name, "red.%s.%s%s", ir_type_name(t), op, trivial ? "" : ".copy");
+    snprintf(name, sizeof name, "red.%s.%s%s%s", ir_type_name(t), op, form == FUZZ_RED_TRIVIAL ? "" : ".",
+             form == FUZZ_RED_TRIVIAL ? "" : fuzz_reducer_form_name(form));
     for (int i = 0; i < b->n_comps; i++)
         if (b->comps[i].kind == BCOMP_TEXT && strcmp(b->comps[i].name, name) == 0)
             return b->comps[i].name;
@@ -319,12 +341,40 @@ const char *fuzz_reducer(FuzzBuild *b, IrElemType t, const char *op, bool trivia
     StrBuf sb;
     strbuf_init(&sb);
     strbuf_printf(&sb, "%%%s {\n  %%a = %s[] parameter(0)\n  %%b = %s[] parameter(1)\n", name, tn, tn);
-    if (trivial)
+    switch (form) {
+    case FUZZ_RED_TRIVIAL: case FUZZ_RED_FORMS:
         strbuf_printf(&sb, "  ROOT %%r = %s[] %s(%%a, %%b)\n}\n", tn, op);
-    else
+        break;
+    case FUZZ_RED_SWAPPED:
+        strbuf_printf(&sb, "  ROOT %%r = %s[] %s(%%b, %%a)\n}\n", tn, op);
+        break;
+    case FUZZ_RED_COPY:
         strbuf_printf(&sb, "  %%o = %s[] %s(%%a, %%b)\n  ROOT %%r = %s[] copy(%%o)\n}\n", tn, op, tn);
+        break;
+    case FUZZ_RED_SAME_PARAM:
+        strbuf_printf(&sb, "  ROOT %%r = %s[] %s(%%a, %%a)\n}\n", tn, op);
+        break;
+    case FUZZ_RED_CONSTANT:
+        strbuf_printf(&sb, "  %%c = %s[] constant(%s)\n  ROOT %%r = %s[] %s(%%a, %%c)\n}\n", tn,
+                      t == IR_TYPE_PRED ? "true" : ir_type_is_float(t) ? "0.5" : "1", tn, op);
+        break;
+    case FUZZ_RED_EXTRA: {
+        bool neg = ir_type_is_float(t) || ir_type_is_signed_int(t);
+        strbuf_printf(&sb, "  %%n = %s[] %s(%%b)\n  ROOT %%r = %s[] %s(%%a, %%n)\n}\n", tn, neg ? "negate" : "copy",
+                      tn, op);
+        break;
+    }
+    case FUZZ_RED_TWO_OPS:
+        strbuf_printf(&sb, "  %%t = %s[] %s(%%a, %%b)\n  ROOT %%r = %s[] %s(%%t, %%b)\n}\n", tn, op, tn, op);
+        break;
+    }
     b->comps[c].text = sb.s;
     return b->comps[c].name;
+}
+
+const char *fuzz_reducer(FuzzBuild *b, IrElemType t, const char *op, bool trivial)
+{
+    return fuzz_reducer_in_form(b, t, op, trivial ? FUZZ_RED_TRIVIAL : FUZZ_RED_COPY);
 }
 
 static int zeros(FuzzBuild *b, int comp, FuzzShape s)

@@ -166,9 +166,29 @@ int fuzz_op_tuple(FuzzBuild *b, int n_shapes, const FuzzShape *shapes, const cha
 int fuzz_constant(FuzzBuild *b, IrElemType t, const char *literal);
 /* v also made to wait for `pred` (control-predecessors={pred}). */
 void fuzz_control(FuzzBuild *b, int v, int pred);
-/* A reduction computation of type t: op over its two parameters when
- * trivial, else the same op behind a copy (non-trivial to the combiners).
- * Returns its name. */
+/* The forms a reduction computation of op over T takes.  Trivial (spec
+ * section 2: one binary op over its two scalar parameters): op(a, b) and
+ * op(b, a).  The others are not, and all but COPY still have op at the
+ * root: what a matcher that reads only the root would take for trivial. */
+typedef enum FuzzReducerForm {
+    FUZZ_RED_TRIVIAL,       /* ROOT op(a, b) */
+    FUZZ_RED_SWAPPED,       /* ROOT op(b, a) */
+    FUZZ_RED_COPY,          /* o = op(a, b); ROOT copy(o) */
+    FUZZ_RED_SAME_PARAM,    /* ROOT op(a, a) */
+    FUZZ_RED_CONSTANT,      /* c = constant; ROOT op(a, c) */
+    FUZZ_RED_EXTRA,         /* n = negate(b) (copy(b) for unsigned and pred); ROOT op(a, n) */
+    FUZZ_RED_TWO_OPS,       /* t = op(a, b); ROOT op(t, b) */
+    FUZZ_RED_FORMS
+} FuzzReducerForm;
+const char *fuzz_reducer_form_name(FuzzReducerForm f);
+bool fuzz_reducer_form_trivial(FuzzReducerForm f);
+/* A form: trivial 80% of the time (op(b, a) in one of eight), else one of
+ * the five others. */
+FuzzReducerForm fuzz_draw_reducer_form(FuzzRng *r);
+/* The reduction computation of op over t in that form (made once per
+ * module and form); returns its name. */
+const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form);
+/* fuzz_reducer_in_form with FUZZ_RED_TRIVIAL, or FUZZ_RED_COPY when not trivial. */
 const char *fuzz_reducer(FuzzBuild *b, IrElemType t, const char *op, bool trivial);
 FuzzShape fuzz_value_shape(const FuzzBuild *b, int v);
 /* Ends the site: outputs become results of its computation's root tuple
@@ -194,6 +214,7 @@ typedef struct FuzzGen {
     FuzzSite *sites;                /* append here, at most FUZZ_MAX_SITES */
     int n_sites;
     bool odd_site_taken;            /* a site not exact in some mode is in the module already */
+    int reduce_pair;                /* gen_reduce.c: 1 + the type pair the last site drew, 0 none */
 } FuzzGen;
 
 /* Whether pass `number` has a site generator. */

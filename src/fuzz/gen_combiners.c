@@ -42,7 +42,8 @@ typedef struct Member {
     GenColl c;
     int dim;                    /* AG / RS */
     const char *reducer;        /* AR / RS: the reducer's op */
-    bool trivial, constrain;
+    FuzzReducerForm form;       /* ... and the computation's form */
+    bool trivial, constrain;    /* trivial: fuzz_reducer_form_trivial(form) */
     bool tangle;                /* one of plan_tangle's four */
     int after;                  /* the earlier member its operand depends on, -1 */
     bool through;               /* ... through a collective of another opcode */
@@ -205,6 +206,7 @@ static Member draw_base(FuzzGen *g)
                  .ctrl = -1, .trivial = true };
     gen_draw_coll(g, &m.c);
     m.reducer = draw_reducer(r, m.type);
+    m.form = fuzz_chance(r, 10) ? FUZZ_RED_SWAPPED : FUZZ_RED_TRIVIAL;
     return m;
 }
 
@@ -248,9 +250,10 @@ static Member vary(FuzzGen *g, int number, const Member *base, Variation v, int 
         gen_draw_coll(g, &m.c);
         break;
     case VAR_REDUCER:
-        if (fuzz_chance(r, 50))
+        if (fuzz_chance(r, 50)) {           /* the same op in a form that is not trivial */
+            m.form = (FuzzReducerForm)(FUZZ_RED_COPY + fuzz_below(r, FUZZ_RED_FORMS - FUZZ_RED_COPY));
             m.trivial = false;
-        else
+        } else
             m.reducer = draw_reducer(r, m.type);
         break;
     case VAR_CHANNEL:
@@ -343,7 +346,7 @@ static void member_attrs(FuzzGen *g, int number, const Member *m, char *a, size_
     if (number != 79)
         k += (size_t)snprintf(a + k, n - k, ", dimensions={%d}", m->dim);
     if (number != 77)
-        k += (size_t)snprintf(a + k, n - k, ", to_apply=%%%s", fuzz_reducer(g->b, m->type, m->reducer, m->trivial));
+        k += (size_t)snprintf(a + k, n - k, ", to_apply=%%%s", fuzz_reducer_in_form(g->b, m->type, m->reducer, m->form));
     if (m->constrain)
         snprintf(a + k, n - k, ", constrain_layout=true");
 }
@@ -357,11 +360,12 @@ static void describe(Cluster *cl, FuzzSite *s, const Member *m, const FuzzShape 
         snprintf(extra, sizeof extra, " (member %d%s)", m->after, m->through ? ", through another collective" : "");
     else if (m->ctrl >= 0)
         snprintf(extra, sizeof extra, " (member %d)", m->ctrl);
-    char red[48] = "";
+    char red[96] = "";
     if (cl->number != 79)
         snprintf(red, sizeof red, " dim %d", m->dim);
     if (cl->number != 77)
-        snprintf(red + strlen(red), sizeof red - strlen(red), " %s%s", m->reducer, m->trivial ? "" : " (non-trivial)");
+        snprintf(red + strlen(red), sizeof red - strlen(red), " %s%s%s%s", m->reducer, m->trivial ? "" : " (non-trivial: ",
+                 m->trivial ? "" : fuzz_reducer_form_name(m->form), m->trivial ? "" : ")");
     snprintf(s->what, sizeof s->what, "#%d %s %s -> %s%s, %s, member %d of %d in %s: %s%s%s", cl->number,
              opcode_text(cl->number), fuzz_shape_text(in, is, sizeof is), fuzz_shape_text(out, os, sizeof os), red, ct,
              k, n, fuzz_place_name(place), m->tangle ? "tangle of two keys, " : "", variation_names[m->var], extra);

@@ -26,17 +26,29 @@ static bool widens(IrElemType from, IrElemType to)
            (b->has_inf || !a->has_inf) && (b->has_sign || !a->has_sign);
 }
 
-/* A (narrow, wide) pair: widening floats most often, then narrowing, an
- * integer to float, and no change of type. */
-static void draw_types(FuzzRng *r, IrElemType *narrow, IrElemType *wide)
+/* A (narrow, wide) pair: widening floats most often; then narrowing, the
+ * pairs where one of exponent and mantissa widens while the other narrows
+ * (f16 <-> bf16, f8e4m3fn <-> f8e5m2, f16 -> f8e4m3fn: a guard that reads
+ * only one of them takes these for widening), the f8 kinds widened, an
+ * integer to float, and no change of type.  One module's sites share the
+ * pair half the time (g->reduce_pair), so that two reducers are retyped
+ * to the same type in it. */
+static void draw_types(FuzzGen *g, IrElemType *narrow, IrElemType *wide)
 {
     static const IrElemType pairs[][2] = {
         { IR_TYPE_BF16, IR_TYPE_F32 }, { IR_TYPE_F16, IR_TYPE_F32 }, { IR_TYPE_BF16, IR_TYPE_F64 },
         { IR_TYPE_F32, IR_TYPE_F64 },  { IR_TYPE_F16, IR_TYPE_F64 }, { IR_TYPE_F32, IR_TYPE_BF16 },
         { IR_TYPE_F32, IR_TYPE_F16 },  { IR_TYPE_F64, IR_TYPE_F32 }, { IR_TYPE_F16, IR_TYPE_BF16 },
+        { IR_TYPE_BF16, IR_TYPE_F16 }, { IR_TYPE_F8E4M3FN, IR_TYPE_F8E5M2 }, { IR_TYPE_F8E5M2, IR_TYPE_F8E4M3FN },
+        { IR_TYPE_F16, IR_TYPE_F8E4M3FN }, { IR_TYPE_F8E4M3FN, IR_TYPE_F16 }, { IR_TYPE_F8E5M2, IR_TYPE_F16 },
+        { IR_TYPE_F8E4M3FN, IR_TYPE_BF16 }, { IR_TYPE_F8E5M2, IR_TYPE_F32 },
         { IR_TYPE_S32, IR_TYPE_F32 },  { IR_TYPE_F32, IR_TYPE_F32 }, { IR_TYPE_BF16, IR_TYPE_BF16 },
     };
-    int k = fuzz_chance(r, 50) ? fuzz_below(r, 5) : fuzz_below(r, (int)(sizeof pairs / sizeof pairs[0]));
+    FuzzRng *r = g->rng;
+    int k = fuzz_chance(r, 40) ? fuzz_below(r, 5) : fuzz_below(r, (int)(sizeof pairs / sizeof pairs[0]));
+    if (g->reduce_pair > 0 && fuzz_chance(r, 50))
+        k = g->reduce_pair - 1;
+    g->reduce_pair = k + 1;
     *narrow = pairs[k][0];
     *wide = pairs[k][1];
 }
@@ -62,12 +74,14 @@ static const char *draw_reducer(FuzzRng *r, IrElemType t)
     return fuzz_chance(r, 50) ? "maximum" : "minimum";
 }
 
-/* reduce-scatter(x) along dim, or all-reduce(x) when dim < 0. */
-static int reduction(FuzzGen *g, int x, int dim, const GenColl *c, const char *reducer)
+/* reduce-scatter(x) along dim, or all-reduce(x) when dim < 0; the
+ * reducer in the given form: the spec retypes the reduction computation
+ * whatever it holds, so a form changes no expectation. */
+static int reduction(FuzzGen *g, int x, int dim, const GenColl *c, const char *reducer, FuzzReducerForm form)
 {
     FuzzShape s = fuzz_value_shape(g->b, x);
     char a[1000];
-    const char *red = fuzz_reducer(g->b, s.type, reducer, true);
+    const char *red = fuzz_reducer_in_form(g->b, s.type, reducer, form);
     if (dim < 0) {
         snprintf(a, sizeof a, "%s, to_apply=%%%s", c->attrs, red);
         return fuzz_op1(g->b, s, "all-reduce", x, a);
@@ -96,7 +110,7 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
     FuzzPlace place = s->place;
     int P = fuzz_build_partitions(g->b);
     IrElemType narrow, wide;
-    draw_types(r, &narrow, &wide);
+    draw_types(g, &narrow, &wide);
     bool scatter = fuzz_chance(r, 50);
     int kind = fuzz_below(r, 16);
     if (kind == 12)                     /* no convert: the reduction is already in the add's type */
@@ -107,6 +121,7 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
     FuzzShape gs = reducible_shape(r, narrow, c.size, &dim, scatter);
     int grad = fuzz_input(g->b, gs);
     const char *red = draw_reducer(r, narrow);
+    FuzzReducerForm form = fuzz_draw_reducer_form(r);
     int rv;
     const char *what = "add of a converted reduction and a parameter's element";
     bool matches = true;
@@ -120,7 +135,7 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
         FuzzShape os = gs;
         if (dim >= 0)
             os.dims[dim] /= c.size;
-        const char *f = fuzz_reducer(g->b, narrow, red, true);
+        const char *f = fuzz_reducer_in_form(g->b, narrow, red, form);
         if (dim >= 0)
             snprintf(a, sizeof a, "%s, dimensions={%d}, to_apply=%%%s", c.attrs, dim, f);
         else
@@ -131,7 +146,7 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
         what = "near miss: the reduction has two operands";
         matches = false;
     } else {
-        rv = reduction(g, grad, dim, &c, red);
+        rv = reduction(g, grad, dim, &c, red, form);
     }
     FuzzShape ws = fuzz_value_shape(g->b, rv);
     ws.type = wide;
@@ -178,9 +193,9 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
     char ct[160], st[64];
     gen_coll_text(&c, ct, sizeof ct);
     fuzz_shape_text(&gs, st, sizeof st);
-    snprintf(s->what, sizeof s->what, "#102 %s: %s %s(%s) -> %s, g %s, scatter dim %d, %s, in %s", what,
-             scatter ? "reduce-scatter" : "all-reduce", red, ir_type_name(narrow), ir_type_name(wide), st, dim, ct,
-             fuzz_place_name(place));
+    snprintf(s->what, sizeof s->what, "#102 %s: %s %s(%s, %s reducer) -> %s, g %s, scatter dim %d, %s, in %s", what,
+             scatter ? "reduce-scatter" : "all-reduce", red, ir_type_name(narrow), fuzz_reducer_form_name(form),
+             ir_type_name(wide), st, dim, ct, fuzz_place_name(place));
     gen_finish(g, s, result, 0, NULL);
 }
 
@@ -194,7 +209,7 @@ void fuzz_gen_rs_transpose(FuzzGen *g)
     FuzzRng *r = g->rng;
     FuzzPlace place = s->place;
     IrElemType narrow, wide;
-    draw_types(r, &narrow, &wide);
+    draw_types(g, &narrow, &wide);
     bool convert = fuzz_chance(r, 50);
     if (!convert)
         wide = narrow;
@@ -241,7 +256,8 @@ void fuzz_gen_rs_transpose(FuzzGen *g)
         matches = false;
     }
     const char *red = draw_reducer(r, narrow);
-    int rsv = reduction(g, x, dim, &c, red);
+    FuzzReducerForm form = fuzz_draw_reducer_form(r);
+    int rsv = reduction(g, x, dim, &c, red, form);
     FuzzShape rs = fuzz_value_shape(g->b, rsv);
     int v = rsv;
     if (convert) {
@@ -275,7 +291,7 @@ void fuzz_gen_rs_transpose(FuzzGen *g)
         snprintf(types, sizeof types, "convert %s -> %s", ir_type_name(narrow), ir_type_name(wide));
     else
         snprintf(types, sizeof types, "no convert, %s", ir_type_name(narrow));
-    snprintf(s->what, sizeof s->what, "#104 %s: %s, reducer %s, X %s, scatter dim %d, perm {%s}, %s, in %s", what,
-             types, red, st, dim, pt, ct, fuzz_place_name(place));
+    snprintf(s->what, sizeof s->what, "#104 %s: %s, reducer %s (%s), X %s, scatter dim %d, perm {%s}, %s, in %s",
+             what, types, red, fuzz_reducer_form_name(form), st, dim, pt, ct, fuzz_place_name(place));
     gen_finish(g, s, result, 0, NULL);
 }

@@ -98,6 +98,7 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
                 sg.n_sites = 0;
                 fuzz_gen_site(&sg, number);
                 g.odd_site_taken = sg.odd_site_taken;
+                g.reduce_pair = sg.reduce_pair;
                 fuzz_build_free(sg.b);
             }
             continue;
