@@ -136,7 +136,7 @@ void fuzz_gen_ag_binary(FuzzGen *g)
     FuzzPlace place = s->place;
     int P = fuzz_build_partitions(g->b);
     IrElemType t = fuzz_draw_type(r, false);
-    int kind = fuzz_below(r, 12);
+    int kind = fuzz_below(r, 17);
     const char *op;
     if (kind == 11) {                   /* an elementwise binary outside the nine */
         static const char *const others[] = { "power", "atan2", "xor", "shift-left" };
@@ -209,6 +209,40 @@ void fuzz_gen_ag_binary(FuzzGen *g)
     case 11:
         what = "near miss: a binary op outside the nine";
         rewrites = false;
+        break;
+    /* The two all-gathers agree on all but one attribute the spec names
+     * (flags), or on all but their sharding; or both carry one sharding. */
+    case 12:
+        snprintf(c2.attrs + strlen(c2.attrs), sizeof c2.attrs - strlen(c2.attrs), ", constrain_layout=true");
+        what = "near miss: only one all-gather has constrain_layout=true";
+        rewrites = false;
+        break;
+    case 13:                            /* one partition: with or without channel_id, the same groups */
+        if (c.groups.mode == FUZZ_CROSS_REPLICA_PARTITION && P == 1) {
+            snprintf(c2.attrs, sizeof c2.attrs, ", replica_groups=%s", c.groups.text);
+            c2.channel = 0;
+            what = "near miss: only one all-gather has a channel_id (one partition: the same groups)";
+            rewrites = false;
+        }
+        break;
+    case 14:                            /* one partition: flattened ids are replica ids */
+        if (c.groups.mode == FUZZ_FLATTENED && P == 1) {
+            char m[96];
+            fuzz_mode_attrs(FUZZ_CROSS_REPLICA_PARTITION, c.channel, m, sizeof m);
+            snprintf(c2.attrs, sizeof c2.attrs, ", replica_groups=%s%s", c.groups.text, m);
+            what = "near miss: only one all-gather has use_global_device_ids=true (one partition: the same groups)";
+            rewrites = false;
+        }
+        break;
+    case 15:
+        snprintf(c2.attrs + strlen(c2.attrs), sizeof c2.attrs - strlen(c2.attrs), ", sharding={replicated}");
+        what = "near miss: only one all-gather has a sharding";
+        rewrites = false;
+        break;
+    case 16:
+        snprintf(c.attrs + strlen(c.attrs), sizeof c.attrs - strlen(c.attrs), ", sharding={maximal device=0}");
+        snprintf(c2.attrs + strlen(c2.attrs), sizeof c2.attrs - strlen(c2.attrs), ", sharding={maximal device=0}");
+        what = "binary over two identical all-gathers with one sharding";
         break;
     default:
         break;

@@ -30,7 +30,8 @@ static bool widens(IrElemType from, IrElemType to)
  * pairs where one of exponent and mantissa widens while the other narrows
  * (f16 <-> bf16, f8e4m3fn <-> f8e5m2, f16 -> f8e4m3fn: a guard that reads
  * only one of them takes these for widening), the f8 kinds widened, an
- * integer to float, and no change of type.  One module's sites share the
+ * integer to float (whose and / or reducers have no float form), and no
+ * change of type.  One module's sites share the
  * pair half the time (g->reduce_pair), so that two reducers are retyped
  * to the same type in it. */
 static void draw_types(FuzzGen *g, IrElemType *narrow, IrElemType *wide)
@@ -42,7 +43,8 @@ static void draw_types(FuzzGen *g, IrElemType *narrow, IrElemType *wide)
         { IR_TYPE_BF16, IR_TYPE_F16 }, { IR_TYPE_F8E4M3FN, IR_TYPE_F8E5M2 }, { IR_TYPE_F8E5M2, IR_TYPE_F8E4M3FN },
         { IR_TYPE_F16, IR_TYPE_F8E4M3FN }, { IR_TYPE_F8E4M3FN, IR_TYPE_F16 }, { IR_TYPE_F8E5M2, IR_TYPE_F16 },
         { IR_TYPE_F8E4M3FN, IR_TYPE_BF16 }, { IR_TYPE_F8E5M2, IR_TYPE_F32 },
-        { IR_TYPE_S32, IR_TYPE_F32 },  { IR_TYPE_F32, IR_TYPE_F32 }, { IR_TYPE_BF16, IR_TYPE_BF16 },
+        { IR_TYPE_S32, IR_TYPE_F32 },  { IR_TYPE_U8, IR_TYPE_BF16 }, { IR_TYPE_F32, IR_TYPE_F32 },
+        { IR_TYPE_BF16, IR_TYPE_BF16 },
     };
     FuzzRng *r = g->rng;
     int k = fuzz_chance(r, 40) ? fuzz_below(r, 5) : fuzz_below(r, (int)(sizeof pairs / sizeof pairs[0]));
@@ -67,11 +69,23 @@ static void convert_expect(FuzzSite *s, IrElemType from, IrElemType to)
     }
 }
 
+/* add mostly; maximum or minimum; over integers also and / or, which have
+ * no float form: retyped to a float they do not verify. */
 static const char *draw_reducer(FuzzRng *r, IrElemType t)
 {
-    if (!ir_type_is_float(t) || fuzz_chance(r, 70))
+    if (fuzz_chance(r, 70))
         return "add";
+    if (!ir_type_is_float(t) && fuzz_chance(r, 50))
+        return fuzz_chance(r, 50) ? "and" : "or";
     return fuzz_chance(r, 50) ? "maximum" : "minimum";
+}
+
+/* Can the reduction computation of op over `from` be retyped to `to`?
+ * The spec retypes the same computation; and / or have no float form, so
+ * over a float there is no rewrite: the pass must keep the site. */
+static bool retypable(const char *op, IrElemType to)
+{
+    return !(ir_type_is_float(to) && (!strcmp(op, "and") || !strcmp(op, "or")));
 }
 
 /* reduce-scatter(x) along dim, or all-reduce(x) when dim < 0; the
@@ -176,6 +190,10 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
         matches = false;
     }
     int result = fuzz_chance(r, 50) ? fuzz_op2(g->b, ws, op, conv, acc, "") : fuzz_op2(g->b, ws, op, acc, conv, "");
+    if (matches && !retypable(red, wide)) {
+        what = "near miss: the reduction computation has no form in the wide type (and / or over a float)";
+        matches = false;
+    }
     if (matches) {
         convert_expect(s, narrow, wide);
         if (!c.channel && P > 1) {      /* a fresh channel_id widens the group */
@@ -248,6 +266,13 @@ void fuzz_gen_rs_transpose(FuzzGen *g)
         x = fuzz_op2(g->b, xs, "multiply", acc, y, "");
         what = "near miss: the producer is multiply(parameter's element, y)";
         matches = false;
+    } else if (kind == 11) {            /* add of a get-tuple-element, but of a tuple instruction */
+        int p = fuzz_input(g->b, xs), y = fuzz_op1(g->b, xs, "copy", fuzz_input(g->b, xs), "");
+        int t = fuzz_op_tuple(g->b, 1, &xs, "tuple", 1, &p, "");
+        int e = fuzz_op1(g->b, xs, "get-tuple-element", t, ", index=0");
+        x = fuzz_op2(g->b, xs, "add", e, y, "");
+        what = "near miss: the add's element is of a tuple instruction, not of a parameter";
+        matches = false;
     } else {                            /* add without a parameter's element */
         int a = fuzz_input(g->b, xs), b2 = fuzz_input(g->b, xs);
         int ca = fuzz_op1(g->b, xs, "copy", a, ""), cb = fuzz_op1(g->b, xs, "copy", b2, "");
@@ -276,6 +301,10 @@ void fuzz_gen_rs_transpose(FuzzGen *g)
     }
     snprintf(a + k, sizeof a - k, "}");
     int result = fuzz_op1(g->b, ts, "transpose", v, a);
+    if (matches && convert && !retypable(red, wide)) {
+        what = "near miss: the reduction computation has no form in the wide type (and / or over a float)";
+        matches = false;
+    }
     if (matches && convert)
         convert_expect(s, narrow, wide);
     else if (matches)
