@@ -227,6 +227,27 @@ void arena_reset(Arena *a)
     a->total = 0;
 }
 
+void arena_rewind(Arena *a)
+{
+    Chunk *keep = NULL, *c = a->head;
+    while (c) {
+        Chunk *next = c->next;
+        if (!keep || c->size > keep->size) {
+            free(keep);
+            keep = c;
+        } else {
+            free(c);
+        }
+        c = next;
+    }
+    if (keep) {
+        keep->next = NULL;
+        keep->used = 0;
+    }
+    a->head = keep;
+    a->total = 0;
+}
+
 void arena_free(Arena *a)
 {
     if (!a)

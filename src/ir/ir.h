@@ -80,6 +80,9 @@ void  *arena_alloc_line(Arena *a, size_t bytes);              /* as arena_alloc,
 char  *arena_strdup(Arena *a, const char *s);
 char  *arena_strndup(Arena *a, const char *s, size_t n);
 void   arena_reset(Arena *a);
+/* Empties the arena but keeps its largest chunk, for an arena filled and
+ * emptied again and again (one message at a time). */
+void   arena_rewind(Arena *a);
 void   arena_free(Arena *a);
 size_t arena_bytes_used(const Arena *a);
 #define ARENA_NEW(a, T)       ((T *)arena_alloc((a), sizeof(T)))

@@ -11,13 +11,17 @@
  *     protobuf-c would give no place, and would recurse without bound on a
  *     nesting bomb.  Fields the schema does not declare are tallied for the
  *     "not carried" note.
- *  2. protobuf-c unpacks it.
+ *  2. protobuf-c unpacks the skeleton (the message without the
+ *     computations' instructions); the instructions are indexed off the
+ *     wire and unpacked one at a time as they are written (section 2 says
+ *     why).
  *  3. The message becomes HLO text in the grammar parse.c reads, one
  *     instruction per line, and parse.c reads that: one reading of HLO for
  *     both forms.  Each line remembers the field path it came from, so an
  *     error of the parser, or later of the verifier, names the proto field
  *     (computations[3].instructions[17] (%add.5): ...) and not a line of
- *     text the user never saw.
+ *     text the user never saw.  (Metadata alone skips the text: see
+ *     Emit.md.)
  * The formats written follow XLA's own printer wherever parse.c keeps an
  * attribute as text (sharding, metadata, backend_config, ...), so that a
  * module read from XLA's proto prints as the same module read from XLA's
@@ -285,6 +289,7 @@ static bool check_message(Wire *w, const uint8_t *p, const uint8_t *end, const P
     return true;
 }
 
+
 /* Names for the fields of XLA's schema that hlo.proto leaves out.  Quiet
  * ones say nothing about what the module computes (profiles, statistics,
  * provenance, scheduling hints) and XLA writes some of them on every
@@ -355,6 +360,287 @@ static void unknown_note(const Wire *w, StrBuf *b)
 }
 
 /* ------------------------------------------------------------------ */
+/* 2. The skeleton and the instructions' index                          */
+
+/* protobuf-c gives every unpacked instruction all of HloInstructionProto's
+ * fields (about 1.3 KB with its shape and metadata): a 76 MB module of
+ * 540k instructions would unpack into 700 MB.  So only the skeleton is
+ * unpacked whole (the module's bytes with each computation's instructions
+ * left out: the computations' own fields, the schedule, a snapshot's
+ * arguments), each instruction is unpacked alone when it is written and
+ * freed after, and what writing one instruction needs of the others
+ * (ids, names, operand ids, the element type of a shape) is read off
+ * their bytes into a small index. */
+typedef struct Lite {
+    const uint8_t *bytes;              /* the instruction's message */
+    size_t len;
+    int64_t id, parameter_number;
+    const char *name, *opcode;         /* "" when absent */
+    int32_t elem_type;                 /* its shape's element_type */
+    bool has_shape;
+    int64_t *edges;                    /* operand ids, then control predecessor ids */
+    uint32_t n_operands, n_control;
+} Lite;
+
+typedef struct CompLites {
+    Lite *v;
+    size_t n, cap;
+} CompLites;
+
+typedef struct Skel {
+    StrBuf bytes;                      /* the skeleton */
+    CompLites *comps;                  /* per computation, in the order unpacked */
+    size_t n_comps, cap_comps;
+    Arena *arena;                      /* names, opcodes, edges */
+    int64_t *ops, *ctl;                /* lite_read's scratch */
+    Arena *one;                        /* what load() unpacks one instruction into */
+    size_t cap_ops, cap_ctl;
+    bool nomem;
+} Skel;
+
+static struct {
+    uint32_t name, opcode, shape, parameter_number, id, operand_ids, control_ids, element_type;
+    uint32_t instructions, computations, hlo_module, hlo;
+} fieldno;
+
+static uint32_t field_number(const ProtobufCMessageDescriptor *d, const char *name)
+{
+    const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(d, name);
+    return f ? f->id : 0;
+}
+
+static void learn_field_numbers(void)
+{
+    if (fieldno.name)
+        return;
+    const ProtobufCMessageDescriptor *in = &xla__hlo_instruction_proto__descriptor;
+    fieldno.opcode = field_number(in, "opcode");
+    fieldno.shape = field_number(in, "shape");
+    fieldno.parameter_number = field_number(in, "parameter_number");
+    fieldno.id = field_number(in, "id");
+    fieldno.operand_ids = field_number(in, "operand_ids");
+    fieldno.control_ids = field_number(in, "control_predecessor_ids");
+    fieldno.element_type = field_number(&xla__shape_proto__descriptor, "element_type");
+    fieldno.instructions = field_number(&xla__hlo_computation_proto__descriptor, "instructions");
+    fieldno.computations = field_number(&xla__hlo_module_proto__descriptor, "computations");
+    fieldno.hlo_module = field_number(&xla__hlo_proto__descriptor, "hlo_module");
+    fieldno.hlo = field_number(&xla__hlo_snapshot__descriptor, "hlo");
+    fieldno.name = field_number(in, "name");
+}
+
+/* One field of a message whose wire check_message passed: its number,
+ * wire type, and value (a varint's in *v; a length-delimited one's bytes
+ * in *value, *len); false at the end or on bytes it cannot read. */
+static bool next_field(const uint8_t **p, const uint8_t *end, uint32_t *number, int *wt, uint64_t *v,
+                       const uint8_t **value, size_t *len)
+{
+    uint64_t tag;
+    if (*p >= end || !read_varint(p, end, &tag))
+        return false;
+    *number = (uint32_t)(tag >> 3);
+    *wt = (int)(tag & 7);
+    *value = *p;
+    *len = 0;
+    switch (*wt) {
+    case 0:
+        return read_varint(p, end, v);
+    case 1:
+        if (end - *p < 8)
+            return false;
+        *p += 8;
+        return true;
+    case 5:
+        if (end - *p < 4)
+            return false;
+        *p += 4;
+        return true;
+    case 2:
+        if (!read_varint(p, end, v) || *v > (uint64_t)(end - *p))
+            return false;
+        *value = *p;
+        *len = (size_t)*v;
+        *p += *len;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static const char *lite_string(Skel *s, const uint8_t *v, size_t n)
+{
+    char *c = arena_strndup(s->arena, (const char *)v, n);
+    if (!c) {
+        s->nomem = true;
+        return "";
+    }
+    return c;                   /* a string with a NUL in it ends there, as protobuf-c reads it */
+}
+
+/* Appends the ids of a repeated int64 field (packed or not) to *ids. */
+static void lite_ids(Skel *s, int64_t **ids, size_t *n, size_t *cap, int wt, uint64_t v, const uint8_t *value,
+                     size_t len)
+{
+    const uint8_t *q = value, *qend = value + len;
+    for (;;) {
+        uint64_t x = v;
+        if (wt == 2 && (q >= qend || !read_varint(&q, qend, &x)))
+            return;
+        if (*n == *cap) {
+            *cap = *cap ? 2 * *cap : 8;
+            if (!xgrow_try((void **)ids, *cap, sizeof **ids)) {
+                s->nomem = true;
+                return;
+            }
+        }
+        (*ids)[(*n)++] = (int64_t)x;
+        if (wt != 2)
+            return;
+    }
+}
+
+/* An instruction's index entry, read off its bytes.  Later occurrences of
+ * a field win and repeated ones append, as protobuf-c unpacks them. */
+static void lite_read(Skel *s, Lite *l, const uint8_t *bytes, size_t n)
+{
+    *l = (Lite){ .bytes = bytes, .len = n, .name = "", .opcode = "" };
+    size_t n_ops = 0, n_ctl = 0;
+    const uint8_t *p = bytes, *end = bytes + n, *value;
+    uint32_t number;
+    int wt;
+    uint64_t v = 0;
+    size_t len;
+    while (next_field(&p, end, &number, &wt, &v, &value, &len)) {
+        if (number == fieldno.name && wt == 2)
+            l->name = lite_string(s, value, len);
+        else if (number == fieldno.opcode && wt == 2)
+            l->opcode = lite_string(s, value, len);
+        else if (number == fieldno.parameter_number && wt == 0)
+            l->parameter_number = (int64_t)v;
+        else if (number == fieldno.id && wt == 0)
+            l->id = (int64_t)v;
+        else if (number == fieldno.operand_ids && (wt == 0 || wt == 2))
+            lite_ids(s, &s->ops, &n_ops, &s->cap_ops, wt, v, value, len);
+        else if (number == fieldno.control_ids && (wt == 0 || wt == 2))
+            lite_ids(s, &s->ctl, &n_ctl, &s->cap_ctl, wt, v, value, len);
+        else if (number == fieldno.shape && wt == 2) {
+            l->has_shape = true;
+            const uint8_t *q = value, *qend = value + len, *sv;
+            uint32_t sn;
+            int swt;
+            uint64_t x = 0;
+            size_t sl;
+            while (next_field(&q, qend, &sn, &swt, &x, &sv, &sl))
+                if (sn == fieldno.element_type && swt == 0)
+                    l->elem_type = (int32_t)x;
+        }
+    }
+    l->n_operands = (uint32_t)n_ops;
+    l->n_control = (uint32_t)n_ctl;
+    if (n_ops + n_ctl) {
+        l->edges = arena_alloc_array(s->arena, n_ops + n_ctl, sizeof *l->edges);
+        if (l->edges) {
+            if (n_ops)
+                memcpy(l->edges, s->ops, n_ops * sizeof *l->edges);
+            if (n_ctl)
+                memcpy(l->edges + n_ops, s->ctl, n_ctl * sizeof *l->edges);
+        } else {
+            s->nomem = true;
+        }
+    }
+}
+
+static void put_varint(StrBuf *b, uint64_t v)
+{
+    char buf[10];
+    size_t n = 0;
+    do {
+        buf[n++] = (char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    strbuf_putn(b, buf, n);
+}
+
+/* Copies the message's fields to out, leaving out a computation's
+ * instructions (indexed instead) and rewriting the messages that hold
+ * computations (a snapshot's HloProto, its HloModuleProto, the module's
+ * computations) the same way. */
+static void skeleton_of(Skel *s, StrBuf *out, const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d)
+{
+    const uint8_t *value;
+    uint32_t number;
+    int wt;
+    uint64_t v;
+    size_t len;
+    const uint8_t *start = p;
+    while (start = p, next_field(&p, end, &number, &wt, &v, &value, &len)) {
+        const ProtobufCMessageDescriptor *inner = NULL;
+        if (wt == 2 && d == &xla__hlo_snapshot__descriptor && number == fieldno.hlo)
+            inner = &xla__hlo_proto__descriptor;
+        else if (wt == 2 && d == &xla__hlo_proto__descriptor && number == fieldno.hlo_module)
+            inner = &xla__hlo_module_proto__descriptor;
+        else if (wt == 2 && d == &xla__hlo_module_proto__descriptor && number == fieldno.computations)
+            inner = &xla__hlo_computation_proto__descriptor;
+        if (wt == 2 && d == &xla__hlo_computation_proto__descriptor && number == fieldno.instructions) {
+            CompLites *c = &s->comps[s->n_comps - 1];
+            if (c->n == c->cap) {
+                c->cap = c->cap ? 2 * c->cap : 16;
+                if (!xgrow_try((void **)&c->v, c->cap, sizeof *c->v)) {
+                    s->nomem = true;
+                    return;
+                }
+            }
+            lite_read(s, &c->v[c->n++], value, len);
+        } else if (inner) {
+            if (inner == &xla__hlo_computation_proto__descriptor) {
+                if (s->n_comps == s->cap_comps) {
+                    s->cap_comps = s->cap_comps ? 2 * s->cap_comps : 16;
+                    if (!xgrow_try((void **)&s->comps, s->cap_comps, sizeof *s->comps)) {
+                        s->nomem = true;
+                        return;
+                    }
+                }
+                s->comps[s->n_comps++] = (CompLites){ 0 };
+            }
+            StrBuf sub;
+            strbuf_init(&sub);
+            skeleton_of(s, &sub, value, value + len, inner);
+            put_varint(out, (uint64_t)number << 3 | 2);
+            put_varint(out, sub.len);
+            strbuf_putn(out, sub.s ? sub.s : "", sub.len);
+            strbuf_free(&sub);
+        } else {
+            strbuf_putn(out, (const char *)start, (size_t)(p - start));
+        }
+    }
+}
+
+static void skel_free(Skel *s)
+{
+    strbuf_free(&s->bytes);
+    for (size_t i = 0; i < s->n_comps; i++)
+        free(s->comps[i].v);
+    free(s->comps);
+    free(s->ops);
+    free(s->ctl);
+    arena_free(s->arena);
+    arena_free(s->one);
+    *s = (Skel){ 0 };
+}
+
+/* The skeleton of bytes read as a message of descriptor d, and the index
+ * of their instructions; false when out of memory. */
+static bool skeleton(Skel *s, const void *data, size_t len, const ProtobufCMessageDescriptor *d)
+{
+    skel_free(s);
+    learn_field_numbers();
+    strbuf_init(&s->bytes);
+    if (!(s->arena = arena_new(len / 8 + 4096)) || !(s->one = arena_new(64 * 1024)))
+        return false;
+    skeleton_of(s, &s->bytes, data, (const uint8_t *)data + len, d);
+    return !s->nomem;
+}
+
+/* ------------------------------------------------------------------ */
 /* 3. The message as HLO text                                           */
 
 typedef Xla__HloInstructionProto Instr;
@@ -362,9 +648,11 @@ typedef Xla__HloComputationProto Comp;
 
 /* Where each line of the text came from: a computation index (-1 for the
  * module's own lines) and an instruction index (-1 for the computation's
- * header and closing lines). */
+ * header and closing lines); and the instruction's metadata, when it has
+ * one, as text in Emit.md (md_len 0: none). */
 typedef struct LineFrom {
     int comp, instr;
+    size_t md_at, md_len;
 } LineFrom;
 
 typedef struct Emit {
@@ -373,29 +661,39 @@ typedef struct Emit {
     StrBuf t;
     LineFrom *lines;
     int n_lines, cap_lines;
-    const Xla__HloModuleProto *m;
+    const Xla__HloModuleProto *m;  /* the skeleton: computations without instructions */
+    const Skel *sk;                /* the instructions' bytes and index */
     Path path;
     int comp;                      /* the computation being written */
     /* Per computation: id -> instruction index (sorted pairs). */
     const Comp *c;
+    const CompLites *lc;           /* c's instructions */
     int64_t *ids;                  /* c's instruction ids, sorted */
     int *id_at;                    /* the instruction index of ids[k] */
     size_t n_ids;
+    /* An instruction's metadata={...} is written to the text as
+     * metadata={} and its fields here; place() gives the parsed
+     * instruction the fields.  Metadata is most of a real module's text
+     * (op_name, source_file on every instruction) and parse.c keeps it as
+     * the text it reads, so this is the same module read without
+     * tokenizing the metadata a second time. */
+    StrBuf md;
+    size_t md_at, md_len;          /* the current line's, until newline() */
 } Emit;
 
 static bool good_name(const char *s);
 
 /* The name of the instruction a path is in (computations[c].instructions[i]...),
  * or NULL. */
-static const char *instr_named(const Xla__HloModuleProto *m, const char *path)
+static const char *instr_named(const Skel *sk, const char *path)
 {
     const char *p = strstr(path, "computations[");
     long c, i;
-    if (!p || !m || sscanf(p, "computations[%ld].instructions[%ld]", &c, &i) != 2)
+    if (!p || !sk || sscanf(p, "computations[%ld].instructions[%ld]", &c, &i) != 2)
         return NULL;
-    if (c < 0 || (size_t)c >= m->n_computations || i < 0 || (size_t)i >= m->computations[c]->n_instructions)
+    if (c < 0 || (size_t)c >= sk->n_comps || i < 0 || (size_t)i >= sk->comps[c].n)
         return NULL;
-    const char *name = m->computations[c]->instructions[i]->name;
+    const char *name = sk->comps[c].v[i].name;
     return good_name(name) && strlen(name) < 100 ? name : NULL;
 }
 
@@ -407,7 +705,7 @@ static bool emit_fail(Emit *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return fail_at(e->err, e->file, e->path.s, instr_named(e->m, e->path.s), msg);
+    return fail_at(e->err, e->file, e->path.s, instr_named(e->sk, e->path.s), msg);
 }
 
 static void put(Emit *e, const char *s) { strbuf_puts(&e->t, s); }
@@ -438,40 +736,54 @@ static void newline(Emit *e, int comp, int instr)
         e->cap_lines = e->cap_lines ? 2 * e->cap_lines : 256;
         e->lines = xrealloc(e->lines, (size_t)e->cap_lines * sizeof *e->lines);
     }
-    e->lines[e->n_lines++] = (LineFrom){ comp, instr };
+    e->lines[e->n_lines++] = (LineFrom){ comp, instr, e->md_at, e->md_len };
+    e->md_len = 0;
 }
 
-/* absl::CEscape, which XLA's printer uses for strings. */
-static void put_escaped(Emit *e, const char *s, size_t n)
+/* absl::CEscape, which XLA's printer uses for strings.  Runs of
+ * characters that need no escape are copied whole. */
+static void escape_into(StrBuf *b, const char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && (unsigned char)s[j] >= 0x20 && (unsigned char)s[j] < 0x7f && s[j] != '"' && s[j] != '\'' &&
+               s[j] != '\\')
+            j++;
+        strbuf_putn(b, s + i, j - i);
+        if (j == n)
+            break;
+        unsigned char c = (unsigned char)s[j];
         switch (c) {
-        case '\n': put(e, "\\n"); break;
-        case '\r': put(e, "\\r"); break;
-        case '\t': put(e, "\\t"); break;
-        case '"': put(e, "\\\""); break;
-        case '\'': put(e, "\\'"); break;
-        case '\\': put(e, "\\\\"); break;
-        default:
-            if (c < 0x20 || c >= 0x7f)
-                putf(e, "\\%03o", c);
-            else
-                strbuf_putc(&e->t, (char)c);
+        case '\n': strbuf_puts(b, "\\n"); break;
+        case '\r': strbuf_puts(b, "\\r"); break;
+        case '\t': strbuf_puts(b, "\\t"); break;
+        case '"': strbuf_puts(b, "\\\""); break;
+        case '\'': strbuf_puts(b, "\\'"); break;
+        case '\\': strbuf_puts(b, "\\\\"); break;
+        default: {
+            char oct[5] = { '\\', (char)('0' + (c >> 6)), (char)('0' + ((c >> 3) & 7)), (char)('0' + (c & 7)), 0 };
+            strbuf_puts(b, oct);
         }
+        }
+        i = j + 1;
     }
 }
 
-static void put_quoted(Emit *e, const char *s)
+static void put_escaped(Emit *e, const char *s, size_t n) { escape_into(&e->t, s, n); }
+
+static void quoted_into(StrBuf *b, const char *s)
 {
-    strbuf_putc(&e->t, '"');
-    put_escaped(e, s, strlen(s));
-    strbuf_putc(&e->t, '"');
+    strbuf_putc(b, '"');
+    escape_into(b, s, strlen(s));
+    strbuf_putc(b, '"');
 }
+
+static void put_quoted(Emit *e, const char *s) { quoted_into(&e->t, s); }
 
 /* An integer without printf (shapes, lists and ids are most of a
  * module's text). */
-static void put_int(Emit *e, int64_t v)
+static void int_into(StrBuf *b, int64_t v)
 {
     char buf[24];
     int n = 0;
@@ -482,8 +794,10 @@ static void put_int(Emit *e, int64_t v)
     } while (u);
     if (v < 0)
         buf[sizeof buf - 1 - n++] = '-';
-    strbuf_putn(&e->t, buf + sizeof buf - n, (size_t)n);
+    strbuf_putn(b, buf + sizeof buf - n, (size_t)n);
 }
+
+static void put_int(Emit *e, int64_t v) { int_into(&e->t, v); }
 
 static void put_ints(Emit *e, const int64_t *v, size_t n, const char *sep)
 {
@@ -775,11 +1089,11 @@ static bool emit_literal(Emit *e, const Xla__LiteralProto *l, const Xla__ShapePr
     return true;
 }
 
-static void emit_metadata_fields(Emit *e, const Xla__OpMetadata *md)
+static void metadata_into(StrBuf *b, const Xla__OpMetadata *md)
 {
     const char *sep = "";
-#define STR(f) if (md->f && md->f[0]) { putf(e, "%s" #f "=", sep); put_quoted(e, md->f); sep = " "; }
-#define NUM(f) if (md->f) { putf(e, "%s" #f "=%d", sep, (int)md->f); sep = " "; }
+#define STR(f) if (md->f && md->f[0]) { strbuf_puts(b, sep); strbuf_puts(b, #f "="); quoted_into(b, md->f); sep = " "; }
+#define NUM(f) if (md->f) { strbuf_puts(b, sep); strbuf_puts(b, #f "="); int_into(b, (int)md->f); sep = " "; }
     STR(op_type) STR(op_name) STR(source_file) NUM(source_line) NUM(source_end_line) NUM(source_column)
     NUM(source_end_column) STR(deduplicated_name) NUM(stack_frame_id) STR(scheduling_name)
 #undef STR
@@ -886,7 +1200,7 @@ static bool emit_sharding(Emit *e, const Xla__OpSharding *s, int depth)
             put(e, "{");
         for (size_t i = 0; i < s->n_metadata; i++) {
             put(e, i ? ", {" : "{");
-            emit_metadata_fields(e, s->metadata[i]);
+            metadata_into(&e->t, s->metadata[i]);
             put(e, "}");
         }
         if (s->n_metadata > 1)
@@ -980,12 +1294,12 @@ static bool emit_called(Emit *e, const Instr *in)
         return emit_comp_ref(e, in, 0, "select") && emit_comp_ref(e, in, 1, "scatter");
     }
     if (op_is(in, "conditional")) {
-        const Instr *pred = NULL;
+        const Lite *pred = NULL;
         if (in->n_operand_ids > 0) {
             int at = find_id(e, in->operand_ids[0]);
-            pred = at >= 0 ? e->c->instructions[at] : NULL;
+            pred = at >= 0 ? &e->lc->v[at] : NULL;
         }
-        if (n == 2 && pred && pred->shape && pred->shape->element_type == 1)
+        if (n == 2 && pred && pred->has_shape && pred->elem_type == 1)
             return emit_comp_ref(e, in, 0, "true_computation") && emit_comp_ref(e, in, 1, "false_computation");
         put(e, ", branch_computations={");
         for (size_t k = 0; k < n; k++)
@@ -1295,8 +1609,8 @@ static bool emit_attributes(Emit *e, const Instr *in)
             IrElemType ot = IR_TYPE_INVALID;
             if (in->n_operand_ids) {
                 int at = find_id(e, in->operand_ids[0]);
-                if (at >= 0 && e->c->instructions[at]->shape)
-                    ot = type_of(e->c->instructions[at]->shape->element_type);
+                if (at >= 0 && e->lc->v[at].has_shape)
+                    ot = type_of(e->lc->v[at].elem_type);
             }
             if (!good_name(in->comparison_type))
                 return emit_fail(e, "comparison_type '%s'", in->comparison_type);
@@ -1435,7 +1749,7 @@ static bool emit_attributes(Emit *e, const Instr *in)
             if (at < 0)
                 return emit_fail(e, "control_predecessor_ids[%zu]: no instruction %" PRId64 " in computation %s", k,
                                  in->control_predecessor_ids[k], e->c->name);
-            putf(e, "%s%%%s", k ? ", " : "", e->c->instructions[at]->name);
+            putf(e, "%s%%%s", k ? ", " : "", e->lc->v[at].name);
         }
         put(e, "}");
     }
@@ -1467,9 +1781,12 @@ static bool emit_attributes(Emit *e, const Instr *in)
         in->result_accuracy->mode == 1)
         put(e, ", result_accuracy={mode=highest}");
     if (!metadata_empty(in->metadata)) {
-        put(e, ", metadata={");
-        emit_metadata_fields(e, in->metadata);
-        put(e, "}");
+        put(e, ", metadata={}");
+        e->md_at = e->md.len;
+        strbuf_putc(&e->md, '{');
+        metadata_into(&e->md, in->metadata);
+        strbuf_putc(&e->md, '}');
+        e->md_len = e->md.len - e->md_at;
     }
     if (in->backend_config.len) {
         const char *s = (const char *)in->backend_config.data;
@@ -1507,7 +1824,7 @@ static int cmp_id_at(const void *a, const void *b)
 static bool instruction_order(Emit *e, const Xla__HloScheduleProto__InstructionSequence *seq, int *order)
 {
     const Comp *c = e->c;
-    size_t n = c->n_instructions;
+    size_t n = e->lc->n;
     if (seq) {
         if (seq->n_instruction_ids != n)
             return emit_fail(e, "the schedule lists %zu instructions; the computation has %zu",
@@ -1542,25 +1859,25 @@ static bool instruction_order(Emit *e, const Xla__HloScheduleProto__InstructionS
         state[s0] = 1;
         while (top && ok) {
             int i = stack[top - 1];
-            const Instr *in = c->instructions[i];
-            size_t n_edges = in->n_operand_ids + in->n_control_predecessor_ids;
+            const Lite *in = &e->lc->v[i];
+            size_t n_edges = (size_t)in->n_operands + in->n_control;
             if (next_edge[i] < n_edges) {
                 size_t k = next_edge[i]++;
-                int64_t id = k < in->n_operand_ids ? in->operand_ids[k] : in->control_predecessor_ids[k - in->n_operand_ids];
+                int64_t id = in->edges[k];
                 int j = find_id(e, id);
                 if (j < 0) {
                     size_t at = path_push(&e->path, ".instructions[%d]", i);
-                    if (k < in->n_operand_ids)
+                    if (k < in->n_operands)
                         emit_fail(e, "operand_ids[%zu]: no instruction %" PRId64 " in computation %s", k, id, c->name);
                     else
                         emit_fail(e, "control_predecessor_ids[%zu]: no instruction %" PRId64 " in computation %s",
-                                  k - in->n_operand_ids, id, c->name);
+                                  k - in->n_operands, id, c->name);
                     path_pop(&e->path, at);
                     ok = false;
                 } else if (state[j] == 1) {
                     size_t at = path_push(&e->path, ".instructions[%d]", i);
                     emit_fail(e, "operand %%%s (id %" PRId64 ") depends on this instruction: the operands form a "
-                              "cycle", c->instructions[j]->name, id);
+                              "cycle", e->lc->v[j].name, id);
                     path_pop(&e->path, at);
                     ok = false;
                 } else if (state[j] == 0) {
@@ -1616,7 +1933,7 @@ static bool emit_instruction(Emit *e, const Instr *in, bool is_root, int idx)
                 return emit_fail(e, "operand_ids[%zu]: no instruction %" PRId64 " in computation %s", k,
                                  in->operand_ids[k], e->c->name);
             put(e, k ? ", %" : "%");
-            put(e, e->c->instructions[j]->name);
+            put(e, e->lc->v[j].name);
         }
         put(e, ")");
     }
@@ -1626,19 +1943,49 @@ static bool emit_instruction(Emit *e, const Instr *in, bool is_root, int idx)
     return true;
 }
 
-static bool emit_signature(Emit *e, const Comp *c)
+static void *arena_alloc_cb(void *a, size_t n);
+static void arena_free_cb(void *a, void *p);
+
+/* Instruction l unpacked alone, or NULL when out of memory.  One at a
+ * time: the next load takes its place.  Into an arena emptied each time,
+ * which keeps the memory in the cache and frees the message at once
+ * (protobuf-c's own free walks every field of it). */
+static Instr *load(const Emit *e, const Lite *l)
+{
+    arena_rewind(e->sk->one);
+    ProtobufCAllocator alloc = { arena_alloc_cb, arena_free_cb, e->sk->one };
+    return (Instr *)protobuf_c_message_unpack(&xla__hlo_instruction_proto__descriptor, &alloc, l->len, l->bytes);
+}
+
+static bool emit_nomem(Emit *e)
+{
+    return error_set(e->err, ERR_NOMEM, (IrLoc){ e->file, 0, 0 }, "out of memory");
+}
+
+/* The shape of instruction l, unpacked for it. */
+static bool emit_shape_of(Emit *e, const Lite *l)
+{
+    Instr *in = load(e, l);
+    return in ? emit_shape(e, in->shape, 0) : emit_nomem(e);
+}
+
+static bool is_parameter(const Lite *l) { return strcmp(l->opcode, "parameter") == 0; }
+
+static bool emit_signature(Emit *e)
 {
     /* From the parameter instructions: XLA writes them by number. */
+    const CompLites *lc = e->lc;
     size_t n = 0;
-    for (size_t i = 0; i < c->n_instructions; i++)
-        if (op_is(c->instructions[i], "parameter"))
-            n++;
-    const Instr **params = xcalloc(n ? n : 1, sizeof *params);
-    for (size_t i = 0; i < c->n_instructions; i++) {
-        const Instr *in = c->instructions[i];
-        if (!op_is(in, "parameter"))
+    for (size_t i = 0; i < lc->n; i++)
+        n += is_parameter(&lc->v[i]);
+    size_t *params = xmalloc((n ? n : 1) * sizeof *params);     /* parameter k's instruction index */
+    for (size_t k = 0; k < n; k++)
+        params[k] = SIZE_MAX;
+    for (size_t i = 0; i < lc->n; i++) {
+        const Lite *in = &lc->v[i];
+        if (!is_parameter(in))
             continue;
-        if (in->parameter_number < 0 || (size_t)in->parameter_number >= n || params[in->parameter_number]) {
+        if (in->parameter_number < 0 || (size_t)in->parameter_number >= n || params[in->parameter_number] != SIZE_MAX) {
             size_t at = path_push(&e->path, ".instructions[%zu].parameter_number", i);
             emit_fail(e, "parameter number %" PRId64 " is %s (the computation has %zu parameters)",
                       in->parameter_number, in->parameter_number >= 0 && (size_t)in->parameter_number < n
@@ -1647,16 +1994,13 @@ static bool emit_signature(Emit *e, const Comp *c)
             free(params);
             return false;
         }
-        params[in->parameter_number] = in;
+        params[in->parameter_number] = i;
     }
     put(e, " (");
     for (size_t k = 0; k < n; k++) {
-        putf(e, "%s%s: ", k ? ", " : "", params[k]->name);
-        size_t i = 0;
-        while (c->instructions[i] != params[k])
-            i++;
-        size_t at = path_push(&e->path, ".instructions[%zu].shape", i);
-        bool ok = emit_shape(e, params[k]->shape, 0);
+        putf(e, "%s%s: ", k ? ", " : "", lc->v[params[k]].name);
+        size_t at = path_push(&e->path, ".instructions[%zu].shape", params[k]);
+        bool ok = emit_shape_of(e, &lc->v[params[k]]);
         path_pop(&e->path, at);
         if (!ok) {
             free(params);
@@ -1668,18 +2012,19 @@ static bool emit_signature(Emit *e, const Comp *c)
     return true;
 }
 
-static bool emit_computation(Emit *e, const Comp *c, bool is_entry,
+static bool emit_computation(Emit *e, const Comp *c, const CompLites *lc, bool is_entry,
                              const Xla__HloScheduleProto__InstructionSequence *seq)
 {
     e->c = c;
-    size_t n = c->n_instructions;
+    e->lc = lc;
+    size_t n = lc->n;
     if (!good_name(c->name))
         return emit_fail(e, "name '%s' is not an HLO computation name", c->name ? c->name : "");
     if (n == 0)
         return emit_fail(e, "computation %s has no instructions", c->name);
     IdAt *pairs = xmalloc(n * sizeof *pairs);
     for (size_t i = 0; i < n; i++)
-        pairs[i] = (IdAt){ c->instructions[i]->id, (int)i };
+        pairs[i] = (IdAt){ lc->v[i].id, (int)i };
     qsort(pairs, n, sizeof *pairs, cmp_id_at);
     free(e->ids);
     free(e->id_at);
@@ -1703,10 +2048,10 @@ static bool emit_computation(Emit *e, const Comp *c, bool is_entry,
         return emit_fail(e, "root_id %" PRId64 " is not an instruction of computation %s", c->root_id, c->name);
     int *order = xmalloc(n * sizeof *order);
     bool ok = instruction_order(e, seq, order);
-    ok = ok && (putf(e, "%s%%%s", is_entry ? "ENTRY " : "", c->name), true) && emit_signature(e, c);
+    ok = ok && (putf(e, "%s%%%s", is_entry ? "ENTRY " : "", c->name), true) && emit_signature(e);
     if (ok) {
         size_t at = path_push(&e->path, ".instructions[%d].shape", root);
-        ok = emit_shape(e, c->instructions[root]->shape, 0);
+        ok = emit_shape_of(e, &lc->v[root]);
         path_pop(&e->path, at);
     }
     if (ok) {
@@ -1715,7 +2060,8 @@ static bool emit_computation(Emit *e, const Comp *c, bool is_entry,
     }
     for (size_t k = 0; k < n && ok; k++) {
         size_t at = path_push(&e->path, ".instructions[%d]", order[k]);
-        ok = emit_instruction(e, c->instructions[order[k]], order[k] == root, order[k]);
+        Instr *in = load(e, &lc->v[order[k]]);
+        ok = in ? emit_instruction(e, in, order[k] == root, order[k]) : emit_nomem(e);
         path_pop(&e->path, at);
     }
     free(order);
@@ -1799,28 +2145,29 @@ static bool emit_header(Emit *e, const Comp *entry)
             return false;
         path_pop(&e->path, at);
     } else {
+        const CompLites *lc = &e->sk->comps[ci];
         size_t n = 0;
-        for (size_t i = 0; i < entry->n_instructions; i++)
-            n += op_is(entry->instructions[i], "parameter");
+        for (size_t i = 0; i < lc->n; i++)
+            n += is_parameter(&lc->v[i]);
         for (size_t k = 0; k < n; k++)
-            for (size_t i = 0; i < entry->n_instructions; i++)
-                if (op_is(entry->instructions[i], "parameter") && entry->instructions[i]->parameter_number == (int64_t)k) {
+            for (size_t i = 0; i < lc->n; i++)
+                if (is_parameter(&lc->v[i]) && lc->v[i].parameter_number == (int64_t)k) {
                     if (k)
                         put(e, ", ");
                     size_t at = path_push(&e->path, "computations[%zu].instructions[%zu].shape", ci, i);
-                    if (!emit_shape(e, entry->instructions[i]->shape, 0))
+                    if (!emit_shape_of(e, &lc->v[i]))
                         return false;
                     path_pop(&e->path, at);
                 }
         put(e, ")->");
-        size_t ri = entry->n_instructions;
-        for (size_t i = 0; i < entry->n_instructions; i++)
-            if (entry->instructions[i]->id == entry->root_id)
+        size_t ri = lc->n;
+        for (size_t i = 0; i < lc->n; i++)
+            if (lc->v[i].id == entry->root_id)
                 ri = i;
-        if (ri == entry->n_instructions)
+        if (ri == lc->n)
             return emit_fail(e, "the entry's root_id %" PRId64 " is not one of its instructions", entry->root_id);
         size_t at = path_push(&e->path, "computations[%zu].instructions[%zu].shape", ci, ri);
-        if (!emit_shape(e, entry->instructions[ri]->shape, 0))
+        if (!emit_shape_of(e, &lc->v[ri]))
             return false;
         path_pop(&e->path, at);
     }
@@ -1892,6 +2239,9 @@ static bool emit_module(Emit *e)
     const Xla__HloModuleProto *m = e->m;
     if (m->n_computations == 0)
         return emit_fail(e, "the module has no computations");
+    if (e->sk->n_comps != m->n_computations)     /* a module message given twice, merged by protobuf-c */
+        return emit_fail(e, "%zu computations in the bytes, %zu in the module protobuf-c reads from them",
+                         e->sk->n_comps, m->n_computations);
     const Comp *entry = entry_of(m);
     if (!entry)
         return emit_fail(e, "no computation has the entry_computation_id %" PRId64 " or the name '%s'",
@@ -1918,7 +2268,7 @@ static bool emit_module(Emit *e)
                     seq = m->schedule->sequences[k]->value;
         e->comp = (int)i;
         size_t at = path_push(&e->path, "computations[%zu]", i);
-        if (!emit_computation(e, c, c == entry, seq))
+        if (!emit_computation(e, c, &e->sk->comps[i], c == entry, seq))
             return false;
         path_pop(&e->path, at);
     }
@@ -2075,16 +2425,16 @@ static const ProtobufCMessageDescriptor *descriptor_of(IrProtoKind k)
 /* A module message that could be a module: it has computations, each
  * with instructions that have an opcode and a shape.  Bytes of another
  * kind read as this kind fail it (test_proto.c tries each kind on each). */
-static bool plausible(const Xla__HloModuleProto *m)
+static bool plausible(const Xla__HloModuleProto *m, const Skel *sk)
 {
-    if (!m || m->n_computations == 0)
+    if (!m || m->n_computations == 0 || sk->n_comps != m->n_computations)
         return false;
-    for (size_t i = 0; i < m->n_computations; i++) {
-        const Comp *c = m->computations[i];
-        if (c->n_instructions == 0)
+    for (size_t i = 0; i < sk->n_comps; i++) {
+        const CompLites *c = &sk->comps[i];
+        if (c->n == 0)
             return false;
-        for (size_t j = 0; j < c->n_instructions; j++)
-            if (!c->instructions[j]->opcode || !c->instructions[j]->opcode[0] || !c->instructions[j]->shape)
+        for (size_t j = 0; j < c->n; j++)
+            if (!c->v[j].opcode[0] || !c->v[j].has_shape)
                 return false;
     }
     return true;
@@ -2111,7 +2461,7 @@ static void prefix_message(Error *err, const char *prefix)
 
 /* Moves an error of the parser or verifier at a line of the generated
  * text to the proto field the line came from. */
-static void relocate(const Emit *e, const Xla__HloModuleProto *m, const char *prefix, Error *err)
+static void relocate(const Emit *e, const char *prefix, Error *err)
 {
     int line = err->loc.line;
     if (line < 1 || line > e->n_lines)
@@ -2127,7 +2477,7 @@ static void relocate(const Emit *e, const Xla__HloModuleProto *m, const char *pr
         snprintf(path, sizeof path, "%scomputations[%d]", prefix, from.comp);
     } else {
         snprintf(path, sizeof path, "%scomputations[%d].instructions[%d]", prefix, from.comp, from.instr);
-        name = instr_named(m, path);
+        name = instr_named(e->sk, path);
     }
     char msg[sizeof err->msg];
     memcpy(msg, err->msg, sizeof msg);
@@ -2140,10 +2490,30 @@ static void relocate(const Emit *e, const Xla__HloModuleProto *m, const char *pr
 /* Gives every instruction and computation of the parsed module the field
  * path it came from, as its location: the verifier's and the tools'
  * messages then name the proto field. */
+/* The instruction's metadata={} (as emitted) given its fields. */
+static bool give_metadata(IrModule *mod, IrInstr *ins, const char *text, size_t n)
+{
+    for (int i = 0; i < ins->info->n_raw_attrs; i++) {
+        IrRawAttr *a = &ins->info->raw_attrs[i];
+        if (strcmp(a->name, "metadata") == 0) {
+            if (!(a->value = arena_strndup(mod->arena, text, n)))
+                return false;
+            return true;
+        }
+    }
+    return true;
+}
+
 static bool place(IrModule *mod, const Emit *e, const char *file, const char *prefix)
 {
     for (int ci = 0; ci < mod->n_computations; ci++) {
         IrComputation *comp = mod->computations[ci];
+        /* "file: computations[C].instructions[" is written once per
+         * computation and each instruction's index after it: a module of
+         * 500k instructions takes 500k of these. */
+        char buf[640];
+        int from_comp = -1;
+        size_t head = 0;
         for (int k = 0; k < comp->n_instrs; k++) {
             IrInstr *ins = comp->instrs[k];
             int line = ins->info->loc.line;
@@ -2152,16 +2522,32 @@ static bool place(IrModule *mod, const Emit *e, const char *file, const char *pr
             LineFrom from = e->lines[line - 1];
             if (from.comp < 0 || from.instr < 0)
                 continue;
-            char buf[640];
-            snprintf(buf, sizeof buf, "%s: %scomputations[%d].instructions[%d]", file, prefix, from.comp, from.instr);
-            const char *s = arena_strdup(mod->arena, buf);
+            if (from.comp != from_comp) {
+                int n = snprintf(buf, sizeof buf - 16, "%s: %scomputations[%d].instructions[", file, prefix, from.comp);
+                head = n < 0 ? 0 : (size_t)n < sizeof buf - 16 ? (size_t)n : sizeof buf - 17;
+                from_comp = from.comp;
+            }
+            char digits[12];
+            size_t nd = 0;
+            unsigned v = (unsigned)from.instr;
+            do {
+                digits[nd++] = (char)('0' + v % 10);
+                v /= 10;
+            } while (v);
+            char *s = arena_alloc(mod->arena, head + nd + 2);
             if (!s)
                 return false;
+            memcpy(s, buf, head);
+            for (size_t d = 0; d < nd; d++)
+                s[head + d] = digits[nd - 1 - d];
+            s[head + nd] = ']';
+            s[head + nd + 1] = 0;
             ins->info->loc = (IrLoc){ s, 0, 0 };
+            if (from.md_len && !give_metadata(mod, ins, e->md.s + from.md_at, from.md_len))
+                return false;
         }
         int line = comp->loc.line;
         if (line >= 1 && line <= e->n_lines && e->lines[line - 1].comp >= 0) {
-            char buf[640];
             snprintf(buf, sizeof buf, "%s: %scomputations[%d]", file, prefix, e->lines[line - 1].comp);
             const char *s = arena_strdup(mod->arena, buf);
             if (!s)
@@ -2191,6 +2577,16 @@ static void arena_free_cb(void *a, void *p)
     (void)p;
 }
 
+/* The bytes unpacked by protobuf-c as a message of kind k into a new arena
+ * (*arena, freed first), or NULL. */
+static ProtobufCMessage *unpack(IrProtoKind k, const void *data, size_t len, Arena **arena)
+{
+    arena_free(*arena);
+    *arena = arena_new(len / 2 + 4096);
+    ProtobufCAllocator alloc = { arena_alloc_cb, arena_free_cb, *arena };
+    return *arena ? protobuf_c_message_unpack(descriptor_of(k), &alloc, len, data) : NULL;
+}
+
 IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Error *err)
 {
     const char *file = filename && filename[0] ? filename : "<input>";
@@ -2209,7 +2605,8 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
     bool first_at_top = false;
     IrProtoKind kind = IR_PROTO_NONE;
     ProtobufCMessage *msg = NULL;
-    Arena *unpacked = NULL;     /* what protobuf-c unpacks into */
+    Arena *unpacked = NULL;     /* what protobuf-c unpacks the skeleton into */
+    Skel sk = { 0 };
     Wire wire = { 0 };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !msg; i++) {
         Error here = { 0 };
@@ -2222,18 +2619,20 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
             }
             continue;
         }
-        arena_free(unpacked);
-        unpacked = arena_new(len / 2 + 4096);
-        ProtobufCAllocator alloc = { arena_alloc_cb, arena_free_cb, unpacked };
-        ProtobufCMessage *got = unpacked ? protobuf_c_message_unpack(descriptor_of(kinds[i]), &alloc, len, data)
-                                         : NULL;
+        if (!skeleton(&sk, data, len, descriptor_of(kinds[i]))) {
+            skel_free(&sk);
+            arena_free(unpacked);
+            error_set(err, ERR_NOMEM, (IrLoc){ file, 0, 0 }, "out of memory");
+            return NULL;
+        }
+        ProtobufCMessage *got = unpack(kinds[i], sk.bytes.s ? sk.bytes.s : "", sk.bytes.len, &unpacked);
         if (!got) {
             if (i == 0)
                 error_set(&first, ERR_SYNTAX, (IrLoc){ file, 0, 0 }, "protobuf-c could not unpack it as a %s",
                           ir_proto_kind_name(kinds[i]));
             continue;
         }
-        if (!plausible(module_of(kinds[i], got))) {
+        if (!plausible(module_of(kinds[i], got), &sk)) {
             if (i == 0 && first.code == ERR_OK)
                 error_set(&first, ERR_SYNTAX, (IrLoc){ file, 0, 0 },
                           "not an HLO module: read as an %s it has no computation with instructions",
@@ -2255,11 +2654,13 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
                 prefix_message(err, "neither HLO text nor an HloModuleProto, HloProto or HloSnapshot");
         }
         arena_free(unpacked);
+        skel_free(&sk);
         return NULL;
     }
     const Xla__HloModuleProto *m = module_of(kind, msg);
-    Emit e = { .file = file, .err = err, .m = m };
+    Emit e = { .file = file, .err = err, .m = m, .sk = &sk };
     strbuf_init(&e.t);
+    strbuf_init(&e.md);
     strbuf_putn(&e.t, "", 0);
     if (len > 0 && (e.t.s = xrealloc(e.t.s, len + len / 2 + 1)) != NULL)
         e.t.cap = len + len / 2 + 1;        /* the text is about 1.4 times the proto: no copies as it grows */
@@ -2269,7 +2670,7 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
         Error perr = { 0 };
         mod = ir_parse_module(e.t.s, e.t.len, file, &perr);
         if (!mod) {
-            relocate(&e, m, path_prefix(kind), &perr);
+            relocate(&e, path_prefix(kind), &perr);
             if (err && err->code == ERR_OK)
                 *err = perr;
         } else if (!place(mod, &e, file, path_prefix(kind))) {
@@ -2291,10 +2692,12 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
         strbuf_free(&note);
     }
     strbuf_free(&e.t);
+    strbuf_free(&e.md);
     free(e.lines);
     free(e.ids);
     free(e.id_at);
     arena_free(unpacked);
+    skel_free(&sk);
     return mod;
 }
 

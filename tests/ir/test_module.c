@@ -265,6 +265,37 @@ static void compact_out_of_memory_leaves_the_module_as_it_was(void **state)
     ir_module_free(m);
 }
 
+/* arena_rewind empties an arena for the next message but keeps its
+ * largest chunk: what it hands out next is zeroed and starts at the
+ * chunk's start again, and a request bigger than every chunk still gets
+ * one of its own. */
+static void arena_rewind_keeps_one_chunk_and_zeroes(void **state)
+{
+    (void)state;
+    Arena *a = arena_new(256);
+    assert_non_null(a);
+    unsigned char *first = arena_alloc(a, 64);
+    memset(first, 0xab, 64);
+    for (int i = 0; i < 100; i++)       /* several chunks, one of them big */
+        memset(arena_alloc(a, i == 50 ? 8192 : 48), 0xcd, i == 50 ? 8192 : 48);
+    assert_true(arena_bytes_used(a) > 8192);
+    arena_rewind(a);
+    assert_int_equal(arena_bytes_used(a), 0);
+    unsigned char *p = arena_alloc(a, 4096);    /* fits the big chunk kept */
+    assert_non_null(p);
+    for (int i = 0; i < 4096; i++)
+        assert_int_equal(p[i], 0);
+    unsigned char *q = arena_alloc(a, 4096);    /* next to it, not over it */
+    assert_true(q >= p + 4096 || q + 4096 <= p);
+    arena_rewind(a);
+    assert_ptr_equal(arena_alloc(a, 16), p);    /* the kept chunk, from its start */
+    assert_non_null(arena_alloc(a, 1 << 20));   /* bigger than any chunk */
+    arena_rewind(a);
+    arena_rewind(a);                            /* twice, and on an empty arena */
+    assert_int_equal(arena_bytes_used(a), 0);
+    arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +306,7 @@ int main(void)
         cmocka_unit_test(typed_attribute_setters),
         cmocka_unit_test(compact_moves_live_instructions_together_in_order),
         cmocka_unit_test(compact_out_of_memory_leaves_the_module_as_it_was),
+        cmocka_unit_test(arena_rewind_keeps_one_chunk_and_zeroes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
