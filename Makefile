@@ -7,6 +7,7 @@
 #   make bench      speed against limits measured in the same run (scripts/bench.sh)
 #   make fuzz-passes hlo-fuzz on every pass and mode at 1, 2, 4, 8 ranks (scripts/fuzz_passes.sh)
 #   make fuzz-coverage hlo-fuzz's reach into src/passes/, by gcov (scripts/fuzz_coverage.sh)
+#   make fuzz-guided hlo-fuzz with coverage feedback against without (scripts/fuzz_guided.sh)
 #   make fuzz       libFuzzer on the parser, the pipeline and .npy reading (scripts/libfuzz.sh)
 #   make precision  the #102 precision sweep, drawn with gnuplot (scripts/precision-sweep.sh)
 #   make xla-test   set up XLA:CPU (jax/jaxlib from PyPI, build/xla-venv), then the XLA cases of make test
@@ -41,6 +42,12 @@ $(BUILD)/obj/src/passes/%.o: CFLAGS += --coverage -O0
 CPPFLAGS += -DHLOCHECK_COVERAGE
 LDFLAGS  += --coverage
 endif
+# GUIDED=1 (make fuzz-guided, in build-guided/): every basic block of
+# src/passes/ calls the hook hlo-fuzz --guided reads (src/fuzz/guided.c).
+ifneq ($(GUIDED),)
+$(BUILD)/obj/src/passes/%.o: CFLAGS += -fsanitize-coverage=trace-pc
+CPPFLAGS += -DHLOCHECK_GUIDED
+endif
 TEST_LDLIBS = -lcmocka
 
 LIB_SRCS  = $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
@@ -56,7 +63,7 @@ ALL_OBJS  = $(call obj,$(LIB_SRCS) $(TOOL_SRCS) $(TEST_SRCS))
 ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
-.PHONY: all unit-tests test demo zoo zoo-check asan asan-subset bench clean validate fuzz-passes fuzz-coverage fuzz precision xla-test xla-diff \
+.PHONY: all unit-tests test demo zoo zoo-check asan asan-subset bench clean validate fuzz-passes fuzz-coverage fuzz-guided fuzz precision xla-test xla-diff \
         xla-cases
 .DEFAULT_GOAL := all
 
@@ -255,6 +262,12 @@ fuzz-coverage:
 	@scripts/install-deps.sh gcovr
 	@scripts/fuzz_coverage.sh
 
+# hlo-fuzz with and without --guided on every pass, both modes, 4 ranks,
+# FUZZ_SECONDS (30) each, in build-guided/ (GUIDED=1): the blocks of the
+# passes each reaches (scripts/fuzz_guided.sh).
+fuzz-guided:
+	@scripts/fuzz_guided.sh
+
 # libFuzzer (clang) on parse + verify + print, parse + the default pipeline,
 # and .npy reading, FUZZ_TIME (60) seconds each, the corpus as seeds.
 fuzz:
@@ -262,6 +275,6 @@ fuzz:
 	@scripts/libfuzz.sh
 
 clean:
-	rm -rf build build-asan build-fuzz build-cov
+	rm -rf build build-asan build-fuzz build-cov build-guided
 
 -include $(ALL_OBJS:.o=.d)

@@ -9,7 +9,9 @@
 #    saved with the module, the rewritten one, the recipe with each site's
 #    expectation, the one site that shows it, and a command that replays it
 #    (exit 1 with the bug, 0 without);
-#  * --json parses and adds up; bad usage is exit 2.
+#  * --json parses and adds up; bad usage is exit 2;
+#  * --recipe draws the module its draws give; a bad draw is exit 2 with its
+#    place; --guided in a build without coverage hooks says how to get one.
 # One line per case, closing "hlo-fuzz: N passed, N failed"; TALLY support.
 set -uo pipefail
 
@@ -139,7 +141,33 @@ assert {p['mode'] for p in j['passes']} == {'faithful', 'sound'}
 else
     bad "--json" "$(cat "$tmp/err")"
 fi
-for args in "--passes=no-such-pass" "--trials=0" "module.hlo" "--print" "--pass-mode=both-ways"; do
+# ---- recipes of draws (--recipe replays a --guided finding's draws.txt)
+printf 'stream 0: 0 1 2\nstream 1: 5 5 5 5 5 5 5 5\n' >"$tmp/draws.txt"
+mpi 1 "$fuzz" --passes=flip-ag-convert --index=5 --seed=3 --print --recipe="$tmp/draws.txt" && cp "$tmp/out" "$tmp/r1.hlo"
+mpi 1 "$fuzz" --passes=flip-ag-convert --index=5 --seed=3 --print && cp "$tmp/out" "$tmp/r0.hlo"
+if [ -s "$tmp/r1.hlo" ] && ! cmp -s "$tmp/r0.hlo" "$tmp/r1.hlo" && "$build/hlo-opt" --passes=none "$tmp/r1.hlo" >/dev/null 2>&1; then
+    ok "--recipe: the module its draws give, a valid one, not the one seed and index alone give"
+else
+    bad "--recipe" "no module, an invalid one, or the plain one"
+fi
+printf 'stream 0: 1\nstream 3: 12 zz\n' >"$tmp/bad-draws.txt"
+mpi 2 "$fuzz" --passes=flip-ag-convert --index=5 --recipe="$tmp/bad-draws.txt"
+st=$?
+if [ $st -eq 2 ] && grep -q "bad-draws.txt:2:14: error: a draw is a hexadecimal number" "$tmp/err"; then
+    ok "--recipe with a bad draw: exit 2 at its line and column"
+else
+    bad "--recipe with a bad draw" "exit $st"
+fi
+mpi 2 "$fuzz" --passes=flip-ag-convert --count=1 --guided
+st=$?
+if [ $st -eq 2 ] && grep -q "make fuzz-guided" "$tmp/err"; then
+    ok "--guided without the coverage hooks: exit 2 naming make fuzz-guided"
+else
+    bad "--guided in a plain build" "exit $st"
+fi
+
+for args in "--passes=no-such-pass" "--trials=0" "module.hlo" "--print" "--pass-mode=both-ways" "--recipe=x.txt" \
+            "--index=1 --recipe=x.txt --count-blocks"; do
     mpi 2 "$fuzz" $args --count=1
     st=$?
     if [ $st -eq 2 ] && [ -s "$tmp/err" ]; then ok "bad usage '$args': exit 2"; else bad "usage '$args'" "exit $st"; fi

@@ -16,10 +16,22 @@
 
 uint64_t fuzz_u64(FuzzRng *r)
 {
+    FuzzTape *t = r->tape;
+    if (t && t->pos < t->n)
+        return t->v[t->pos++];
     uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    z ^= z >> 31;
+    if (t) {
+        if (t->n == t->cap) {
+            t->cap = t->cap ? 2 * t->cap : 64;
+            t->v = xrealloc(t->v, (size_t)t->cap * sizeof *t->v);
+        }
+        t->v[t->n++] = z;
+        t->pos = t->n;
+    }
+    return z;
 }
 
 int fuzz_below(FuzzRng *r, int n)

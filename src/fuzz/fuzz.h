@@ -27,7 +27,20 @@
 /* ------------------------------------------------------------------ */
 /* Random draws (splitmix64: the same stream on every rank and machine)  */
 
-typedef struct FuzzRng { uint64_t s; } FuzzRng;
+/* A stream's draws on tape: with a tape, fuzz_u64 replays its values in
+ * order and past its end draws afresh and records what it drew.  A module
+ * drawn with tapes can so be drawn again, or again with a few draws
+ * changed (hlo-fuzz --guided mutates the recipes that reach new code in the
+ * passes).  A generator still decides every expectation from the values it
+ * got, wherever they came from. */
+typedef struct FuzzTape {
+    uint64_t *v;
+    int n, cap, pos;
+} FuzzTape;
+typedef struct FuzzRng {
+    uint64_t s;
+    FuzzTape *tape;                 /* NULL: the splitmix64 stream alone */
+} FuzzRng;
 uint64_t fuzz_u64(FuzzRng *r);
 int fuzz_below(FuzzRng *r, int n);                 /* uniform in [0, n), n >= 1 */
 bool fuzz_chance(FuzzRng *r, int percent);
@@ -130,6 +143,28 @@ typedef struct FuzzSite {
                                        -1: left alone */
     int group_dim[2];               /* AG/RS combiners: the dimension the combined op must take; -1 none */
 } FuzzSite;
+
+/* A module's recipe as draws: tape 0 the module's own stream, tape 1 + k
+ * site k's (recipe.c). */
+#define FUZZ_STREAMS (1 + FUZZ_MAX_SITES)
+typedef struct FuzzRecipe {
+    FuzzTape t[FUZZ_STREAMS];
+} FuzzRecipe;
+void fuzz_recipe_free(FuzzRecipe *r);
+/* dst (freed first) becomes a copy of src's recorded draws. */
+void fuzz_recipe_copy(FuzzRecipe *dst, const FuzzRecipe *src);
+/* Changes 1 to 4 recorded draws, chosen with g: a value drawn afresh, or
+ * one moved by a small step (the next choice of the same question), or a
+ * stream cut short (the rest drawn afresh).  False when nothing is
+ * recorded. */
+bool fuzz_recipe_mutate(FuzzRecipe *r, FuzzRng *g);
+long fuzz_recipe_draws(const FuzzRecipe *r);
+/* One line per stream with draws: "stream K: V V ..." (hexadecimal). */
+void fuzz_recipe_write(const FuzzRecipe *r, StrBuf *out);
+/* Reads what fuzz_recipe_write wrote; false with the line in err. */
+bool fuzz_recipe_read(FuzzRecipe *r, const char *text, const char *file, Error *err);
+/* fuzz_recipe_read of a file. */
+bool fuzz_recipe_load(FuzzRecipe *r, const char *path, Error *err);
 
 typedef struct FuzzBuild FuzzBuild;
 
@@ -252,6 +287,7 @@ typedef struct FuzzConfig {
     const char *out_dir;            /* findings go to out_dir/<pass>-<n>/ (NULL: not saved) */
     int trials;                     /* checker trials per module */
     double pass_timeout;            /* seconds a pass may take before it counts as hung */
+    FuzzRecipe *recipe;             /* draws replayed and recorded here (NULL: seed and index alone) */
 } FuzzConfig;
 
 typedef struct FuzzPassTally {
@@ -284,6 +320,29 @@ void fuzz_tally_note(FuzzTally *t, const Pass *pass, PassMode mode, long index, 
  * every rank calls it with the same arguments.  False on an error of the
  * fuzzer itself (err). */
 bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTally *t, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* Coverage feedback (guided.c: hlo-fuzz --guided)                      */
+
+typedef struct FuzzGuide FuzzGuide;
+/* Whether this build's passes call the coverage hook (built with GUIDED=1). */
+bool fuzz_guide_available(void);
+/* feedback false: the blocks are counted (and recipes kept) but every
+ * module is drawn afresh, the unguided run to compare with. */
+FuzzGuide *fuzz_guide_new(uint64_t seed, int n_passes, bool feedback, Error *err);
+void fuzz_guide_free(FuzzGuide *g);
+/* The recipe the next module of config pass `which` is drawn with (g owns
+ * it; FuzzConfig.recipe points at it): half the time, once the pass
+ * has kept recipes, one of them with a few draws changed; else none (the
+ * module is drawn afresh and its draws recorded).  Clears the coverage map. */
+FuzzRecipe *fuzz_guide_next(FuzzGuide *g, int which);
+/* After the module ran: how many blocks of the passes it reached that no
+ * module before it did (rank 0's map, broadcast); its recipe is kept when
+ * any.  Collective (c NULL: one process, in tests). */
+long fuzz_guide_learn(FuzzGuide *g, Coll *c, int which);
+void fuzz_guide_stats(const FuzzGuide *g, long *blocks, long *kept, long *mutated);
+/* Marks the block at pc as the hook does (tests). */
+void fuzz_cov_mark(uint64_t pc);
 
 /* Writes module `index` of config pass `which`, with its recipe as //
  * comments, as it would be generated on `world` devices. */

@@ -36,7 +36,7 @@
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
-    FuzzRng r = { a ^ (b * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) };
+    FuzzRng r = { .s = a ^ (b * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) };
     return fuzz_u64(&r);
 }
 
@@ -68,6 +68,15 @@ static bool is_combiner(int number)
     return number == 77 || number == 78 || number == 79;
 }
 
+/* Stream k's tape of the configured recipe, rewound; NULL without one. */
+static FuzzTape *tape(const FuzzConfig *cfg, int k)
+{
+    if (!cfg->recipe || k >= FUZZ_STREAMS)
+        return NULL;
+    cfg->recipe->t[k].pos = 0;
+    return &cfg->recipe->t[k];
+}
+
 /* Draws module `index`; with only >= 0 keeps that site alone (the others
  * are drawn and dropped, so the kept one is the same). */
 static bool generate(const FuzzConfig *cfg, int world, long index, int number, int only, Module *mod, Error *err)
@@ -76,7 +85,7 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
     mod->seed = mix(cfg->seed, (uint64_t)index);
     mod->index = index;
     mod->number = number;
-    FuzzRng r = { mod->seed };
+    FuzzRng r = { mod->seed, tape(cfg, 0) };
     mod->replicas = fuzz_divisor(&r, world);
     mod->partitions = world / mod->replicas;
     pass_options_default(&mod->opt);
@@ -87,7 +96,7 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
     FuzzGen g = { .rng = &r, .b = mod->b, .opt = &mod->opt, .world = world, .sites = mod->sites };
     int n = 1 + fuzz_below(&r, is_combiner(number) ? 8 : 5);
     for (int k = 0; k < n; k++) {
-        FuzzRng sr = { mix(mod->seed, 1000 + (uint64_t)k) };
+        FuzzRng sr = { mix(mod->seed, 1000 + (uint64_t)k), tape(cfg, 1 + k) };
         g.rng = &sr;
         if (only >= 0 && k != only) {
             if (k < only) {             /* drawn into a scratch module: what it leaves in g shapes later sites */
@@ -300,6 +309,23 @@ static void recipe_text(const Module *mod, const FuzzConfig *cfg, PassMode mode,
     }
 }
 
+/* With a recipe of draws (hlo-fuzz --guided, --recipe), the module is
+ * not what seed and index alone draw: its draws are saved in the finding's
+ * directory (draws.txt, rank 0) and the command names them. */
+static const char *draws_flag(const FuzzConfig *cfg, const char *dir)
+{
+    static char flag[4200];
+    if (!cfg->recipe)
+        return "";
+    StrBuf sb;
+    strbuf_init(&sb);
+    fuzz_recipe_write(cfg->recipe, &sb);
+    write_file(dir, "draws.txt", sb.s);
+    strbuf_free(&sb);
+    snprintf(flag, sizeof flag, " --recipe=%s/draws.txt", dir);
+    return flag;
+}
+
 static void flag_text(const Module *mod, PassMode mode, const Pass *pass, char *buf, size_t n)
 {
     const PassOptions *o = &mod->opt;
@@ -389,9 +415,9 @@ static void save_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, cons
         strbuf_printf(&sb, "hlo-opt %s --stats %s/before.hlo -o after.hlo\n", flags, dir);
         strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-check %s --seed=%llu --trials=%d %s/before.hlo\n",
                       coll_world(c), flags, (unsigned long long)co->seed, co->trials, dir);
-        strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-fuzz --passes=%s --pass-mode=%s --seed=%llu --index=%ld\n",
+        strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-fuzz --passes=%s --pass-mode=%s --seed=%llu --index=%ld%s\n",
                       coll_world(c), pass->alias, mode == PASS_MODE_SOUND ? "sound" : "faithful",
-                      (unsigned long long)cfg->seed, mod->index);
+                      (unsigned long long)cfg->seed, mod->index, draws_flag(cfg, dir));
         write_file(dir, "command.txt", sb.s);
         strbuf_free(&sb);
     }
@@ -636,8 +662,8 @@ static void save_pipeline_finding(Coll *c, const FuzzConfig *cfg, const Module *
     strbuf_init(&sb);
     strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-check --passes=%s --pass-mode=sound --seed=%llu --trials=%d "
                   "%s/before.hlo\n", coll_world(c), list.s, (unsigned long long)mod->seed, cfg->trials, dir);
-    strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-fuzz --passes=%s --pass-mode=sound --seed=%llu --index=%ld\n",
-                  coll_world(c), list.s, (unsigned long long)cfg->seed, mod->index);
+    strbuf_printf(&sb, "mpirun --oversubscribe -np %d hlo-fuzz --passes=%s --pass-mode=sound --seed=%llu --index=%ld%s\n",
+                  coll_world(c), list.s, (unsigned long long)cfg->seed, mod->index, draws_flag(cfg, dir));
     write_file(dir, "command.txt", sb.s);
     strbuf_free(&sb);
     strbuf_free(&list);

@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 typedef struct Options {
-    const char *passes, *pass_mode, *out_dir, *json;
+    const char *passes, *pass_mode, *out_dir, *json, *recipe;
     double seconds, pass_timeout;
     int64_t count, trials, index;
     uint64_t seed;
-    bool print, help;
+    bool print, help, guided, count_blocks;
 } Options;
 
 #define OPT(field) offsetof(Options, field)
@@ -33,6 +33,11 @@ static const CliFlag flags[] = {
     {"--seed", CLI_UINT64, OPT(seed), "=S", "1", "module k of seed S is the same on any machine"},
     {"--index", CLI_INT, OPT(index), "=K", "", "run only module K (as a finding's command.txt says)"},
     {"--print", CLI_SWITCH, OPT(print), "", "off", "with --index: print the module and its recipe, run nothing"},
+    {"--guided", CLI_SWITCH, OPT(guided), "", "off",
+     "keep the recipes that reach new code in the passes and mutate them (a build with GUIDED=1: make fuzz-guided)"},
+    {"--count-blocks", CLI_SWITCH, OPT(count_blocks), "", "off",
+     "count the blocks of the passes reached, without --guided's feedback (a build with GUIDED=1)"},
+    {"--recipe", CLI_STRING, OPT(recipe), "=FILE", "", "with --index: the module's draws (a --guided finding's draws.txt)"},
     {"--out", CLI_STRING, OPT(out_dir), " DIR", "fuzz-findings", "save each finding in DIR/<pass>-<n>/"},
     {"--json", CLI_STRING, OPT(json), "=FILE", "", "write the summary and findings as JSON"},
     {"--trials", CLI_INT, OPT(trials), "=T", "4", "checker trials per module and mode"},
@@ -83,6 +88,13 @@ static void parse(Coll *c, int argc, char **argv, Options *o, FuzzConfig *cfg)
         usage_error(c, "--trials must be at least 1, --pass-timeout and --seconds positive");
     if (o->print && o->index < 0)
         usage_error(c, "--print needs --index");
+    if (o->recipe && o->index < 0)
+        usage_error(c, "--recipe needs --index");
+    if ((o->guided || o->count_blocks) && (o->index >= 0 || o->recipe))
+        usage_error(c, "--guided and --count-blocks draw their own recipes: not with --index or --recipe");
+    if ((o->guided || o->count_blocks) && !fuzz_guide_available())
+        usage_error(c, "--guided and --count-blocks need the passes built with coverage hooks: "
+                       "make fuzz-guided (GUIDED=1, in build-guided/)");
     memset(cfg, 0, sizeof *cfg);
     const Pass *list[64];
     int n = 0;
@@ -187,11 +199,26 @@ int main(int argc, char **argv)
     if (world > FUZZ_MAX_DEVICES)
         usage_error(c, "hlo-fuzz runs on at most 64 ranks");
     Error err = { 0 };
+    FuzzRecipe recipe = { 0 };
+    if (o.recipe) {
+        bool ok = fuzz_recipe_load(&recipe, o.recipe, &err);
+        if (!ok)
+            error_print(&err, stderr);      /* every rank: the file may be missing on one host only */
+        if (!coll_all_ok(c, ok))
+            coll_finish(c, 2);
+        cfg.recipe = &recipe;
+    }
     if (o.print) {
         bool ok = rank != 0 || fuzz_print_module(&cfg, world, o.index, (int)(o.index % cfg.n_passes), stdout, &err);
         if (!ok)
             error_print(&err, stderr);
         coll_finish(c, ok ? 0 : 3);
+    }
+    FuzzGuide *guide = NULL;
+    if ((o.guided || o.count_blocks) && !(guide = fuzz_guide_new(cfg.seed, cfg.n_passes, o.guided, &err))) {
+        if (rank == 0)
+            error_print(&err, stderr);
+        coll_finish(c, 3);
     }
     FuzzTally *t = xcalloc(1, sizeof *t);
     double t0 = now();
@@ -207,11 +234,16 @@ int main(int argc, char **argv)
         coll_bcast(c, &go, sizeof go, 0);   /* rank 0's clock decides for all */
         if (!go)
             break;
-        if (!fuzz_run_one(c, &cfg, k, (int)(k % cfg.n_passes), t, &err)) {
+        int which = (int)(k % cfg.n_passes);
+        if (guide)
+            cfg.recipe = fuzz_guide_next(guide, which);
+        if (!fuzz_run_one(c, &cfg, k, which, t, &err)) {
             if (rank == 0)
                 error_print(&err, stderr);
             coll_finish(c, 3);
         }
+        if (guide)
+            fuzz_guide_learn(guide, c, which);
         if (tty)
             fprintf(stderr, "\rhlo-fuzz: %ld modules, %ld findings, %.0f s ", t->modules, t->findings, now() - t0);
     }
@@ -220,10 +252,19 @@ int main(int argc, char **argv)
     double secs = now() - t0;
     if (rank == 0) {
         print_summary(stdout, &cfg, t, world, secs);
+        if (guide) {
+            long blocks, kept, mutated;
+            fuzz_guide_stats(guide, &blocks, &kept, &mutated);
+            printf("hlo-fuzz %s: %ld blocks of the passes reached; %ld modules reached new ones; "
+                   "%ld of the %ld modules were kept recipes mutated\n", o.guided ? "--guided" : "--count-blocks",
+                   blocks, kept, mutated, t->modules);
+        }
         if (o.json)
             write_json(o.json, &cfg, t, world, secs);
     }
     int code = t->findings ? 1 : 0;
     free(t);
+    fuzz_guide_free(guide);
+    fuzz_recipe_free(&recipe);
     coll_finish(c, code);
 }

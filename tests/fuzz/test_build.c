@@ -45,7 +45,7 @@ static void groups_match_parser(void **state)
     for (int k = 0; k < 4; k++)
         for (uint64_t seed = 1; seed <= 60; seed++) {
             int R = splits[k][0], P = splits[k][1];
-            FuzzRng r = { seed * 7919 + (uint64_t)k };
+            FuzzRng r = { .s = seed * 7919 + (uint64_t)k };
             FuzzBuild *b = fuzz_build_new(R, P, "groups");
             PassOptions opt;
             pass_options_default(&opt);

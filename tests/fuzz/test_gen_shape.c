@@ -247,7 +247,7 @@ static void generate_and_verify(int number, int replicas, int partitions, uint64
 {
     FuzzBuild *b = fuzz_build_new(replicas, partitions, "t");
     FuzzSite sites[FUZZ_MAX_SITES];
-    FuzzRng r = { seed };
+    FuzzRng r = { .s = seed };
     PassOptions opt;
     pass_options_default(&opt);
     FuzzGen g = { .rng = &r, .b = b, .opt = &opt, .world = replicas * partitions, .sites = sites };
