@@ -179,6 +179,15 @@ MUTANTS = [
      "        return comp->root->op;\n"
      "    if (1)\n",
      "matcher: a reducer is trivial when its root is op with a parameter operand (op(a, c), op(a, negate(b)))"),
+    # scheduled modules (issue 26): the combiners walk the schedule
+    ("ag-combiner", "src/passes/pipeline.c",
+     "    if (comp->module->is_scheduled) {\n",
+     "    if (0) {\n",
+     "matcher: a scheduled module is walked in XLA's post order, not in its schedule"),
+    ("ar-combiner", "src/passes/pipeline.c",
+     "    if (comp->module->is_scheduled) {\n",
+     "    if (comp->module->is_scheduled && comp->n_instrs > 40) {\n",
+     "matcher: a small scheduled computation is walked in post order"),
     # the helpers #102 and #104 share (expand.c)
     ("flip-reduce-convert-add", "src/passes/expand.c",
      "        if (cache->orig[i] == comp && cache->to[i] == to)\n",

@@ -546,6 +546,21 @@ int fuzz_comp_root(FuzzBuild *b, int comp)
     return c->root;
 }
 
+void fuzz_build_scheduled(FuzzBuild *b, bool scheduled)
+{
+    b->scheduled = scheduled;
+}
+
+int fuzz_comp_text_order(FuzzBuild *b, int comp, int *out)
+{
+    int root = fuzz_comp_root(b, comp), n = 0;
+    for (int v = 0; v < b->n_instrs; v++)
+        if (b->instrs[v].comp == comp && v != root)
+            out[n++] = v;
+    out[n++] = root;
+    return n;
+}
+
 void fuzz_build_bare_root(FuzzBuild *b, bool bare)
 {
     b->bare_root = bare;
@@ -640,12 +655,12 @@ static void print_comp(FuzzBuild *b, int comp, StrBuf *sb)
         strbuf_printf(sb, "%s\n", c->text);
         return;
     }
-    int root = fuzz_comp_root(b, comp);
+    int *order = xmalloc(((size_t)b->n_instrs + 1) * sizeof *order);
+    int n = fuzz_comp_text_order(b, comp, order);
     strbuf_printf(sb, "%s%%%s {\n", c->kind == BCOMP_ENTRY ? "ENTRY " : "", c->name);
-    for (int v = 0; v < b->n_instrs; v++)
-        if (b->instrs[v].comp == comp && v != root)
-            print_instr(b, v, false, sb);
-    print_instr(b, root, true, sb);
+    for (int i = 0; i < n; i++)
+        print_instr(b, order[i], i == n - 1, sb);
+    free(order);
     strbuf_puts(sb, "}\n\n");
 }
 
@@ -656,8 +671,8 @@ char *fuzz_build_text(FuzzBuild *b)
     fuzz_comp_root(b, b->entry);
     StrBuf sb;
     strbuf_init(&sb);
-    strbuf_printf(&sb, "HloModule %s, replica_count=%d, num_partitions=%d\n\n", b->name, b->replicas,
-                  b->partitions);
+    strbuf_printf(&sb, "HloModule %s%s, replica_count=%d, num_partitions=%d\n\n", b->name,
+                  b->scheduled ? ", is_scheduled=true" : "", b->replicas, b->partitions);
     for (int k = 0; k < BCOMP_KINDS; k++)       /* callees before callers */
         for (int c = 0; c < b->n_comps; c++)
             if ((int)b->comps[c].kind == k)

@@ -233,6 +233,13 @@ void fuzz_site_end(FuzzBuild *b, int n, const int *outputs, int *comp, int *out_
 /* With one entry output, make it the entry's root itself (no tuple), so
  * that a rewrite replaces the root. */
 void fuzz_build_bare_root(FuzzBuild *b, bool bare);
+/* Writes the module as scheduled (is_scheduled=true): every computation's
+ * instructions in the order they were made, which is then its schedule
+ * (the combiners walk it instead of the post order, hlo-reference.md 7.3). */
+void fuzz_build_scheduled(FuzzBuild *b, bool scheduled);
+/* comp's instructions in their text order, the root last (its schedule
+ * when scheduled); out holds n_instrs ids. */
+int fuzz_comp_text_order(FuzzBuild *b, int comp, int *out);
 /* The module text; NULL after a builder error (message in err). */
 char *fuzz_build_text(FuzzBuild *b);
 /* Name of computation comp (as printed, without %). */

@@ -50,6 +50,7 @@ struct FuzzBuild {
     int channels;
     bool failed;                    /* a limit was passed: no text */
     bool bare_root;                 /* one entry output: it is the root itself, no tuple */
+    bool scheduled;                 /* is_scheduled=true: each computation's text order is its schedule */
     /* the site being built */
     FuzzPlace place;
     int trips, n_site;

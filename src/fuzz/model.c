@@ -212,7 +212,9 @@ static void walk(Model *md, int comp, const int *site_of)
 {
     FuzzBuild *b = md->g->b;
     int *order = xmalloc((size_t)b->n_instrs * sizeof *order);
-    int n = fuzz_comp_post_order(b, comp, order);
+    /* The walk order (hlo-reference.md 7.3): a scheduled module's schedule,
+     * else XLA's post order. */
+    int n = b->scheduled ? fuzz_comp_text_order(b, comp, order) : fuzz_comp_post_order(b, comp, order);
     for (int i = 0; i < n; i++) {
         int k = site_of[order[i]];
         if (k >= 0 && has_key(md, &md->g->sites[k]) && md->g->sites[k].coll.bytes <= md->opt->combine_threshold_bytes)

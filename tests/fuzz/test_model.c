@@ -10,6 +10,7 @@
 #include "fuzz_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct T {
@@ -127,6 +128,41 @@ static void three_all_reduces_with_count_limit_two_give_a_pair_and_a_single(void
         assert_alone(&t, 2, (PassMode)mode);
     }
     t_free(&t);
+}
+
+/* hlo-reference.md 7.3: the walk is the schedule in a scheduled module,
+ * else XLA's post order, which starts from the instructions without users
+ * in text order: here an unused negate(m2) made before the root, so the
+ * post order meets m2 first. */
+static void a_scheduled_module_is_walked_in_its_schedule(void **state)
+{
+    (void)state;
+    for (int scheduled = 0; scheduled < 2; scheduled++) {
+        T t;
+        t_init(&t, 4, 1);
+        t.opt.combine_threshold_count = 2;
+        fuzz_site_begin(t.b, FUZZ_IN_ENTRY, 1);
+        member(&t, 79, input(&t), ar_coll());
+        member(&t, 79, input(&t), ar_coll());
+        int m2 = member(&t, 79, input(&t), ar_coll());
+        fuzz_op1(t.b, f32x4, "negate", m2, "");
+        end_place(&t);
+        fuzz_build_scheduled(t.b, scheduled);
+        fuzz_model_combiner(&t.g, 79, &t.opt);
+        for (int mode = 0; mode < 2; mode++) {
+            if (scheduled) {    /* m0, m1, m2 */
+                assert_together(&t, 0, 1, (PassMode)mode);
+                assert_alone(&t, 2, (PassMode)mode);
+            } else {            /* m2, m0, m1 */
+                assert_together(&t, 2, 0, (PassMode)mode);
+                assert_alone(&t, 1, (PassMode)mode);
+            }
+        }
+        char *text = fuzz_build_text(t.b);
+        assert_true((strstr(text, "is_scheduled=true") != NULL) == (scheduled != 0));
+        free(text);
+        t_free(&t);
+    }
 }
 
 static void a_dependent_member_closes_the_group_and_starts_the_next(void **state)
@@ -367,6 +403,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(three_all_reduces_with_count_limit_two_give_a_pair_and_a_single),
         cmocka_unit_test(a_dependent_member_closes_the_group_and_starts_the_next),
+        cmocka_unit_test(a_scheduled_module_is_walked_in_its_schedule),
         cmocka_unit_test(a_byte_limit_at_the_running_total_keeps_the_member_that_reaches_it),
         cmocka_unit_test(a_member_above_the_byte_limit_takes_no_part_and_closes_nothing),
         cmocka_unit_test(fsdp_makes_the_all_gather_combiner_skip_while_bodies_but_not_the_all_reduce_one),
