@@ -188,6 +188,11 @@ MUTANTS = [
      "    if (comp->module->is_scheduled) {\n",
      "    if (comp->module->is_scheduled && comp->n_instrs > 40) {\n",
      "matcher: a small scheduled computation is walked in post order"),
+    # layouts (issue 26): #98 compares the shapes with their layouts
+    ("flip-ag-binary", "src/passes/flip_all_gathers_binary.c",
+     "           same_layout(a->shape, b->shape) &&\n",
+     "",
+     "matcher: two all-gathers laid out differently count as identical"),
     # the helpers #102 and #104 share (expand.c)
     ("flip-reduce-convert-add", "src/passes/expand.c",
      "        if (cache->orig[i] == comp && cache->to[i] == to)\n",

@@ -546,6 +546,53 @@ int fuzz_comp_root(FuzzBuild *b, int comp)
     return c->root;
 }
 
+void fuzz_build_layouts(FuzzBuild *b, bool layouts)
+{
+    b->layouts = layouts;
+}
+
+void fuzz_set_layout(FuzzBuild *b, int v, const int *minor_to_major, int rank)
+{
+    BInstr *x = &b->instrs[v];
+    StrBuf sb;
+    strbuf_init(&sb);
+    strbuf_puts(&sb, x->shape_text);
+    strbuf_putc(&sb, '{');
+    for (int i = 0; i < rank; i++)
+        strbuf_printf(&sb, "%s%d", i ? "," : "", minor_to_major[i]);
+    strbuf_putc(&sb, '}');
+    free(x->shape_text);
+    x->shape_text = sb.s;
+}
+
+/* A shape's text (an array, or a tuple of them) with the default layout
+ * after every array of rank 1 or more that has none. */
+static void put_with_layouts(StrBuf *sb, const char *text)
+{
+    for (const char *p = text; *p; p++) {
+        strbuf_putc(sb, *p);
+        if (*p != '[')
+            continue;
+        int rank = 0;
+        const char *q = p + 1;
+        for (; *q && *q != ']'; q++)
+            rank += *q == ',';
+        if (q > p + 1)
+            rank++;
+        strbuf_putn(sb, p + 1, (size_t)(q - p - 1));
+        if (!*q)
+            return;
+        strbuf_putc(sb, ']');
+        p = q;
+        if (rank > 0 && p[1] != '{') {
+            strbuf_putc(sb, '{');
+            for (int i = rank - 1; i >= 0; i--)
+                strbuf_printf(sb, "%d%s", i, i ? "," : "");
+            strbuf_putc(sb, '}');
+        }
+    }
+}
+
 void fuzz_build_scheduled(FuzzBuild *b, bool scheduled)
 {
     b->scheduled = scheduled;
@@ -628,7 +675,12 @@ bool fuzz_comp_is_while_part(const FuzzBuild *b, int comp)
 static void print_instr(const FuzzBuild *b, int v, bool root, StrBuf *sb)
 {
     const BInstr *x = &b->instrs[v];
-    strbuf_printf(sb, "  %s%%v%d = %s ", root ? "ROOT " : "", v, x->shape_text);
+    strbuf_printf(sb, "  %s%%v%d = ", root ? "ROOT " : "", v);
+    if (b->layouts)
+        put_with_layouts(sb, x->shape_text);
+    else
+        strbuf_puts(sb, x->shape_text);
+    strbuf_putc(sb, ' ');
     if (x->is_param && b->comps[x->comp].kind == BCOMP_ENTRY)
         strbuf_printf(sb, "parameter(%d)", x->param);
     else if (x->is_param)

@@ -237,6 +237,13 @@ void fuzz_build_bare_root(FuzzBuild *b, bool bare);
  * instructions in the order they were made, which is then its schedule
  * (the combiners walk it instead of the post order, hlo-reference.md 7.3). */
 void fuzz_build_scheduled(FuzzBuild *b, bool scheduled);
+/* Writes every array shape with its layout, the default one (f32[4,8]{1,0}),
+ * as real dumps do: the same module, with the passes' layout handling
+ * (copied, permuted, compared) in play. */
+void fuzz_build_layouts(FuzzBuild *b, bool layouts);
+/* Gives array value v the layout of its dimensions minor to major in
+ * the order listed (its shape's text gains {m0,m1,...}). */
+void fuzz_set_layout(FuzzBuild *b, int v, const int *minor_to_major, int rank);
 /* comp's instructions in their text order, the root last (its schedule
  * when scheduled); out holds n_instrs ids. */
 int fuzz_comp_text_order(FuzzBuild *b, int comp, int *out);

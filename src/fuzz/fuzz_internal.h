@@ -51,6 +51,7 @@ struct FuzzBuild {
     bool failed;                    /* a limit was passed: no text */
     bool bare_root;                 /* one entry output: it is the root itself, no tuple */
     bool scheduled;                 /* is_scheduled=true: each computation's text order is its schedule */
+    bool layouts;                   /* every array shape written with its (default) layout */
     /* the site being built */
     FuzzPlace place;
     int trips, n_site;

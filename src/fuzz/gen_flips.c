@@ -136,7 +136,7 @@ void fuzz_gen_ag_binary(FuzzGen *g)
     FuzzPlace place = s->place;
     int P = fuzz_build_partitions(g->b);
     IrElemType t = fuzz_draw_type(r, false);
-    int kind = fuzz_below(r, 17);
+    int kind = fuzz_below(r, 18);
     const char *op;
     if (kind == 11) {                   /* an elementwise binary outside the nine */
         static const char *const others[] = { "power", "atan2", "xor", "shift-left" };
@@ -156,7 +156,7 @@ void fuzz_gen_ag_binary(FuzzGen *g)
     GenColl c, c2;
     gen_draw_coll(g, &c);
     c2 = c;
-    bool same_instr = false, not_gather = false, rewrites = true;
+    bool same_instr = false, not_gather = false, rewrites = true, other_layout = false;
     int dim2 = dim;
     const char *what = "binary over two identical all-gathers";
     switch (kind) {
@@ -244,6 +244,13 @@ void fuzz_gen_ag_binary(FuzzGen *g)
         snprintf(c2.attrs + strlen(c2.attrs), sizeof c2.attrs - strlen(c2.attrs), ", sharding={maximal device=0}");
         what = "binary over two identical all-gathers with one sharding";
         break;
+    case 17:                            /* the seed compares the shapes with their layouts */
+        if (xs.rank >= 2) {
+            other_layout = true;
+            what = "near miss: the two all-gathers' results are laid out differently";
+            rewrites = false;
+        }
+        break;
     default:
         break;
     }
@@ -262,6 +269,12 @@ void fuzz_gen_ag_binary(FuzzGen *g)
         }
         int b = fuzz_input(g->b, bs);
         gb = gen_all_gather(g, b, dim2, &c2);
+        if (other_layout) {             /* major to minor reversed: {0,1,...,r-1} */
+            int m2m[FUZZ_MAX_RANK];
+            for (int i = 0; i < xs.rank; i++)
+                m2m[i] = i;
+            fuzz_set_layout(g->b, gb, m2m, xs.rank);
+        }
     }
     /* No channel_id and more than one partition: the fresh channel_id the
      * rewrite takes would widen the group, so the pass declines. */

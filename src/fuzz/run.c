@@ -47,6 +47,7 @@ typedef struct Module {
     int replicas, partitions;
     bool bare_root;                 /* the entry's root is the one site's result */
     bool scheduled;                 /* is_scheduled=true */
+    bool layouts;                   /* shapes written with their layouts */
     PassOptions opt;
     FuzzBuild *b;
     FuzzSite sites[FUZZ_MAX_SITES];
@@ -121,6 +122,8 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
      * the header. */
     mod->scheduled = fuzz_chance(&r, 25);
     fuzz_build_scheduled(mod->b, mod->scheduled);
+    mod->layouts = fuzz_chance(&r, 25);        /* drawn last for the same reason */
+    fuzz_build_layouts(mod->b, mod->layouts);
     /* A lone entry output as the root itself: the rewrite then replaces the root. */
     mod->bare_root = bare && g.n_sites == 1 && mod->sites[0].place == FUZZ_IN_ENTRY && fuzz_entry_outputs(mod->b) == 1;
     fuzz_build_bare_root(mod->b, mod->bare_root);
@@ -299,8 +302,9 @@ static void recipe_text(const Module *mod, const FuzzConfig *cfg, PassMode mode,
     const PassOptions *o = &mod->opt;
     strbuf_printf(sb, "# hlo-fuzz recipe: module %ld of seed %llu, pass #%d, mode %s\n", mod->index,
                   (unsigned long long)cfg->seed, mod->number, mode == PASS_MODE_SOUND ? "sound" : "faithful");
-    strbuf_printf(sb, "devices: %d replicas x %d partitions%s\n", mod->replicas, mod->partitions,
-                  mod->scheduled ? "; scheduled (is_scheduled=true: the text order is the schedule)" : "");
+    strbuf_printf(sb, "devices: %d replicas x %d partitions%s%s\n", mod->replicas, mod->partitions,
+                  mod->scheduled ? "; scheduled (is_scheduled=true: the text order is the schedule)" : "",
+                  mod->layouts ? "; shapes with their layouts" : "");
     strbuf_printf(sb, "flags: --collective-combine-threshold-in-bytes=%lld --collective-combine-threshold-count=%lld "
                   "--collective-combine-by-dim=%s --neuron-fsdp=%s\n", (long long)o->combine_threshold_bytes,
                   (long long)o->combine_threshold_count, o->combine_by_dim ? "true" : "false",

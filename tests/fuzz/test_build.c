@@ -189,6 +189,57 @@ static void modules_are_deterministic(void **state)
         free(t[k]);
 }
 
+/* With layouts, every array shape is written with its default layout
+ * (tuple elements and a while loop's state too), a layout given to one
+ * value stays, and the module parses to the layouts written. */
+static void layouts_are_written_and_kept(void **state)
+{
+    (void)state;
+    for (int place = FUZZ_IN_ENTRY; place <= FUZZ_IN_WHILE; place++) {
+        FuzzBuild *b = fuzz_build_new(2, 1, "layouts");
+        fuzz_site_begin(b, (FuzzPlace)place, 2);
+        int64_t d[] = { 2, 3, 4 };
+        int x = fuzz_input(b, fuzz_shape(IR_TYPE_F32, 3, d));
+        int y = fuzz_op1(b, fuzz_shape(IR_TYPE_F32, 3, d), "negate", x, "");
+        int z = fuzz_op1(b, fuzz_shape(IR_TYPE_F32, 3, d), "abs", x, "");
+        const int m2m[] = { 0, 2, 1 };
+        fuzz_set_layout(b, z, m2m, 3);
+        int s = fuzz_input(b, fuzz_shape(IR_TYPE_S32, 0, NULL));
+        int outs[] = { y, z, s }, pos[3], comp;
+        fuzz_site_end(b, 3, outs, &comp, pos);
+        fuzz_build_layouts(b, true);
+        char *text = fuzz_build_text(b);
+        assert_non_null(strstr(text, "f32[2,3,4]{2,1,0} negate("));
+        assert_non_null(strstr(text, "f32[2,3,4]{0,2,1} abs("));
+        assert_null(strstr(text, "s32[]{"));
+        assert_null(strstr(text, "]{0,2,1}{"));
+        IrModule *m = parse_ok(text);
+        const IrInstr *neg = NULL, *abs_ = NULL;
+        for (int c = 0; c < m->n_computations; c++) {
+            neg = neg ? neg : find_op(m->computations[c], IR_OP_NEGATE);
+            abs_ = abs_ ? abs_ : find_op(m->computations[c], IR_OP_ABS);
+        }
+        assert_non_null(neg);
+        assert_non_null(abs_);
+        assert_true(neg->shape->has_layout && abs_->shape->has_layout);
+        assert_int_equal(neg->shape->minor_to_major[0], 2);
+        assert_int_equal(abs_->shape->minor_to_major[0], 0);
+        assert_int_equal(abs_->shape->minor_to_major[1], 2);
+        for (int c = 0; c < m->n_computations; c++)     /* every array shape has one, tuples' leaves too */
+            for (int i = 0; i < m->computations[c]->n_instrs; i++) {
+                const IrShape *sh = m->computations[c]->instrs[i]->shape;
+                if (sh->type != IR_TYPE_TUPLE && sh->rank > 0)
+                    assert_true(sh->has_layout);
+                for (int e = 0; sh->type == IR_TYPE_TUPLE && e < sh->n_elements; e++)
+                    if (sh->elements[e]->type != IR_TYPE_TUPLE && sh->elements[e]->rank > 0)
+                        assert_true(sh->elements[e]->has_layout);
+            }
+        ir_module_free(m);
+        free(text);
+        fuzz_build_free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +248,7 @@ int main(void)
         cmocka_unit_test(placements_wire_through),
         cmocka_unit_test(post_order_is_the_specs),
         cmocka_unit_test(modules_are_deterministic),
+        cmocka_unit_test(layouts_are_written_and_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
