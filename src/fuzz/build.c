@@ -24,14 +24,19 @@ uint64_t fuzz_u64(FuzzRng *r)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     if (t) {
-        if (t->n == t->cap) {
-            t->cap = t->cap ? 2 * t->cap : 64;
-            t->v = xrealloc(t->v, (size_t)t->cap * sizeof *t->v);
-        }
-        t->v[t->n++] = z;
+        fuzz_tape_push(t, z);
         t->pos = t->n;
     }
     return z;
+}
+
+void fuzz_tape_push(FuzzTape *t, uint64_t v)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 64;
+        t->v = xrealloc(t->v, (size_t)t->cap * sizeof *t->v);
+    }
+    t->v[t->n++] = v;
 }
 
 int fuzz_below(FuzzRng *r, int n)

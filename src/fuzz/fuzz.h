@@ -42,6 +42,7 @@ typedef struct FuzzRng {
     FuzzTape *tape;                 /* NULL: the splitmix64 stream alone */
 } FuzzRng;
 uint64_t fuzz_u64(FuzzRng *r);
+void fuzz_tape_push(FuzzTape *t, uint64_t v);      /* appends a draw */
 int fuzz_below(FuzzRng *r, int n);                 /* uniform in [0, n), n >= 1 */
 bool fuzz_chance(FuzzRng *r, int percent);
 /* A random permutation of 0..n-1 into out. */

@@ -25,19 +25,16 @@ static unsigned char *run_map;      /* shared with child processes; NULL until a
 
 /* The hook the instrumented passes call; in a build without GUIDED=1
  * nothing calls it. */
-void __sanitizer_cov_trace_pc(void);
-void __sanitizer_cov_trace_pc(void)
-{
-    if (run_map) {
-        uint64_t pc = (uint64_t)(uintptr_t)__builtin_return_address(0);
-        run_map[(pc * 0x9e3779b97f4a7c15ull) >> (64 - MAP_BITS)] = 1;
-    }
-}
-
 void fuzz_cov_mark(uint64_t pc)
 {
     if (run_map)
         run_map[(pc * 0x9e3779b97f4a7c15ull) >> (64 - MAP_BITS)] = 1;
+}
+
+void __sanitizer_cov_trace_pc(void);
+void __sanitizer_cov_trace_pc(void)
+{
+    fuzz_cov_mark((uint64_t)(uintptr_t)__builtin_return_address(0));
 }
 
 bool fuzz_guide_available(void)

@@ -126,11 +126,7 @@ bool fuzz_recipe_read(FuzzRecipe *r, const char *text, const char *file, Error *
                     return error_set(err, ERR_SYNTAX, (IrLoc){ file, line, (int)(q - p) + 1 },
                                      "a draw is a hexadecimal number below 2^64");
                 }
-                if (t->n == t->cap) {
-                    t->cap = t->cap ? 2 * t->cap : 64;
-                    t->v = xrealloc(t->v, (size_t)t->cap * sizeof *t->v);
-                }
-                t->v[t->n++] = v;
+                fuzz_tape_push(t, v);
                 q = stop;
             }
         }
