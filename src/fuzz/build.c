@@ -551,6 +551,14 @@ int fuzz_comp_root(FuzzBuild *b, int comp)
     return c->root;
 }
 
+void fuzz_add_attr(FuzzBuild *b, int v, const char *text)
+{
+    BInstr *x = &b->instrs[v];
+    size_t n = strlen(x->attrs), k = strlen(text);
+    x->attrs = xrealloc(x->attrs, n + k + 1);
+    memcpy(x->attrs + n, text, k + 1);
+}
+
 void fuzz_build_layouts(FuzzBuild *b, bool layouts)
 {
     b->layouts = layouts;

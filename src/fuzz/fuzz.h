@@ -242,6 +242,8 @@ void fuzz_build_scheduled(FuzzBuild *b, bool scheduled);
  * as real dumps do: the same module, with the passes' layout handling
  * (copied, permuted, compared) in play. */
 void fuzz_build_layouts(FuzzBuild *b, bool layouts);
+/* Appends text (", name=value") to instruction v's attributes. */
+void fuzz_add_attr(FuzzBuild *b, int v, const char *text);
 /* Gives array value v the layout of its dimensions minor to major in
  * the order listed (its shape's text gains {m0,m1,...}). */
 void fuzz_set_layout(FuzzBuild *b, int v, const int *minor_to_major, int rank);

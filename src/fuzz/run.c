@@ -40,6 +40,25 @@ static uint64_t mix(uint64_t a, uint64_t b)
     return fuzz_u64(&r);
 }
 
+/* Combiner members with a sharding, as real dumps' collectives carry: no
+ * key holds one (spec/passes.md section 2), so the same members combine,
+ * and the combined collective carries the members' shardings as a tuple
+ * of them.  Each member gets none, {replicated} or {maximal device=0};
+ * returns how many got one. */
+static int give_shardings(FuzzRng *r, FuzzBuild *b, const FuzzSite *sites, int n)
+{
+    static const char *const kinds[] = { ", sharding={replicated}", ", sharding={maximal device=0}" };
+    int given = 0;
+    for (int i = 0; i < n; i++) {
+        int k = fuzz_below(r, 3);
+        if (sites[i].is_coll && k > 0) {
+            fuzz_add_attr(b, sites[i].instr, kinds[k - 1]);
+            given++;
+        }
+    }
+    return given;
+}
+
 typedef struct Module {
     uint64_t seed;
     long index;
@@ -48,6 +67,7 @@ typedef struct Module {
     bool bare_root;                 /* the entry's root is the one site's result */
     bool scheduled;                 /* is_scheduled=true */
     bool layouts;                   /* shapes written with their layouts */
+    int shardings;                  /* combiner members given a sharding */
     PassOptions opt;
     FuzzBuild *b;
     FuzzSite sites[FUZZ_MAX_SITES];
@@ -124,6 +144,8 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
     fuzz_build_scheduled(mod->b, mod->scheduled);
     mod->layouts = fuzz_chance(&r, 25);        /* drawn last for the same reason */
     fuzz_build_layouts(mod->b, mod->layouts);
+    if (is_combiner(number) && fuzz_chance(&r, 25))     /* drawn last too */
+        mod->shardings = give_shardings(&r, mod->b, mod->sites, g.n_sites);
     /* A lone entry output as the root itself: the rewrite then replaces the root. */
     mod->bare_root = bare && g.n_sites == 1 && mod->sites[0].place == FUZZ_IN_ENTRY && fuzz_entry_outputs(mod->b) == 1;
     fuzz_build_bare_root(mod->b, mod->bare_root);
@@ -302,9 +324,10 @@ static void recipe_text(const Module *mod, const FuzzConfig *cfg, PassMode mode,
     const PassOptions *o = &mod->opt;
     strbuf_printf(sb, "# hlo-fuzz recipe: module %ld of seed %llu, pass #%d, mode %s\n", mod->index,
                   (unsigned long long)cfg->seed, mod->number, mode == PASS_MODE_SOUND ? "sound" : "faithful");
-    strbuf_printf(sb, "devices: %d replicas x %d partitions%s%s\n", mod->replicas, mod->partitions,
+    strbuf_printf(sb, "devices: %d replicas x %d partitions%s%s%s\n", mod->replicas, mod->partitions,
                   mod->scheduled ? "; scheduled (is_scheduled=true: the text order is the schedule)" : "",
-                  mod->layouts ? "; shapes with their layouts" : "");
+                  mod->layouts ? "; shapes with their layouts" : "",
+                  mod->shardings ? "; combiner members with a sharding" : "");
     strbuf_printf(sb, "flags: --collective-combine-threshold-in-bytes=%lld --collective-combine-threshold-count=%lld "
                   "--collective-combine-by-dim=%s --neuron-fsdp=%s\n", (long long)o->combine_threshold_bytes,
                   (long long)o->combine_threshold_count, o->combine_by_dim ? "true" : "false",

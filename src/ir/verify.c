@@ -2535,6 +2535,59 @@ static bool check_arity(const IrInstr *in, IrOpcode op, Error *err)
     return fail(in, err, "expects %d operand%s, got %d", want, want == 1 ? "" : "s", in->n_operands);
 }
 
+/* The leaves of a shape as XLA's ShapeTree counts them: every array (or
+ * token) and every empty tuple. */
+static long shape_leaves(const IrShape *s)
+{
+    s = unbuffer(s);
+    if (s->type != IR_TYPE_TUPLE || s->n_elements == 0)
+        return 1;
+    long n = 0;
+    for (int i = 0; i < s->n_elements; i++)
+        n += shape_leaves(s->elements[i]);
+    return n;
+}
+
+/* A tuple sharding ({{replicated}, {maximal device=0}}) names one sharding
+ * per leaf of a tuple shape, as XLA's verifier requires
+ * (HloSharding::Validate); a single sharding on a tuple applies to every
+ * leaf (XLA's parser spreads it), so only tuple shardings are counted
+ * here.  The text is the parser's balanced braces. */
+static bool check_sharding(const IrInstr *in, Error *err)
+{
+    const char *v = ir_raw_attr_get(in, "sharding");
+    if (!v)
+        return true;
+    const char *s = skip_blanks(v);
+    if (*s != '{' || *skip_blanks(s + 1) != '{')
+        return true;
+    long n = 1;
+    int depth = 0;
+    for (const char *q = s; *q; q++) {
+        if (*q == '"') {            /* a quoted string (a metadata name) may hold braces */
+            for (q++; *q && *q != '"'; q++)
+                q += q[0] == '\\' && q[1];
+            if (!*q)
+                break;
+        } else if (*q == '{') {
+            depth++;
+        } else if (*q == '}') {
+            depth--;
+        } else if (*q == ',' && depth == 1) {
+            n++;
+        }
+    }
+    const IrShape *shape = unbuffer(in->shape);
+    if (shape->type != IR_TYPE_TUPLE)
+        return fail(in, err, "a tuple sharding of %ld elements on %s, which is not a tuple", n,
+                    ir_shape_str(in->shape));
+    long leaves = shape_leaves(shape);
+    if (n != leaves)
+        return fail(in, err, "its tuple sharding has %ld elements; its shape %s has %ld leaves", n,
+                    ir_shape_str(in->shape), leaves);
+    return true;
+}
+
 bool ir_verify_instr(const IrInstr *instr, Error *err)
 {
     if (instr->op >= IR_OP_COUNT)
@@ -2545,7 +2598,7 @@ bool ir_verify_instr(const IrInstr *instr, Error *err)
         if (!instr->operands[i] || !instr->operands[i]->shape)
             return fail(instr, err, "operand %d is missing", i);
     return check_arity(instr, instr->op, err) && checker_for(instr->op)(instr, instr->shape, err) &&
-           check_collective_attrs(instr, err);
+           check_collective_attrs(instr, err) && check_sharding(instr, err);
 }
 
 /* ------------------------------------------------------------------ */

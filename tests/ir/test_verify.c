@@ -313,6 +313,26 @@ static void test_verify_rejects_unary_result_dims(void **state)
                  "negate: result f32[5] does not match operand f32[4]", 5, 8);
 }
 
+/* XLA's verifier validates a sharding against its instruction's shape:
+ * a tuple sharding names one sharding per leaf (the combiners build one
+ * from their members'); a single sharding on a tuple is spread by the
+ * parser and is fine. */
+static void test_verify_counts_a_tuple_shardings_elements(void **state)
+{
+    (void)state;
+    expect_ok(ENTRY_ONLY("  p = f32[4] parameter(0)\n  i = (f32[4], f32[4]) tuple(p, p)\n  e = () tuple()\n"
+                         "  ROOT t = (f32[4], (f32[4], f32[4]), ()) tuple(p, i, e), "
+                         "sharding={{replicated}, {maximal device=0}, {replicated}, {replicated}}\n"));
+    expect_ok(ENTRY_ONLY("  p = f32[4] parameter(0)\n"
+                         "  ROOT t = (f32[4], f32[4]) tuple(p, p), sharding={replicated}\n"));
+    expect_error(ENTRY_ONLY("  p = f32[4] parameter(0)\n"
+                            "  ROOT t = (f32[4], f32[4], f32[4]) tuple(p, p, p), sharding={{replicated}, "
+                            "{devices=[2]0,1 metadata={op_name=\"a,b}\"}}}\n"),
+                 "its tuple sharding has 2 elements; its shape (f32[4], f32[4], f32[4]) has 3 leaves", 5, 8);
+    expect_error(ENTRY_ONLY("  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p), sharding={{replicated}}\n"),
+                 "a tuple sharding of 1 elements on f32[4], which is not a tuple", 5, 8);
+}
+
 static void test_verify_rejects_binary_dims_mismatch(void **state)
 {
     (void)state;
@@ -1217,6 +1237,7 @@ int main(void)
         cmocka_unit_test(test_verify_instr_checks_one_instruction),
         cmocka_unit_test(test_collective_group_size_follows_the_mode),
         cmocka_unit_test(test_verify_rejects_unary_result_dims),
+        cmocka_unit_test(test_verify_counts_a_tuple_shardings_elements),
         cmocka_unit_test(test_verify_rejects_binary_dims_mismatch),
         cmocka_unit_test(test_verify_rejects_binary_type_mismatch),
         cmocka_unit_test(test_verify_rejects_compare_without_pred_result),
