@@ -2110,8 +2110,8 @@ static bool check_shard(const IrInstr *in, const IrShape *x, const IrShape *res,
     if (!need_array(in, x, "operand", err) || !need_array(in, res, "result", err) ||
         !need_same_type(in, res, x, err))
         return false;
-    if (x->rank == 0 && res->rank == 0)
-        return true;    /* a scalar riding along, as Neuron's dumps do */
+    if (x->rank == 0 && res->rank == 0 && in->n_operands > 1)
+        return true;    /* a scalar riding along a variadic one, as Neuron's dumps do */
     if (d >= x->rank)
         return fail(in, err, "dimensions={%lld} out of range for %s", (long long)d, sh(x));
     bool ok = res->rank == x->rank;

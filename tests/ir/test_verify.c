@@ -743,6 +743,23 @@ static void test_verify_rejects_reduce_scatter_array_reducer(void **state)
                  "reduce-scatter: to_apply=vadd parameter 0 is f32[2], expected a scalar", 11, 8);
 }
 
+/* A scalar may ride along a variadic reduce-scatter or all-gather (Neuron's
+ * dumps have them); alone it has no dimension to scatter or gather, as
+ * XLA's shape inference says (the combiners and #104 met such a scalar). */
+static void test_verify_takes_a_scalar_only_beside_other_operands(void **state)
+{
+    (void)state;
+    expect_ok(WITH_ADD("  p = f32[8] parameter(0)\n  q = f32[] parameter(1)\n"
+                       "  ROOT rs = (f32[4], f32[]) reduce-scatter(p, q), replica_groups={{0,1}}, dimensions={0}, "
+                       "to_apply=add\n"));
+    expect_error(WITH_ADD("  q = f32[] parameter(0)\n"
+                          "  ROOT rs = f32[] reduce-scatter(q), replica_groups={{0,1}}, dimensions={0}, to_apply=add\n"),
+                 "reduce-scatter: dimensions={0} out of range for f32[]", 11, 8);
+    expect_error(ENTRY_ONLY("  q = f32[] parameter(0)\n"
+                            "  ROOT ag = f32[] all-gather(q), replica_groups={{0,1}}, dimensions={1}\n"),
+                 "all-gather: dimensions={1} out of range for f32[]", 5, 8);
+}
+
 static void test_verify_rejects_all_reduce_result(void **state)
 {
     (void)state;
@@ -1238,6 +1255,7 @@ int main(void)
         cmocka_unit_test(test_collective_group_size_follows_the_mode),
         cmocka_unit_test(test_verify_rejects_unary_result_dims),
         cmocka_unit_test(test_verify_counts_a_tuple_shardings_elements),
+        cmocka_unit_test(test_verify_takes_a_scalar_only_beside_other_operands),
         cmocka_unit_test(test_verify_rejects_binary_dims_mismatch),
         cmocka_unit_test(test_verify_rejects_binary_type_mismatch),
         cmocka_unit_test(test_verify_rejects_compare_without_pred_result),
