@@ -11,25 +11,64 @@
  * faithful mode only, as the seed does: a known unsoundness. */
 #include "gen.h"
 
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-/* The seed's sound-mode guard, written from the spec: a float convert to
- * a type with at least the range and precision, and inf / sign where the
- * source has them. */
+/* What a float type can hold, read off its values: the largest finite
+ * value, the smallest positive one, and whether it has NaN, infinities,
+ * negative values and -0. */
+typedef struct Range {
+    double max, min_pos;
+    bool nan, inf, negative, neg_zero;
+} Range;
+
+static Range range_of(IrElemType t)
+{
+    Range r = { 0 };
+    if (t == IR_TYPE_F32 || t == IR_TYPE_F64) {
+        bool f = t == IR_TYPE_F32;
+        return (Range){ f ? FLT_MAX : DBL_MAX, f ? FLT_TRUE_MIN : DBL_TRUE_MIN, true, true, true, true };
+    }
+    r.min_pos = INFINITY;
+    for (uint32_t p = 0; p < (1u << ir_type_info[t].bits); p++) {
+        uint16_t wide = (uint16_t)p;
+        uint8_t narrow = (uint8_t)p;
+        double v = ir_elem_get_f64(t, ir_type_storage_bytes(t) == 2 ? (const void *)&wide : &narrow);
+        r.nan |= isnan(v);
+        r.inf |= isinf(v);
+        r.negative |= v < 0;
+        r.neg_zero |= v == 0 && signbit(v);
+        if (isfinite(v) && fabs(v) > r.max)
+            r.max = fabs(v);
+        if (isfinite(v) && v > 0 && v < r.min_pos)
+            r.min_pos = v;
+    }
+    return r;
+}
+
+/* The sound-mode guard, from the spec: a float convert that widens, every
+ * value of `from` a value of `to`.  With powers of two as grids, that is:
+ * at least the mantissa bits, the range from the smallest positive value
+ * up to the largest, and the special values and signs `from` has. */
 static bool widens(IrElemType from, IrElemType to)
 {
     if (from == to || !ir_type_is_float(from) || !ir_type_is_float(to))
         return false;
-    const IrTypeInfo *a = &ir_type_info[from], *b = &ir_type_info[to];
-    return b->exponent_bits >= a->exponent_bits && b->mantissa_bits >= a->mantissa_bits &&
-           (b->has_inf || !a->has_inf) && (b->has_sign || !a->has_sign);
+    Range a = range_of(from), b = range_of(to);
+    return ir_type_info[to].mantissa_bits >= ir_type_info[from].mantissa_bits && b.max >= a.max &&
+           b.min_pos <= a.min_pos && (b.nan || !a.nan) && (b.inf || !a.inf) && (b.negative || !a.negative) &&
+           (b.neg_zero || !a.neg_zero);
 }
 
 /* A (narrow, wide) pair: widening floats most often; then narrowing, the
  * pairs where one of exponent and mantissa widens while the other narrows
  * (f16 <-> bf16, f8e4m3fn <-> f8e5m2, f16 -> f8e4m3fn: a guard that reads
- * only one of them takes these for widening), the f8 kinds widened, an
+ * only one of them takes these for widening), pairs of the same widths
+ * whose bias or special values differ (f8e4m3fn <-> f8e4m3fnuz: a guard
+ * that reads only the widths takes these for widening), the f8 kinds widened, an
  * integer to float (whose and / or reducers have no float form), and no
  * change of type.  One module's sites share the
  * pair half the time (g->reduce_pair), so that two reducers are retyped
@@ -45,6 +84,13 @@ static void draw_types(FuzzGen *g, IrElemType *narrow, IrElemType *wide)
         { IR_TYPE_F8E4M3FN, IR_TYPE_BF16 }, { IR_TYPE_F8E5M2, IR_TYPE_F32 },
         { IR_TYPE_S32, IR_TYPE_F32 },  { IR_TYPE_U8, IR_TYPE_BF16 }, { IR_TYPE_F32, IR_TYPE_F32 },
         { IR_TYPE_BF16, IR_TYPE_BF16 },
+        /* the same widths, another bias or other specials: range lost at one end */
+        { IR_TYPE_F8E4M3FN, IR_TYPE_F8E4M3FNUZ }, { IR_TYPE_F8E4M3FNUZ, IR_TYPE_F8E4M3FN },
+        { IR_TYPE_F8E4M3B11FNUZ, IR_TYPE_F8E4M3FN }, { IR_TYPE_F8E5M2FNUZ, IR_TYPE_F8E5M2 },
+        { IR_TYPE_F8E4M3FN, IR_TYPE_F8E4M3 }, { IR_TYPE_F4E2M1FN, IR_TYPE_F8E4M3FNUZ },   /* -0 has no place */
+        /* and widening ones between the narrow kinds */
+        { IR_TYPE_F8E4M3B11FNUZ, IR_TYPE_F16 }, { IR_TYPE_F4E2M1FN, IR_TYPE_F8E4M3FN },
+        { IR_TYPE_F8E8M0FNU, IR_TYPE_F32 },
     };
     FuzzRng *r = g->rng;
     int k = fuzz_chance(r, 40) ? fuzz_below(r, 5) : fuzz_below(r, (int)(sizeof pairs / sizeof pairs[0]));

@@ -5,6 +5,9 @@
  * wider element type (#102, #104 with a convert). */
 #include "expand.h"
 
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,14 +201,43 @@ bool expand_decline(ExpandCtx *ctx, const char *reason)
     return false;
 }
 
+/* Every value of from (at most 16 bits) written to `to` and read back:
+ * the same number, a NaN a NaN, zero's sign kept. */
+static bool every_value_kept(IrElemType from, IrElemType to)
+{
+    uint32_t n = 1u << ir_type_info[from].bits;
+    for (uint32_t p = 0; p < n; p++) {
+        uint16_t wide = (uint16_t)p;
+        uint8_t narrow = (uint8_t)p;
+        unsigned char out[8];
+        double v = ir_elem_get_f64(from, ir_type_storage_bytes(from) == 2 ? (const void *)&wide : &narrow);
+        ir_elem_set_f64(to, out, v);
+        double w = ir_elem_get_f64(to, out);
+        if (isnan(v) ? !isnan(w) : (w != v || signbit(w) != signbit(v)))
+            return false;
+    }
+    return true;
+}
+
+/* Compared value by value rather than by the types' exponent and
+ * mantissa widths: those miss the bias (f8e4m3fn -> f8e4m3fnuz keeps both
+ * widths, yet 448 has no place in the fnuz type, whose largest is 240, and
+ * f8e4m3fnuz's smallest subnormal none in f8e4m3fn) and the special values.
+ * The answer for a pair is kept (the types are few, the test runs per
+ * match); a race computes the same answer twice. */
 bool expand_is_widening_float(IrElemType from, IrElemType to)
 {
+    static _Atomic signed char known[IR_TYPE_COUNT][IR_TYPE_COUNT];    /* 0 not yet, 1 yes, -1 no */
     if (from == to || !ir_type_is_float(from) || !ir_type_is_float(to))
         return false;
-    const IrTypeInfo *a = &ir_type_info[from], *b = &ir_type_info[to];
-    if (b->exponent_bits < a->exponent_bits || b->mantissa_bits < a->mantissa_bits)
-        return false;
-    return (b->has_inf || !a->has_inf) && (b->has_sign || !a->has_sign);
+    if (ir_type_info[from].bits > 16)       /* f32 fits only f64; f64 nothing else */
+        return from == IR_TYPE_F32 && to == IR_TYPE_F64;
+    signed char k = atomic_load(&known[from][to]);
+    if (k == 0) {
+        k = every_value_kept(from, to) ? 1 : -1;
+        atomic_store(&known[from][to], k);
+    }
+    return k > 0;
 }
 
 bool expand_fresh_channel_widens(const IrModule *m, const IrInstr *collective)

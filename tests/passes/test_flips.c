@@ -239,6 +239,20 @@ static void test_widening_float_convert(void **state)
     assert_false(expand_is_widening_float(IR_TYPE_BF16, IR_TYPE_F16));
     assert_false(expand_is_widening_float(IR_TYPE_F32, IR_TYPE_F32));
     assert_false(expand_is_widening_float(IR_TYPE_S32, IR_TYPE_F64));
+    /* The same widths, another bias: f8e4m3fnuz's largest is 240, not
+     * 448, and f8e4m3fn has no 2^-10 (fnuz's smallest); the b11 kind's
+     * smallest is 2^-13.  f4e2m1fn's -0 has no place in a fnuz type. */
+    assert_false(expand_is_widening_float(IR_TYPE_F8E4M3FN, IR_TYPE_F8E4M3FNUZ));
+    assert_false(expand_is_widening_float(IR_TYPE_F8E4M3FNUZ, IR_TYPE_F8E4M3FN));
+    assert_false(expand_is_widening_float(IR_TYPE_F8E4M3B11FNUZ, IR_TYPE_F8E4M3FN));
+    assert_false(expand_is_widening_float(IR_TYPE_F8E5M2FNUZ, IR_TYPE_F8E5M2));
+    assert_false(expand_is_widening_float(IR_TYPE_F8E4M3FN, IR_TYPE_F8E4M3));
+    assert_false(expand_is_widening_float(IR_TYPE_F4E2M1FN, IR_TYPE_F8E4M3FNUZ));
+    assert_false(expand_is_widening_float(IR_TYPE_F8E8M0FNU, IR_TYPE_F16));
+    assert_true(expand_is_widening_float(IR_TYPE_F8E4M3B11FNUZ, IR_TYPE_F16));
+    assert_true(expand_is_widening_float(IR_TYPE_F4E2M1FN, IR_TYPE_F8E4M3FN));
+    assert_true(expand_is_widening_float(IR_TYPE_F8E8M0FNU, IR_TYPE_F32));
+    assert_true(expand_is_widening_float(IR_TYPE_F8E5M2FNUZ, IR_TYPE_F16));
 }
 
 static const char *const INTERLEAVE =
