@@ -321,19 +321,6 @@ void expand_copy_typed_attrs(IrModule *m, IrInstr *dst, const IrInstr *src)
     dst->info->parameter_number = 0;
 }
 
-IrShape *expand_shape(IrModule *m, const IrShape *like, IrElemType t, int rank, const int64_t *dims)
-{
-    IrShape *s = ir_module_noted(m, ir_shape_new_array(m->arena, t, rank, dims));
-    if (s && like && like->has_layout && rank > 0) {
-        s->has_layout = true;
-        if (!(s->minor_to_major = ir_module_noted(m, ARENA_ARRAY(m->arena, int64_t, (size_t)rank))))
-            return NULL;
-        for (int i = 0; i < rank; i++)
-            s->minor_to_major[i] = rank - 1 - i;
-    }
-    return s;
-}
-
 /* ---- Retyped reducers */
 
 static IrLiteral *retype_literal(IrModule *m, const IrLiteral *lit, IrShape *shape, IrElemType from)

@@ -59,10 +59,6 @@ IrInstr *expand_new(IrInstr *before, IrOpcode op, IrShape *shape, int n_operands
  * replica groups, flags, channel_id, to_apply), not its raw ones
  * (metadata, sharding, backend_config ...), as the seeds' Create* calls do. */
 void expand_copy_typed_attrs(IrModule *m, IrInstr *dst, const IrInstr *src);
-/* An array shape of type t and the given dims; it has a layout (the
- * default, major to minor) when like has one, so the printed text stays
- * uniform. */
-IrShape *expand_shape(IrModule *m, const IrShape *like, IrElemType t, int rank, const int64_t *dims);
 /* A copy of the reducer comp with every `from` element type made `to`
  * (scalar constants converted), named <comp>.<to>; NULL when comp is not
  * expand_reducer_retypable, its parameters are not `from` scalars, or the
