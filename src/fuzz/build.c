@@ -325,7 +325,7 @@ void fuzz_control(FuzzBuild *b, int v, int pred)
 }
 
 static const char *const reducer_form_names[FUZZ_RED_FORMS] = {
-    "trivial", "swapped", "copy", "same-param", "constant", "extra", "two-ops",
+    "trivial", "swapped", "copy", "same-param", "constant", "extra", "two-ops", "other-op",
 };
 
 const char *fuzz_reducer_form_name(FuzzReducerForm f)
@@ -342,7 +342,7 @@ FuzzReducerForm fuzz_draw_reducer_form(FuzzRng *r)
 {
     if (fuzz_chance(r, 80))
         return fuzz_chance(r, 12) ? FUZZ_RED_SWAPPED : FUZZ_RED_TRIVIAL;
-    return (FuzzReducerForm)(FUZZ_RED_COPY + fuzz_below(r, FUZZ_RED_FORMS - FUZZ_RED_COPY));
+    return (FuzzReducerForm)(FUZZ_RED_COPY + fuzz_below(r, FUZZ_RED_OTHER_OP - FUZZ_RED_COPY));
 }
 
 const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form)
@@ -383,6 +383,9 @@ const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, Fuz
     }
     case FUZZ_RED_TWO_OPS:
         strbuf_printf(&sb, "  %%t = %s[] %s(%%a, %%b)\n  ROOT %%r = %s[] %s(%%t, %%b)\n}\n", tn, op, tn, op);
+        break;
+    case FUZZ_RED_OTHER_OP:
+        strbuf_printf(&sb, "  ROOT %%r = %s[] %s(%%a, %%b)\n}\n", tn, t == IR_TYPE_PRED ? "xor" : "subtract");
         break;
     }
     b->comps[c].text = sb.s;
@@ -549,6 +552,11 @@ int fuzz_comp_root(FuzzBuild *b, int comp)
                       ? b->entry_outputs[0]
                       : tuple_instr(b, b->entry, b->entry_outputs, b->n_entry_outputs, NULL, -1);
     return c->root;
+}
+
+void fuzz_build_omit_partitions(FuzzBuild *b, bool omit)
+{
+    b->omit_partitions = omit && b->partitions == 1;
 }
 
 void fuzz_add_attr(FuzzBuild *b, int v, const char *text)
@@ -736,8 +744,11 @@ char *fuzz_build_text(FuzzBuild *b)
     fuzz_comp_root(b, b->entry);
     StrBuf sb;
     strbuf_init(&sb);
-    strbuf_printf(&sb, "HloModule %s%s, replica_count=%d, num_partitions=%d\n\n", b->name,
-                  b->scheduled ? ", is_scheduled=true" : "", b->replicas, b->partitions);
+    strbuf_printf(&sb, "HloModule %s%s, replica_count=%d", b->name, b->scheduled ? ", is_scheduled=true" : "",
+                  b->replicas);
+    if (!b->omit_partitions)
+        strbuf_printf(&sb, ", num_partitions=%d", b->partitions);
+    strbuf_puts(&sb, "\n\n");
     for (int k = 0; k < BCOMP_KINDS; k++)       /* callees before callers */
         for (int c = 0; c < b->n_comps; c++)
             if ((int)b->comps[c].kind == k)

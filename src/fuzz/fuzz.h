@@ -214,12 +214,13 @@ typedef enum FuzzReducerForm {
     FUZZ_RED_CONSTANT,      /* c = constant; ROOT op(a, c) */
     FUZZ_RED_EXTRA,         /* n = negate(b) (copy(b) for unsigned and pred); ROOT op(a, n) */
     FUZZ_RED_TWO_OPS,       /* t = op(a, b); ROOT op(t, b) */
+    FUZZ_RED_OTHER_OP,      /* ROOT subtract(a, b) (xor for pred): a binary op outside the six; combiners only */
     FUZZ_RED_FORMS
 } FuzzReducerForm;
 const char *fuzz_reducer_form_name(FuzzReducerForm f);
 bool fuzz_reducer_form_trivial(FuzzReducerForm f);
 /* A form: trivial 80% of the time (op(b, a) in one of eight), else one of
- * the five others. */
+ * the five others with op in them (not FUZZ_RED_OTHER_OP). */
 FuzzReducerForm fuzz_draw_reducer_form(FuzzRng *r);
 /* The reduction computation of op over t in that form (made once per
  * module and form); returns its name. */
@@ -242,6 +243,8 @@ void fuzz_build_scheduled(FuzzBuild *b, bool scheduled);
  * as real dumps do: the same module, with the passes' layout handling
  * (copied, permuted, compared) in play. */
 void fuzz_build_layouts(FuzzBuild *b, bool layouts);
+/* Writes the header without num_partitions (which must then be 1). */
+void fuzz_build_omit_partitions(FuzzBuild *b, bool omit);
 /* Appends text (", name=value") to instruction v's attributes. */
 void fuzz_add_attr(FuzzBuild *b, int v, const char *text);
 /* Gives array value v the layout of its dimensions minor to major in

@@ -52,6 +52,7 @@ struct FuzzBuild {
     bool bare_root;                 /* one entry output: it is the root itself, no tuple */
     bool scheduled;                 /* is_scheduled=true: each computation's text order is its schedule */
     bool layouts;                   /* every array shape written with its (default) layout */
+    bool omit_partitions;           /* no num_partitions in the header */
     /* the site being built */
     FuzzPlace place;
     int trips, n_site;

@@ -199,7 +199,7 @@ static Variation draw_variation(FuzzRng *r)
     return VAR_SAME;
 }
 
-static Member draw_base(FuzzGen *g)
+static Member draw_base(FuzzGen *g, int number)
 {
     FuzzRng *r = g->rng;
     Member m = { .var = VAR_SAME, .type = fuzz_draw_type(r, false), .dim = fuzz_below(r, 4), .after = -1,
@@ -207,6 +207,12 @@ static Member draw_base(FuzzGen *g)
     gen_draw_coll(g, &m.c);
     m.reducer = draw_reducer(r, m.type);
     m.form = fuzz_chance(r, 10) ? FUZZ_RED_SWAPPED : FUZZ_RED_TRIVIAL;
+    /* Now and then the whole cluster shares one reducer that is not
+     * trivial: members alike in all else, none with a key. */
+    if (number != 77 && fuzz_chance(r, 8)) {
+        m.form = (FuzzReducerForm)(FUZZ_RED_COPY + fuzz_below(r, FUZZ_RED_FORMS - FUZZ_RED_COPY));
+        m.trivial = false;
+    }
     return m;
 }
 
@@ -474,7 +480,7 @@ void fuzz_gen_combiner(FuzzGen *g, int number)
     FuzzPlace place = fuzz_draw_place(g);
     fuzz_site_begin(g->b, place, 1 + fuzz_below(r, 2));
     Cluster cl = { .g = g, .number = number };
-    Member base = draw_base(g), m[MAX_MEMBERS];
+    Member base = draw_base(g, number), m[MAX_MEMBERS];
     int n;
     bool tangle = room >= 4 && fuzz_chance(r, 3);
     if (tangle) {

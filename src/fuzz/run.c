@@ -68,6 +68,8 @@ typedef struct Module {
     bool scheduled;                 /* is_scheduled=true */
     bool layouts;                   /* shapes written with their layouts */
     int shardings;                  /* combiner members given a sharding */
+    bool metadata;                  /* each site's instruction has metadata */
+    bool no_partitions;             /* the header leaves out num_partitions=1 */
     PassOptions opt;
     FuzzBuild *b;
     FuzzSite sites[FUZZ_MAX_SITES];
@@ -146,6 +148,20 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
     fuzz_build_layouts(mod->b, mod->layouts);
     if (is_combiner(number) && fuzz_chance(&r, 25))     /* drawn last too */
         mod->shardings = give_shardings(&r, mod->b, mod->sites, g.n_sites);
+    if (fuzz_chance(&r, 20)) {          /* metadata on each site's instruction, as every real dump has */
+        mod->metadata = true;
+        for (int i = 0; i < g.n_sites; i++) {
+            char md[96];
+            snprintf(md, sizeof md, ", metadata={op_name=\"jit(step)/site_%d\" source_file=\"gen.py\" source_line=%d}",
+                     i, 10 + i);
+            fuzz_add_attr(mod->b, mod->sites[i].instr, md);
+        }
+    }
+    /* One partition written as no num_partitions at all (XLA's default is
+     * one); not for the combiners, whose all-gather key takes an absent
+     * count as "maybe more than one". */
+    mod->no_partitions = !is_combiner(number) && mod->partitions == 1 && fuzz_chance(&r, 25);
+    fuzz_build_omit_partitions(mod->b, mod->no_partitions);
     /* A lone entry output as the root itself: the rewrite then replaces the root. */
     mod->bare_root = bare && g.n_sites == 1 && mod->sites[0].place == FUZZ_IN_ENTRY && fuzz_entry_outputs(mod->b) == 1;
     fuzz_build_bare_root(mod->b, mod->bare_root);
@@ -324,10 +340,12 @@ static void recipe_text(const Module *mod, const FuzzConfig *cfg, PassMode mode,
     const PassOptions *o = &mod->opt;
     strbuf_printf(sb, "# hlo-fuzz recipe: module %ld of seed %llu, pass #%d, mode %s\n", mod->index,
                   (unsigned long long)cfg->seed, mod->number, mode == PASS_MODE_SOUND ? "sound" : "faithful");
-    strbuf_printf(sb, "devices: %d replicas x %d partitions%s%s%s\n", mod->replicas, mod->partitions,
+    strbuf_printf(sb, "devices: %d replicas x %d partitions%s%s%s%s%s\n", mod->replicas, mod->partitions,
                   mod->scheduled ? "; scheduled (is_scheduled=true: the text order is the schedule)" : "",
                   mod->layouts ? "; shapes with their layouts" : "",
-                  mod->shardings ? "; combiner members with a sharding" : "");
+                  mod->shardings ? "; combiner members with a sharding" : "",
+                  mod->metadata ? "; sites with metadata" : "",
+                  mod->no_partitions ? "; no num_partitions in the header" : "");
     strbuf_printf(sb, "flags: --collective-combine-threshold-in-bytes=%lld --collective-combine-threshold-count=%lld "
                   "--collective-combine-by-dim=%s --neuron-fsdp=%s\n", (long long)o->combine_threshold_bytes,
                   (long long)o->combine_threshold_count, o->combine_by_dim ? "true" : "false",
