@@ -2123,6 +2123,15 @@ static bool check_shard(const IrInstr *in, const IrShape *x, const IrShape *res,
     return check_shard_dim(in, x, res, d, gs, scatter, err);
 }
 
+/* One array operand gives an array result, as XLA's shape inference has
+ * it for all-reduce, all-gather and reduce-scatter: a 1-tuple is refused. */
+static bool check_not_one_tuple(const IrInstr *in, const IrShape *out, Error *err)
+{
+    if (in->n_operands == 1 && ir_shape_is_tuple(out) && ir_shape_is_array(opshape(in, 0)))
+        return fail(in, err, "one operand %s gives an array result, not the tuple %s", sh(opshape(in, 0)), sh(out));
+    return true;
+}
+
 static bool check_gather_like(const IrInstr *in, const IrShape *out, bool scatter, Error *err)
 {
     const IrIntList *l = &in->lists[IR_LIST_DIMENSIONS];
@@ -2133,6 +2142,8 @@ static bool check_gather_like(const IrInstr *in, const IrShape *out, bool scatte
         return fail(in, err, "dimensions=%s must name exactly one dimension", list_text(l));
     if (l->v[0] < 0)
         return fail(in, err, "dimensions=%s out of range", list_text(l));
+    if (!check_not_one_tuple(in, out, err))
+        return false;
     GroupSize gs = group_size(module_of(in), in, op_of(in));
     for (int i = 0; i < n; i++) {
         const IrShape *res = result_part(in, out, n, i, err);
@@ -2191,7 +2202,7 @@ static bool check_reduce_scatter(const IrInstr *in, const IrShape *out, Error *e
 static bool check_all_reduce(const IrInstr *in, const IrShape *out, Error *err)
 {
     return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_reducer_types(in, err) &&
-           check_same_as_operands(in, out, err);
+           check_not_one_tuple(in, out, err) && check_same_as_operands(in, out, err);
 }
 
 /* all-to-all: same shapes; a split dimension must divide by the group size. */

@@ -760,6 +760,19 @@ static void test_verify_takes_a_scalar_only_beside_other_operands(void **state)
                  "all-gather: dimensions={1} out of range for f32[]", 5, 8);
 }
 
+/* One operand, one array: XLA's shape inference gives no 1-tuple (the
+ * combiners met one: a candidate no key could describe). */
+static void test_verify_refuses_a_one_tuple_of_one_operand(void **state)
+{
+    (void)state;
+    expect_error(WITH_ADD("  p = f32[4] parameter(0)\n"
+                          "  ROOT ar = (f32[4]) all-reduce(p), replica_groups={}, to_apply=add\n"),
+                 "all-reduce: one operand f32[4] gives an array result, not the tuple (f32[4])", 11, 8);
+    expect_error(ENTRY_ONLY("  p = f32[4] parameter(0)\n"
+                            "  ROOT ag = (f32[8]) all-gather(p), replica_groups={{0,1}}, dimensions={0}\n"),
+                 "all-gather: one operand f32[4] gives an array result, not the tuple (f32[8])", 5, 8);
+}
+
 static void test_verify_rejects_all_reduce_result(void **state)
 {
     (void)state;
@@ -1256,6 +1269,7 @@ int main(void)
         cmocka_unit_test(test_verify_rejects_unary_result_dims),
         cmocka_unit_test(test_verify_counts_a_tuple_shardings_elements),
         cmocka_unit_test(test_verify_takes_a_scalar_only_beside_other_operands),
+        cmocka_unit_test(test_verify_refuses_a_one_tuple_of_one_operand),
         cmocka_unit_test(test_verify_rejects_binary_dims_mismatch),
         cmocka_unit_test(test_verify_rejects_binary_type_mismatch),
         cmocka_unit_test(test_verify_rejects_compare_without_pred_result),
