@@ -234,16 +234,24 @@ void fuzz_gen_ag_binary(FuzzGen *g)
             rewrites = false;
         }
         break;
-    case 15:
-        snprintf(c2.attrs + strlen(c2.attrs), sizeof c2.attrs - strlen(c2.attrs), ", sharding={replicated}");
-        what = "near miss: only one all-gather has a sharding";
+    case 15: {                          /* on the first or on the second */
+        GenColl *one = fuzz_chance(r, 50) ? &c : &c2;
+        snprintf(one->attrs + strlen(one->attrs), sizeof one->attrs - strlen(one->attrs), ", sharding={replicated}");
+        what = one == &c ? "near miss: only the first all-gather has a sharding"
+                         : "near miss: only the second all-gather has a sharding";
         rewrites = false;
         break;
-    case 16:
+    }
+    case 16: {                          /* the same sharding, or two */
+        bool two = fuzz_chance(r, 40);
         snprintf(c.attrs + strlen(c.attrs), sizeof c.attrs - strlen(c.attrs), ", sharding={maximal device=0}");
-        snprintf(c2.attrs + strlen(c2.attrs), sizeof c2.attrs - strlen(c2.attrs), ", sharding={maximal device=0}");
-        what = "binary over two identical all-gathers with one sharding";
+        snprintf(c2.attrs + strlen(c2.attrs), sizeof c2.attrs - strlen(c2.attrs), ", sharding={%s}",
+                 two ? "replicated" : "maximal device=0");
+        what = two ? "near miss: the two all-gathers have different shardings"
+                   : "binary over two identical all-gathers with one sharding";
+        rewrites = !two;
         break;
+    }
     case 17:                            /* the seed compares the shapes with their layouts */
         if (xs.rank >= 2) {
             other_layout = true;

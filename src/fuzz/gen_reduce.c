@@ -328,7 +328,12 @@ void fuzz_gen_rs_transpose(FuzzGen *g)
     }
     const char *red = draw_reducer(r, narrow);
     FuzzReducerForm form = fuzz_draw_reducer_form(r);
-    int rsv = reduction(g, x, dim, &c, red, form);
+    bool over_all_reduce = fuzz_chance(r, 8);       /* the spec's pattern needs a reduce-scatter */
+    if (over_all_reduce) {
+        what = "near miss: the transpose is over an all-reduce";
+        matches = false;
+    }
+    int rsv = reduction(g, x, over_all_reduce ? -1 : dim, &c, red, form);
     FuzzShape rs = fuzz_value_shape(g->b, rsv);
     int v = rsv;
     if (convert) {
