@@ -11,7 +11,9 @@
 #    (exit 1 with the bug, 0 without);
 #  * --json parses and adds up; bad usage is exit 2;
 #  * --recipe draws the module its draws give; a bad draw is exit 2 with its
-#    place; --guided in a build without coverage hooks says how to get one.
+#    place; --guided in a build without coverage hooks says how to get one;
+#  * make fuzz-coverage's accounting of untaken branches names those no
+#    entry of docs/fuzz-coverage.md covers, stale entries and wrong counts.
 # One line per case, closing "hlo-fuzz: N passed, N failed"; TALLY support.
 set -uo pipefail
 
@@ -172,6 +174,36 @@ for args in "--passes=no-such-pass" "--trials=0" "module.hlo" "--print" "--pass-
     st=$?
     if [ $st -eq 2 ] && [ -s "$tmp/err" ]; then ok "bad usage '$args': exit 2"; else bad "usage '$args'" "exit $st"; fi
 done
+
+# ---- the coverage accounting (scripts/coverage_report.py --accounted):
+# a gcovr report of one file with three untaken branches on two lines,
+# against lists that account for them, miss one, hold a stale entry, or
+# count wrong.
+cat >"$tmp/cov.json" <<'JSON'
+{"files": [{"file": "src/passes/x.c", "functions": [{"name": "f", "lineno": 1, "execution_count": 1}],
+  "lines": [{"line_number": 2, "count": 1, "branches": [{"count": 0}, {"count": 3}, {"count": 0}]},
+            {"line_number": 3, "count": 1, "branches": [{"count": 1}, {"count": 0}]},
+            {"line_number": 9, "count": 1, "branches": [{"count": 1}, {"count": 1}]}]}]}
+JSON
+account() {     # account NAME WANT-EXIT WANT-TEXT ENTRY...
+    local name=$1 want=$2 text=$3
+    shift 3
+    printf '%s\n' "$@" >"$tmp/doc.md"
+    $py "$root/scripts/coverage_report.py" "$tmp/cov.json" --accounted "$tmp/doc.md" >"$tmp/out" 2>"$tmp/err"
+    local st=$?
+    if [ $st -eq "$want" ] && grep -q -- "$text" "$tmp/out"; then ok "coverage accounting: $name"; else bad "coverage accounting: $name" "exit $st"; fi
+}
+account "every branch accounted for, one line split by #k" 0 "3 of 3 untaken branches, by 3 entries; 1 of them reachable" \
+    '- `src/passes/x.c:2#2` f, 1 branch: reachable: a module reaches it' \
+    '- `src/passes/x.c:2` f, 1 branch: out-of-memory: an allocation fails' \
+    '- `src/passes/x.c:3` f, 1 branch: unreachable: the verifier refuses it'
+account "a branch no entry accounts for is named" 1 "x.c:3: branch 1 of 2 never taken" \
+    '- `src/passes/x.c:2` f, 2 branches: unreachable: both'
+account "an entry whose branches are taken now is stale" 1 "stale entry" \
+    '- `src/passes/x.c:2-3` f, 3 branches: unreachable: all three' \
+    '- `src/passes/x.c:9` f, 1 branch: unreachable: taken since'
+account "an entry that counts wrong is named" 1 "says 1 branches" \
+    '- `src/passes/x.c:2-3` f, 1 branch: unreachable: one, it says'
 
 echo "hlo-fuzz: $pass passed, $fail failed"
 [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
