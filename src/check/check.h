@@ -164,6 +164,14 @@ typedef struct CheckAccuracy {
     double max_rel;
     double max_ulp, sum_ulp;    /* in ulps of the value's own type at the oracle's magnitude */
     int64_t nonfinite;          /* value non-finite where the oracle is not, or the reverse */
+    /* check_judge_add only: the error summed over the elements where the
+     * oracle and both sides are finite.  A side's sum_abs leaves out its
+     * own misses, so where only before missed (f16 overflowed, f32 did
+     * not), after's sum holds an element before's does not.  The verdict
+     * keeps sum_abs (conservative); the report and hlo-fuzz's judgement of
+     * a widening rewrite read these sums, which cover the same elements. */
+    bool paired;
+    double sum_abs_paired;
 } CheckAccuracy;
 
 /* Adds the error of v (array of a float or integer type) against oracle (the
@@ -177,6 +185,9 @@ void check_judge_add(CheckAccuracy *acc_before, CheckAccuracy *acc_after, CheckD
                      const Value *after, const Value *oracle);
 /* Merges b into a (sums and maxima). */
 void check_accuracy_merge(CheckAccuracy *a, const CheckAccuracy *b);
+/* The mean error over the elements both sides got finite when paired,
+ * else over every element the side got finite. */
+double check_judged_mean(const CheckAccuracy *a);
 
 /* ------------------------------------------------------------------ */
 /* oracle.c: the same function with every floating type widened to f64   */

@@ -220,9 +220,19 @@ void check_judge_add(CheckAccuracy *acc_before, CheckAccuracy *acc_after, CheckD
 {
     int64_t n = value_elements(before);
     double *xb = check_values_f64(before), *xa = check_values_f64(after);
-    accuracy_add_f64(acc_before, before->shape->type, xb, oracle->data, n);
-    accuracy_add_f64(acc_after, after->shape->type, xa, oracle->data, n);
-    duel_add_f64(duel, xb, xa, oracle->data, n);
+    const double *o = oracle->data;
+    accuracy_add_f64(acc_before, before->shape->type, xb, o, n);
+    accuracy_add_f64(acc_after, after->shape->type, xa, o, n);
+    duel_add_f64(duel, xb, xa, o, n);
+    double pb = 0, pa = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(o[i]) && isfinite(xb[i]) && isfinite(xa[i])) {
+            pb += fabs(xb[i] - o[i]);
+            pa += fabs(xa[i] - o[i]);
+        }
+    acc_before->paired = acc_after->paired = true;
+    acc_before->sum_abs_paired += pb;
+    acc_after->sum_abs_paired += pa;
     free(xb);
     free(xa);
 }
@@ -236,4 +246,13 @@ void check_accuracy_merge(CheckAccuracy *a, const CheckAccuracy *b)
     a->max_abs = fmax(a->max_abs, b->max_abs);
     a->max_rel = fmax(a->max_rel, b->max_rel);
     a->max_ulp = fmax(a->max_ulp, b->max_ulp);
+    a->paired = a->paired || b->paired;
+    a->sum_abs_paired += b->sum_abs_paired;
+}
+
+double check_judged_mean(const CheckAccuracy *a)
+{
+    if (!a->n)
+        return 0;
+    return (a->paired ? a->sum_abs_paired : a->sum_abs) / (double)a->n;
 }

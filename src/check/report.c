@@ -36,6 +36,9 @@ static void print_output(FILE *out, int i, const CheckOutput *o)
             (long long)o->duel.better, (long long)o->duel.equal, (long long)o->duel.worse);
     if (b->nonfinite || a->nonfinite)
         fprintf(out, "; non-finite misses %lld -> %lld", (long long)b->nonfinite, (long long)a->nonfinite);
+    if (b->paired && a->paired && (b->sum_abs_paired != b->sum_abs || a->sum_abs_paired != a->sum_abs))
+        fprintf(out, "; mean %.3g -> %.3g on the elements both got finite",
+                check_judged_mean(b), check_judged_mean(a));
     if (o->by_sites)
         fputs("; its mean error grew, but no more elements got worse than chance allows: the sites decide", out);
     fputc('\n', out);

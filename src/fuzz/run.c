@@ -493,7 +493,7 @@ static void save_finding(Coll *c, const FuzzConfig *cfg, const Module *mod, cons
 
 static double mean_abs(const CheckAccuracy *a)
 {
-    return a->n ? a->sum_abs / (double)a->n : 0;
+    return check_judged_mean(a);
 }
 
 /* The checker calls a pair less accurate as soon as some output's mean
@@ -502,9 +502,12 @@ static double mean_abs(const CheckAccuracy *a)
  * modules share, and the narrow module's extra rounding can land nearer
  * the exact value (hlo-fuzz met pairs whose every widened reduction was
  * exact after, yet an output's mean error grew 1.6 times on 16 elements).
- * That is a conservative verdict, not a fault of the pass.  A finding is
- * what no rounding explains: a measured reduction less accurate, more
- * non-finite results, or an output's mean error more than doubled. */
+ * Its means also count against after an element only before missed (a
+ * narrow result that overflowed, or went NaN, where the wide one did
+ * not).  That is a conservative verdict, not a fault of the pass.  A
+ * finding is what no rounding explains: a measured reduction less
+ * accurate, more non-finite results, or an output's mean error over the
+ * elements both got finite more than doubled. */
 static void widening_less_accurate(const CheckReport *rep, Outcome *o)
 {
     for (int s = 0; s < rep->n_sites; s++) {

@@ -156,11 +156,38 @@ static void judge_equals_the_separate_figures(void **state)
     check_accuracy_add(&a1, va, vo);
     check_duel_add(&d1, vb, va, vo);
     check_judge_add(&b2, &a2, &d2, vb, va, vo);
+    /* every element finite: the paired sums are the sums themselves */
+    assert_true(b2.paired && a2.paired);
+    assert_true(b2.sum_abs_paired == b2.sum_abs && a2.sum_abs_paired == a2.sum_abs);
+    b2.paired = a2.paired = false;
+    b2.sum_abs_paired = a2.sum_abs_paired = 0;
     assert_memory_equal(&b1, &b2, sizeof b1);
     assert_memory_equal(&a1, &a2, sizeof a1);
     assert_memory_equal(&d1, &d2, sizeof d1);
     assert_int_equal(d1.better + d1.equal + d1.worse, N);
     assert_true(d1.better > d1.worse);      /* f32 within 2^-12 beats bf16 within 2^-7 */
+    value_release(vb);
+    value_release(va);
+    value_release(vo);
+}
+
+/* An element only before missed (a narrow result that overflowed where
+ * the wide one did not): one miss fewer after, and the paired means leave
+ * it out on both sides, while the verdict, reading the whole means, stays
+ * conservative and calls after less accurate. */
+static void an_element_only_before_missed(void **state)
+{
+    (void)state;
+    double o[4] = { 1, 2, 70000, 4 }, b[4] = { 1, 2, INFINITY, 4 }, a[4] = { 1, 2, 70000.5, 4 };
+    Value *vb = vec(IR_TYPE_F32, b, 4), *va = vec(IR_TYPE_F32, a, 4), *vo = vec(IR_TYPE_F64, o, 4);
+    CheckAccuracy bb = { 0 }, aa = { 0 };
+    CheckDuel d = { 0 };
+    check_judge_add(&bb, &aa, &d, vb, va, vo);
+    assert_int_equal(bb.nonfinite, 1);
+    assert_int_equal(aa.nonfinite, 0);
+    assert_true(aa.sum_abs == 0.5 && aa.sum_abs_paired == 0 && bb.sum_abs_paired == 0);
+    assert_true(check_judged_mean(&aa) == 0 && check_judged_mean(&bb) == 0);
+    assert_false(check_no_less_accurate(&bb, &aa));
     value_release(vb);
     value_release(va);
     value_release(vo);
@@ -200,6 +227,7 @@ int main(void)
         cmocka_unit_test(accuracy_against_the_oracle),
         cmocka_unit_test(nonfinite_misses_are_counted),
         cmocka_unit_test(judge_equals_the_separate_figures),
+        cmocka_unit_test(an_element_only_before_missed),
         cmocka_unit_test(runtime_sizes_are_compared),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
