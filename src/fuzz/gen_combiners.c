@@ -26,15 +26,16 @@ typedef enum Variation {
     VAR_CONTROL,        /* a control predecessor: no key, for it and for a member that is the predecessor */
     VAR_CHAIN,          /* its operand depends on an earlier member */
     VAR_CONSTRAIN,      /* constrain_layout=true: gates the whole pass off */
+    VAR_GLOBAL,         /* one partition: use_global_device_ids flipped, the same ids (flattened <-> by replica) */
     VARIATIONS
 } Variation;
 
 static const char *const variation_names[] = {
     "same key", "same groups in another form", "another dimension", "another type", "other groups",
     "another reducer", "channel_id presence flipped", "control predecessor", "depends on a member",
-    "constrain_layout=true",
+    "constrain_layout=true", "use_global_device_ids flipped",
 };
-static const int variation_weights[] = { 38, 10, 10, 6, 6, 7, 6, 6, 10, 1 };
+static const int variation_weights[] = { 34, 10, 10, 6, 6, 7, 6, 6, 10, 1, 4 };
 
 typedef struct Member {
     Variation var;
@@ -96,7 +97,9 @@ static bool draw_flags(FuzzGen *g)
 
 /* The byte limit at the running total of the first `take` same-key members
  * in the order the pass meets them (their output order), or one byte under
- * it: the inclusive rule decides whether the last of them joins. */
+ * it: the inclusive rule decides whether the last of them joins.  Or at one
+ * member's own size, or a byte under: whether a member as big as the limit
+ * joins a group at all. */
 static void bytes_at_boundary(Cluster *cl, const Member *m, const int *order, int n)
 {
     int plain[MAX_MEMBERS], n_plain = 0;
@@ -105,11 +108,17 @@ static void bytes_at_boundary(Cluster *cl, const Member *m, const int *order, in
             plain[n_plain++] = order[i];
     if (n_plain < 2)
         return;
-    int take = 2 + fuzz_below(cl->g->rng, n_plain - 1);
+    FuzzRng *r = cl->g->rng;
+    if (fuzz_chance(r, 25)) {           /* one member's own size, or a byte under: it cannot join any group */
+        int pick = plain[fuzz_below(r, n_plain)];
+        cl->g->opt->combine_threshold_bytes = cl->site[pick]->coll.bytes - (fuzz_chance(r, 50) ? 1 : 0);
+        return;
+    }
+    int take = 2 + fuzz_below(r, n_plain - 1);
     int64_t total = 0;
     for (int i = 0; i < take; i++)
         total += cl->site[plain[i]]->coll.bytes;
-    cl->g->opt->combine_threshold_bytes = total - (fuzz_chance(cl->g->rng, 30) ? 1 : 0);
+    cl->g->opt->combine_threshold_bytes = total - (fuzz_chance(r, 30) ? 1 : 0);
 }
 
 /* ---- Groups and modes */
@@ -225,6 +234,9 @@ static bool applies(FuzzGen *g, int number, const Member *base, Variation v, int
     case VAR_CHANNEL:
         return base->c.groups.mode != FUZZ_FLATTENED && (number != 77 || fuzz_build_partitions(g->b) == 1);
     case VAR_CHAIN: return k > 0;
+    case VAR_GLOBAL:                    /* with one partition both modes name the same devices */
+        return fuzz_build_partitions(g->b) == 1 && !base->c.groups.empty &&
+               base->c.groups.mode != FUZZ_CROSS_REPLICA;
     case VAR_SAME: case VAR_FORM: case VAR_TYPE: case VAR_GROUPS: case VAR_CONTROL: case VAR_CONSTRAIN:
     case VARIATIONS: return true;
     }
@@ -274,6 +286,9 @@ static Member vary(FuzzGen *g, int number, const Member *base, Variation v, int 
         break;
     case VAR_CONSTRAIN:
         m.constrain = true;
+        break;
+    case VAR_GLOBAL:
+        set_mode(g, &m.c, m.c.groups.mode == FUZZ_FLATTENED ? FUZZ_CROSS_REPLICA_PARTITION : FUZZ_FLATTENED);
         break;
     case VAR_SAME:
     case VARIATIONS:

@@ -91,6 +91,10 @@ static void draw_types(FuzzGen *g, IrElemType *narrow, IrElemType *wide)
         /* and widening ones between the narrow kinds */
         { IR_TYPE_F8E4M3B11FNUZ, IR_TYPE_F16 }, { IR_TYPE_F4E2M1FN, IR_TYPE_F8E4M3FN },
         { IR_TYPE_F8E8M0FNU, IR_TYPE_F32 },
+        /* the other narrow kinds widened, and narrowed past their range */
+        { IR_TYPE_F8E4M3, IR_TYPE_F16 }, { IR_TYPE_F8E3M4, IR_TYPE_BF16 }, { IR_TYPE_F8E8M0FNU, IR_TYPE_BF16 },
+        { IR_TYPE_F8E4M3FN, IR_TYPE_F32 }, { IR_TYPE_F8E5M2, IR_TYPE_BF16 }, { IR_TYPE_F8E5M2FNUZ, IR_TYPE_F16 },
+        { IR_TYPE_F8E8M0FNU, IR_TYPE_F16 }, { IR_TYPE_F64, IR_TYPE_BF16 }, { IR_TYPE_F32, IR_TYPE_F8E4M3FN },
     };
     FuzzRng *r = g->rng;
     int k = fuzz_chance(r, 40) ? fuzz_below(r, 5) : fuzz_below(r, (int)(sizeof pairs / sizeof pairs[0]));
@@ -340,6 +344,16 @@ void fuzz_gen_rs_transpose(FuzzGen *g)
         FuzzShape cs = rs;
         cs.type = wide;
         v = fuzz_op1(g->b, cs, "convert", rsv, "");
+    }
+    int between = fuzz_below(r, 16);   /* the spec's chain allows one convert and nothing else */
+    if (between == 0) {
+        v = fuzz_op1(g->b, fuzz_value_shape(g->b, v), "copy", v, "");
+        what = "near miss: a copy between the transpose and the reduce-scatter";
+        matches = false;
+    } else if (between == 1 && convert) {
+        v = fuzz_op1(g->b, fuzz_value_shape(g->b, v), "convert", v, "");
+        what = "near miss: two converts between the transpose and the reduce-scatter";
+        matches = false;
     }
     int perm[FUZZ_MAX_RANK];
     fuzz_shuffle(r, perm, rs.rank);
