@@ -703,6 +703,36 @@ EOF
     fi
 done
 
+# A reducer that is not op(p0, p1) (here add(a, a)) is not measured: the
+# f64 redo of the site is a plain sum, which such a reducer does not compute
+# (its sites were once measured against one, and judged by it).
+cat >"$tmp/same_param.hlo" <<'EOF'
+HloModule same_param, replica_count=2
+
+%twice (a: bf16[], b: bf16[]) -> bf16[] {
+  %a = bf16[] parameter(0)
+  %b = bf16[] parameter(1)
+  ROOT %s = bf16[] add(%a, %a)
+}
+
+ENTRY %main (g: bf16[8], p: (f32[8])) -> f32[8] {
+  %g = bf16[8] parameter(0)
+  %p = (f32[8]) parameter(1)
+  %acc = f32[8] get-tuple-element(%p), index=0
+  %r = bf16[8] all-reduce(%g), replica_groups={}, to_apply=%twice
+  %c = f32[8] convert(%r)
+  ROOT %sum = f32[8] add(%c, %acc)
+}
+EOF
+mpi 2 "$check" --passes=flip-reduce-convert-add "$tmp/same_param.hlo" --trials=2 --json="$tmp/same.json"
+rc=$?
+measured=$($py -c 'import json,sys; s=json.load(open(sys.argv[1]))["sites"]; print(len(s), [x["measured"] for x in s])' "$tmp/same.json" 2>&1)
+if [ "$measured" = "1 [False]" ] && grep -q "not measured" "$tmp/out"; then
+    ok "a reducer add(a, a) is not measured as a sum (exit $rc)"
+else
+    bad "a reducer add(a, a)" "exit $rc: $measured"
+fi
+
 # A site inside a while body (gradient accumulation, as real programs put
 # #102's target): measured at every execution of the loop's all-reduce,
 # 3 iterations x 2 trials x 4 ranks, bf16 against f32 accumulation.

@@ -225,13 +225,14 @@ static IrComputation *f64_reducer(IrModule *m, IrOpcode op)
     return c;
 }
 
+/* The op of a reducer that is exactly op(p0, p1) over scalars, when it is
+ * add, maximum or minimum: what redo_f64's reducer computes.  op(a, a)
+ * passed here once (both operands parameters), and its sites were
+ * measured against a sum they do not compute. */
 static IrOpcode trivial_op(const IrComputation *comp)
 {
-    const IrInstr *r = comp->root;
-    if (comp->n_params != 2 || r->n_operands != 2 || r->operands[0]->op != IR_OP_PARAMETER ||
-        r->operands[1]->op != IR_OP_PARAMETER)
-        return IR_OP_COUNT;
-    return r->op == IR_OP_ADD || r->op == IR_OP_MAXIMUM || r->op == IR_OP_MINIMUM ? r->op : IR_OP_COUNT;
+    IrOpcode op = comp ? interp_trivial_reducer(comp) : IR_OP_COUNT;
+    return op == IR_OP_ADD || op == IR_OP_MAXIMUM || op == IR_OP_MINIMUM ? op : IR_OP_COUNT;
 }
 
 /* A single-operand copy of reduction r over x (f64), same groups and dims;
