@@ -42,8 +42,15 @@ IrElemType fuzz_draw_type(FuzzRng *r, bool floats_only)
     static const IrElemType any[] = { IR_TYPE_F32, IR_TYPE_BF16, IR_TYPE_F16, IR_TYPE_F64, IR_TYPE_S32,
                                       IR_TYPE_S8, IR_TYPE_U8, IR_TYPE_U32, IR_TYPE_S64, IR_TYPE_PRED,
                                       IR_TYPE_F8E4M3FN, IR_TYPE_F8E5M2, IR_TYPE_S16, IR_TYPE_U16 };
+    /* Drawn rarely: the sub-byte integers (one per byte in a buffer, which
+     * the combiners' byte sizes must agree on), u64 and the other f8 kinds. */
+    static const IrElemType rare[] = { IR_TYPE_S4, IR_TYPE_U4, IR_TYPE_S2, IR_TYPE_U2, IR_TYPE_U64,
+                                       IR_TYPE_F8E4M3, IR_TYPE_F8E3M4, IR_TYPE_F8E5M2FNUZ, IR_TYPE_F8E4M3FNUZ,
+                                       IR_TYPE_F8E4M3B11FNUZ };
     if (floats_only || fuzz_chance(r, 50))
         return floats[fuzz_below(r, 4)];
+    if (fuzz_chance(r, 10))
+        return rare[fuzz_below(r, (int)(sizeof rare / sizeof rare[0]))];
     return any[fuzz_below(r, (int)(sizeof any / sizeof any[0]))];
 }
 
