@@ -53,13 +53,13 @@ MUTANTS = [
      "matcher: declines converts to pred"),
     ("flip-ag-convert", "src/passes/flip_all_gather_convert.c",
      "    (void)ctx;\n",
-     "    (void)ctx;\n    if (instr->op == IR_OP_CONVERT && instr->shape->type == IR_TYPE_F16)\n        for (;;) {}\n",
-     "harness: the pass hangs on a convert to f16"),
+     "    (void)ctx;\n    if (instr->op == IR_OP_CONVERT && instr->shape->type == IR_TYPE_BF16)\n        for (;;) {}\n",
+     "harness: the pass hangs on a convert to bf16"),
     ("flip-ag-convert", "src/passes/flip_all_gather_convert.c",
      "    (void)ctx;\n",
-     "    (void)ctx;\n    if (instr->op == IR_OP_CONVERT && instr->shape->type == IR_TYPE_F16)\n"
+     "    (void)ctx;\n    if (instr->op == IR_OP_CONVERT && instr->shape->type == IR_TYPE_BF16)\n"
      "        *(volatile int *)0 = 1;\n",
-     "harness: the pass crashes on a convert to f16"),
+     "harness: the pass crashes on a convert to bf16"),
     # #98
     ("flip-ag-binary", "src/passes/flip_all_gathers_binary.c",
      "           ir_replica_groups_equal(&a->info->replica_groups, &b->info->replica_groups) &&\n",

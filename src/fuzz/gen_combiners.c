@@ -49,11 +49,14 @@ typedef struct Member {
     int after;                  /* the earlier member its operand depends on, -1 */
     bool through;               /* ... through a collective of another opcode */
     int ctrl;                   /* its control predecessor: -1 none, -2 a fresh instruction, else a member */
+    bool twice;                 /* plan_big_middle's middle one: the shared shape with dim 0 doubled */
 } Member;
 
 typedef struct Cluster {
     FuzzGen *g;
     int number;
+    bool shared;                /* every member takes shape (plan_big_middle) */
+    FuzzShape shape;
     FuzzSite *site[MAX_MEMBERS + 1];
     int result[MAX_MEMBERS + 1];    /* by site */
     int n_sites;
@@ -110,7 +113,9 @@ static void bytes_at_boundary(Cluster *cl, const Member *m, const int *order, in
         return;
     FuzzRng *r = cl->g->rng;
     if (fuzz_chance(r, 25)) {           /* one member's own size, or a byte under: it cannot join any group */
-        int pick = plain[fuzz_below(r, n_plain)];
+        /* a middle one when there is one: the members around it then show
+         * whether it opened a group of its own (at the limit) or was passed by */
+        int pick = n_plain >= 3 ? plain[1 + fuzz_below(r, n_plain - 2)] : plain[fuzz_below(r, n_plain)];
         cl->g->opt->combine_threshold_bytes = cl->site[pick]->coll.bytes - (fuzz_chance(r, 50) ? 1 : 0);
         return;
     }
@@ -361,6 +366,22 @@ static void draw_shapes(FuzzGen *g, int number, const Member *m, FuzzShape *in, 
         in->dims[m->dim] *= m->c.size;
 }
 
+/* The cluster's shared shape for m (dim 0 doubled for the middle one),
+ * gathered or scattered as draw_shapes does. */
+static void shared_shapes(const Cluster *cl, const Member *m, FuzzShape *in, FuzzShape *out)
+{
+    *in = cl->shape;
+    in->type = m->type;
+    if (m->twice)
+        in->dims[0] *= 2;
+    *out = *in;
+    int number = cl->number;
+    if (number == 77)
+        out->dims[m->dim] *= m->c.size;
+    else if (number == 78)
+        in->dims[m->dim] *= m->c.size;
+}
+
 static void member_attrs(FuzzGen *g, int number, const Member *m, char *a, size_t n)
 {
     size_t k = (size_t)snprintf(a, n, "%s", m->c.attrs);
@@ -406,7 +427,10 @@ static void build_member(Cluster *cl, const Member *m, int k, int n, FuzzPlace p
     FuzzBuild *b = g->b;
     FuzzSite *s = fuzz_new_site(g, cl->number);
     FuzzShape in, out;
-    draw_shapes(g, cl->number, m, &in, &out);
+    if (cl->shared)
+        shared_shapes(cl, m, &in, &out);
+    else
+        draw_shapes(g, cl->number, m, &in, &out);
     int x = fuzz_input(b, in);
     if (m->after >= 0)
         x = depend(cl, x, cl->result[m->after], m->through);
@@ -485,6 +509,27 @@ static int plan_tangle(FuzzGen *g, int number, const Member *base, Member *m)
     return 4;
 }
 
+/* Three members of one key in a row, the middle one twice the bytes of
+ * each of the others (one shape, its dim 0 doubled), and the byte limit
+ * at the middle one's size or a byte under (bytes_at_boundary): at the
+ * limit it opens a group of its own, which the other two cannot join, so
+ * nothing is combined; a byte under it has no key, and the other two,
+ * together its size, cannot be combined either.  What a member exactly as
+ * big as the limit does is then in view (spec section 2: only a size
+ * above max_bytes is never combined). */
+static int plan_big_middle(Cluster *cl, const Member *base, Member *m)
+{
+    FuzzGen *g = cl->g;
+    int lo = cl->number == 79 ? 1 : base->dim + 1;
+    cl->shape = gen_draw_shape(g->rng, base->type, lo, 4, 1, 4);
+    cl->shared = true;
+    for (int k = 0; k < 3; k++) {
+        m[k] = vary(g, cl->number, base, VAR_SAME, k);
+        m[k].twice = k == 1;
+    }
+    return 3;
+}
+
 void fuzz_gen_combiner(FuzzGen *g, int number)
 {
     int room = FUZZ_MAX_SITES - g->n_sites;
@@ -498,21 +543,24 @@ void fuzz_gen_combiner(FuzzGen *g, int number)
     Member base = draw_base(g, number), m[MAX_MEMBERS];
     int n;
     bool tangle = room >= 4 && fuzz_chance(r, 3);
+    bool big_middle = !tangle && boundary && room >= 3 && fuzz_chance(r, 40);
     if (tangle) {
         n = plan_tangle(g, number, &base, m);
+    } else if (big_middle) {
+        n = plan_big_middle(&cl, &base, m);
     } else {
         n = fuzz_chance(r, 10) ? 1 : 2 + fuzz_below(r, MAX_MEMBERS - 1);
         n = n < room ? n : room;
     }
     int order[MAX_MEMBERS];
     for (int k = 0; k < n; k++) {
-        if (!tangle)
+        if (!tangle && !big_middle)
             m[k] = vary(g, number, &base, draw_variation(r), k);
         build_member(&cl, &m[k], k, n, place);
         order[k] = k;
     }
     /* The output order is the order the pass meets independent members in. */
-    if (!tangle && fuzz_chance(r, 30))
+    if (!tangle && !big_middle && fuzz_chance(r, 30))
         fuzz_shuffle(r, order, n);
     for (int k = 0; k < n; k++)
         add_output(&cl, cl.result[order[k]]);
@@ -531,6 +579,8 @@ void fuzz_gen_combiner(FuzzGen *g, int number)
                 cl.site[i]->out = pos[j];
                 cl.site[i]->instr = cl.result[i];
             }
-    if (boundary)
+    if (boundary && big_middle)
+        g->opt->combine_threshold_bytes = cl.site[1]->coll.bytes - (fuzz_chance(r, 25) ? 1 : 0);
+    else if (boundary)
         bytes_at_boundary(&cl, m, order, n);
 }
