@@ -372,7 +372,7 @@ def bad_cases():
         "c", "constant", 1, shape(S32, [8, 1 << 40, 100, 0]),
         (), M(8, shape(S32, [8, 1 << 40, 100, 0], field=1))))),
         "FILE: computations[0].instructions[0].literal (%c): error: a constant with no elements whose text would be "
-        "over a million empty lists (dimensions before the first 0 too large)")
+        "over 65536 empty lists (dimensions before the first 0 too large)")
     cases["binary_garbage"] = (bytes(range(1, 200)) * 3,
                                "FILE: error: neither HLO text nor an HloModuleProto, HloProto or HloSnapshot: "
                                "field number 0 in a HloModuleProto (not a proto, or corrupt)")
