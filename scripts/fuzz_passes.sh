@@ -1,6 +1,7 @@
 #!/bin/bash
 # fuzz_passes.sh [BUILD-DIR]: hlo-fuzz on every pass, both modes, at 1, 2, 4
-# and 8 ranks, FUZZ_SECONDS (default 15) per pass and rank count, seed
+# and 8 ranks, then on all nine together (the sound pipeline of all of them
+# on each module) at 2 and 4, FUZZ_SECONDS (default 15) per run, seed
 # FUZZ_SEED (default: a new one each run, printed).  Findings go to
 # BUILD-DIR/fuzz-findings/, a JSON summary per rank count beside them.
 # Exit 1 when anything was found.
@@ -23,6 +24,16 @@ for n in 1 2 4 8; do
             grep '^hlo-fuzz:' || st=1
         [ "${PIPESTATUS[0]}" -eq 0 ] || st=1
     done
+done
+# All nine at once at 2 and 4 ranks: each module is aimed at one pass, and
+# then the whole pipeline runs on it in sound mode (every other module with
+# --iterate), where the passes meet each other's output.
+all=$(echo $passes | tr ' ' ',')
+for n in 2 4; do
+    mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$n" "$build/hlo-fuzz" --passes="$all" --pass-mode=both \
+        --seconds="$secs" --seed="$seed" --out "$out" --json "$build/fuzz-pipeline-$n.json" </dev/null |
+        grep '^hlo-fuzz:' || st=1
+    [ "${PIPESTATUS[0]}" -eq 0 ] || st=1
 done
 [ $st -eq 0 ] && echo "fuzz-passes: nothing found" || echo "fuzz-passes: findings saved under $out"
 exit $st

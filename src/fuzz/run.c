@@ -653,7 +653,8 @@ static char *shrink_to_site(Coll *c, const FuzzConfig *cfg, const Module *mod, c
 /* The whole pipeline of the configured passes in sound mode, on a module
  * whose every site is kept or rewritten exactly there: whatever the passes
  * make of each other's output (a flip's new all-gather combined, say), the
- * result must be bitwise the same function. */
+ * result must be bitwise the same function.  Every other module runs it
+ * with --iterate (the pipeline again until a round changes nothing). */
 static bool check_pipeline(Coll *c, const FuzzConfig *cfg, const Module *mod, Outcome *o)
 {
     for (int k = 0; k < mod->n_sites; k++)
@@ -661,6 +662,7 @@ static bool check_pipeline(Coll *c, const FuzzConfig *cfg, const Module *mod, Ou
             return false;
     PassOptions po = mod->opt;
     po.mode = PASS_MODE_SOUND;
+    po.iterate = mod->index % 2 == 1;
     PassRun run;
     fuzz_run_pass(c, mod->m, cfg->passes, cfg->n_passes, &po, cfg->pass_timeout, &run);
     o->site = -1;
