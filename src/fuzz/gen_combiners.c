@@ -353,12 +353,10 @@ static int depend(Cluster *cl, int x, int v, bool through)
     return fuzz_op2(b, xs, xs.type == IR_TYPE_PRED ? "or" : "add", x, e, "");
 }
 
-/* Operand and result shapes of a collective of the pass along dim: rank
- * 1-4 (at least dim + 1), dims 1-4 before gathering or after scattering. */
-static void draw_shapes(FuzzGen *g, int number, const Member *m, FuzzShape *in, FuzzShape *out)
+/* out from in along m's dimension: gathered by #77, scattered by #78 (in
+ * then holds the scattered extent), the same for #79. */
+static void gather_shapes(int number, const Member *m, FuzzShape *in, FuzzShape *out)
 {
-    int lo = number == 79 ? 1 : m->dim + 1;
-    *in = gen_draw_shape(g->rng, m->type, lo, 4, 1, 4);
     *out = *in;
     if (number == 77)
         out->dims[m->dim] *= m->c.size;
@@ -366,20 +364,23 @@ static void draw_shapes(FuzzGen *g, int number, const Member *m, FuzzShape *in, 
         in->dims[m->dim] *= m->c.size;
 }
 
-/* The cluster's shared shape for m (dim 0 doubled for the middle one),
- * gathered or scattered as draw_shapes does. */
+/* Operand and result shapes of a collective of the pass along dim: rank
+ * 1-4 (at least dim + 1), dims 1-4 before gathering or after scattering. */
+static void draw_shapes(FuzzGen *g, int number, const Member *m, FuzzShape *in, FuzzShape *out)
+{
+    int lo = number == 79 ? 1 : m->dim + 1;
+    *in = gen_draw_shape(g->rng, m->type, lo, 4, 1, 4);
+    gather_shapes(number, m, in, out);
+}
+
+/* The cluster's shared shape for m (dim 0 doubled for the middle one). */
 static void shared_shapes(const Cluster *cl, const Member *m, FuzzShape *in, FuzzShape *out)
 {
     *in = cl->shape;
     in->type = m->type;
     if (m->twice)
         in->dims[0] *= 2;
-    *out = *in;
-    int number = cl->number;
-    if (number == 77)
-        out->dims[m->dim] *= m->c.size;
-    else if (number == 78)
-        in->dims[m->dim] *= m->c.size;
+    gather_shapes(cl->number, m, in, out);
 }
 
 static void member_attrs(FuzzGen *g, int number, const Member *m, char *a, size_t n)
