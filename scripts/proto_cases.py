@@ -125,6 +125,13 @@ ENTRY %main (x: f32[4], y: f32[4]) -> f32[4] {
 }
 """
 
+ADD_REDUCER_TEXT = """%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+"""
+
 ADD_REDUCER = computation("add", 7, 9,
                           param("a", 7, 0, shape(F32)), param("b", 8, 1, shape(F32)),
                           instr("s", "add", 9, shape(F32), (7, 8)))
@@ -148,12 +155,7 @@ def good_cases():
         instr("ag", "all-gather", 4, shape(F32, [16]), (3,), packed(14, [0]), explicit))),
         """HloModule groups, entry_computation_layout={(f32[8]{0})->f32[16]{0}}
 
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(%a, %b)
-}
-
+""" + ADD_REDUCER_TEXT + """
 ENTRY %main (p: f32[8]) -> f32[16] {
   %p = f32[8]{0} parameter(0)
   %ar = f32[8]{0} all-reduce(%p), replica_groups=[2,2]<=[4], to_apply=%add
@@ -204,6 +206,45 @@ ENTRY %main (start: s32[]) -> (s32[]) {
   %inc = s32[] add(%bi, %one)
   ROOT %next = (s32[]) tuple(%inc)
 }
+""", None)
+
+    # Ids as XLA writes them (the computation's id in the high 32 bits: far
+    # from dense), one shape given to several instructions (a constant
+    # among them), a slice, and metadata before a backend_config (the
+    # reader gives both as the text would hold them, in that order).
+    hi = 2 << 32
+    md = M(7, L(2, "jit(f)/s"), L(3, "f.py"), V(4, 3))
+    cases["sparse_ids.hlo_module.pb"] = (module("sparse", 2, ADD_REDUCER, computation(
+        "main", 2, hi + 100,
+        param("p", hi + 1, 0, shape(F32, [8])),
+        instr("sl", "slice", hi + 7, shape(F32, [4]), (hi + 1,), M(17, V(1, 0), V(2, 8), V(3, 2)), md,
+              L(43, '{"k":1}')),
+        instr("c", "constant", hi + 9, shape(F32, [4]), (),
+              M(8, shape(F32, [4], field=1), f32s(8, [1.0, 2.0, 3.0, 4.0]))),
+        instr("ar", "all-reduce", hi + 50, shape(F32, [4]), (hi + 7,), V(38, 7), M(87, M(1, packed(1, [0, 1])))),
+        instr("r", "add", hi + 100, shape(F32, [4]), (hi + 50, hi + 9), md))),
+        """HloModule sparse, entry_computation_layout={(f32[8]{0})->f32[4]{0}}
+
+""" + ADD_REDUCER_TEXT + """
+ENTRY %main (p: f32[8]) -> f32[4] {
+  %p = f32[8]{0} parameter(0)
+  %sl = f32[4]{0} slice(%p), slice={[0:8:2]}, metadata={op_name="jit(f)/s" source_file="f.py" source_line=3}, backend_config={"k":1}
+  %c = f32[4]{0} constant({1, 2, 3, 4})
+  %ar = f32[4]{0} all-reduce(%sl), replica_groups={{0,1}}, to_apply=%add
+  ROOT %r = f32[4]{0} add(%ar, %c), metadata={op_name="jit(f)/s" source_file="f.py" source_line=3}
+}
+""", None)
+
+    # A computation's execution thread, kept as the text gives it (quoted,
+    # escapes and all).
+    threaded = M(3, L(1, "main"), param("x", 1, 0, shape(F32, [4])),
+                 instr("n", "negate", 2, shape(F32, [4]), (1,)), V(5, 1), V(6, 2), L(8, 'ho"st'))
+    cases["execution_thread.hlo_module.pb"] = (module("t", 1, threaded), """HloModule t, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+ENTRY %main (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%x)
+}, execution_thread="ho\\"st"
 """, None)
 
     # An HloSnapshot (module, arguments and result of one run) and an
@@ -362,6 +403,13 @@ def bad_cases():
     cases["duplicate_id"] = (module("m", 1, computation(
         "main", 1, 1, param("x", 1, 0, shape(F32)), param("y", 1, 1, shape(F32)))),
         "FILE: computations[0].instructions[1].id (%y): error: id 1 is also the id of instructions[0]")
+    far = 3 << 32       # ids as XLA writes them: no table, a search (proto.c index_ids)
+    cases["duplicate_far_id"] = (module("m", 1, computation(
+        "main", 1, far + 9, param("x", far + 9, 0, shape(F32)), param("y", far + 700, 1, shape(F32)),
+        param("z", far + 9, 2, shape(F32)))),
+        "FILE: computations[0].instructions[2].id (%z): error: id 12884901897 is also the id of instructions[0]")
+    cases["name_start"] = (module("m", 1, computation("-ain", 1, 1, param("x", 1, 0, shape(F32)))),
+        "FILE: computations[0]: error: name '-ain' is not an HLO computation name")
     cases["unknown_opcode"] = (module("m", 1, computation(
         "main", 1, 2, param("x", 1, 0, shape(F32)), instr("n", "frobnicate", 2, shape(F32), (1,)))),
         "FILE: computations[0].instructions[1] (%n): error: unknown opcode 'frobnicate'")

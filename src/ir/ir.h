@@ -196,6 +196,9 @@ int ir_elem_format(IrElemType t, const void *p, bool pred_words, char *buf, size
 
 typedef enum IrDimKind { IR_DIM_STATIC, IR_DIM_BOUNDED, IR_DIM_UNBOUNDED } IrDimKind;
 
+/* A shape may be shared by several instructions (the shapes the parser
+ * infers, the proto reader's repeated ones): change a copy
+ * (ir_shape_clone), never a shape in place. */
 typedef struct IrShape IrShape;
 struct IrShape {
     IrElemType type;            /* IR_TYPE_TUPLE for tuples */

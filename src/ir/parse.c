@@ -8,6 +8,7 @@
  * computation, computations at the end of the module), so the verifier,
  * not the parser, reports uses before definitions. */
 #include "ir.h"
+#include "ir_build.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -1848,17 +1849,10 @@ static void parse_constant_body(Parser *p, IrInstr *instr)
     expect(p, T_RPAREN);
 }
 
-/* instruction := ['ROOT'] name '=' shape opcode '(' operands ')' (',' attr)* */
-static IrInstr *parse_instruction(Parser *p, IrComputation *comp, bool *is_root)
+/* A new instruction of comp named name, at loc: its fields but the shape,
+ * opcode, operands and attributes. */
+static IrInstr *new_instr(Parser *p, IrComputation *comp, const char *name, IrLoc at)
 {
-    *is_root = false;
-    if (tok_is(p, "ROOT") && peek_token(p).kind != T_EQ) {
-        *is_root = true;
-        next(p);
-    }
-    IrLoc at;
-    const char *name = parse_name(p, "instruction name", &at);
-    expect(p, T_EQ);
     IrInstr *instr = arena_alloc_line(p->m->instr_arena, sizeof *instr);
     if (!instr)
         fail_nomem(p);
@@ -1870,24 +1864,54 @@ static IrInstr *parse_instruction(Parser *p, IrComputation *comp, bool *is_root)
     instr->lists = (IrIntList *)ir_no_lists;
     instr->ints = (IrOptInt *)ir_no_ints;
     instr->id = p->m->next_instr_id++;
+    return instr;
+}
+
+/* What follows "name =": shape opcode '(' operands ')' (',' attr)*.  With
+ * n_given >= 0 the operands are not in the text ("()"): the instruction
+ * gets n_given empty operand slots for the caller to fill. */
+static void parse_instruction_tail(Parser *p, IrInstr *instr, int n_given)
+{
     /* XLA infers the shape of a few ops when it is left out (tuple(...)). */
-    if (p->tok.kind != T_IDENT || at_shape_start(p) || peek_token(p).kind == T_LBRACKET)
+    if (!instr->shape && (p->tok.kind != T_IDENT || at_shape_start(p) || peek_token(p).kind == T_LBRACKET))
         instr->shape = parse_shape(p, true);
     parse_opcode(p, instr);
     if (!instr->shape && (instr->op == IR_OP_PARAMETER || instr->op == IR_OP_CONSTANT))
         fail_at(p, instr->info->loc, "%s needs a shape", ir_opcode_name(instr->op));
-    if (instr->op == IR_OP_PARAMETER)
+    if (instr->op == IR_OP_PARAMETER) {
         parse_parameter_body(p, instr);
-    else if (instr->op == IR_OP_CONSTANT)
+    } else if (instr->op == IR_OP_CONSTANT) {
         parse_constant_body(p, instr);
-    else
+    } else if (n_given < 0) {
         parse_operands(p, instr);
+    } else {
+        expect(p, T_LPAREN);
+        expect(p, T_RPAREN);
+        instr->n_operands = n_given;
+        instr->operands = n_given <= IR_INLINE_OPERANDS ? instr->inline_operands
+                                                        : p_alloc(p, (size_t)n_given, sizeof *instr->operands);
+    }
     /* XLA's parser reads a topk without largest= as largest=true. */
     if (instr->op == IR_OP_TOPK)
         instr->info->bools[IR_BOOL_LARGEST] = true;
     parse_attributes(p, instr);
     if (instr->ints[IR_INT_CHANNEL_ID].present && instr->ints[IR_INT_CHANNEL_ID].v > p->m->max_channel_id)
         p->m->max_channel_id = instr->ints[IR_INT_CHANNEL_ID].v;
+}
+
+/* instruction := ['ROOT'] name '=' shape opcode '(' operands ')' (',' attr)* */
+static IrInstr *parse_instruction(Parser *p, IrComputation *comp, bool *is_root)
+{
+    *is_root = false;
+    if (tok_is(p, "ROOT") && peek_token(p).kind != T_EQ) {
+        *is_root = true;
+        next(p);
+    }
+    IrLoc at;
+    const char *name = parse_name(p, "instruction name", &at);
+    expect(p, T_EQ);
+    IrInstr *instr = new_instr(p, comp, name, at);
+    parse_instruction_tail(p, instr, -1);
     return instr;
 }
 
@@ -2216,6 +2240,18 @@ static void parse_module_body(Parser *p)
     resolve_computations(p);
 }
 
+/* p reads into m, its errors to err (the file's name copied into m for
+ * the locations the IR keeps; p->file NULL when out of memory). */
+static void start_parser(Parser *p, IrModule *m, const char *filename, Error *err)
+{
+    p->user_file = filename && filename[0] ? filename : "<input>";
+    p->file = arena_strdup(m->arena, p->user_file);
+    p->m = m;
+    p->arena = m->arena;
+    p->err = err;
+    m->file = p->file;
+}
+
 IrModule *ir_parse_module(const char *text, size_t len, const char *filename, Error *err)
 {
     IrModule *m = ir_module_new("module");
@@ -2230,16 +2266,11 @@ IrModule *ir_parse_module(const char *text, size_t len, const char *filename, Er
         return NULL;
     }
     Error local = { 0 };
+    start_parser(p, m, filename, err ? err : &local);
     p->src = text;
     p->len = len;
-    p->user_file = filename && filename[0] ? filename : "<input>";
-    p->file = arena_strdup(m->arena, p->user_file);
     p->line = 1;
     p->col = 1;
-    p->m = m;
-    p->arena = m->arena;
-    p->err = err ? err : &local;
-    m->file = p->file;
     if (setjmp(p->fail)) {
         if (p->err->code == ERR_OK)
             error_set(p->err, ERR_SYNTAX, (IrLoc){ filename, 0, 0 }, "parse failed");
@@ -2251,6 +2282,181 @@ IrModule *ir_parse_module(const char *text, size_t len, const char *filename, Er
     next(p);
     parse_module_body(p);
     return m;
+}
+
+/* ------------------------------------------------------------------ */
+/* A module from parts (ir_build.h)                                     */
+
+/* The proto reader's way in: the same Parser, fed one snippet of HLO text
+ * at a time (the header, then each instruction without its name and
+ * operands), with the instructions' names, operands and order given.  So
+ * the attributes, shapes and literals of both forms have one reading. */
+struct IrBuilder {
+    Parser p;
+};
+
+/* Points the lexer at a snippet of text. */
+static void lex_snippet(Parser *p, const char *text, size_t len)
+{
+    p->src = text;
+    p->len = len;
+    p->pos = 0;
+    p->line = 1;
+    p->col = 1;
+    next(p);
+}
+
+static void expect_end(Parser *p)
+{
+    if (p->tok.kind != T_EOF)
+        fail_expected(p, "the end of the snippet");
+}
+
+IrBuilder *ir_build_begin(const char *header, size_t len, const char *filename, Error *err)
+{
+    IrModule *m = ir_module_new("module");
+    IrBuilder *b = m ? arena_alloc(m->arena, sizeof *b) : NULL;
+    if (!b) {
+        ir_module_free(m);
+        error_set(err, ERR_NOMEM, (IrLoc){ filename, 0, 0 }, "out of memory");
+        return NULL;
+    }
+    Parser *p = &b->p;
+    start_parser(p, m, filename, err);
+    if (setjmp(p->fail)) {
+        if (p->err && p->err->code == ERR_OK)
+            error_set(p->err, ERR_SYNTAX, (IrLoc){ filename, 0, 0 }, "parse failed");
+        ir_module_free(p->m);
+        return NULL;
+    }
+    if (!p->file)
+        fail_nomem(p);
+    lex_snippet(p, header, len);
+    if (!tok_is(p, "HloModule"))
+        fail_expected(p, "HloModule");
+    parse_header(p);
+    parse_stack_frames(p);
+    expect_end(p);
+    return b;
+}
+
+IrModule *ir_build_module(const IrBuilder *b)
+{
+    return b->p.m;
+}
+
+IrComputation *ir_build_computation(IrBuilder *b, const char *name, bool is_entry, const char *execution_thread,
+                                    IrLoc loc)
+{
+    Parser *p = &b->p;
+    if (setjmp(p->fail))
+        return NULL;
+    IrComputation *comp = ir_computation_new(p->m, name);
+    if (!comp)
+        fail_nomem(p);
+    comp->loc = loc;
+    comp->is_entry = is_entry;
+    comp->has_signature = true;
+    if (execution_thread) {
+        lex_snippet(p, execution_thread, strlen(execution_thread));
+        if (p->tok.kind != T_STRING)
+            fail_expected(p, "a string");
+        comp->execution_thread = tok_text(p);
+        next(p);
+        expect_end(p);
+    }
+    if (is_entry && p->m->entry)
+        fail_at(p, loc, "second ENTRY computation '%s'", comp->name);
+    if (is_entry)
+        p->m->entry = comp;
+    return comp;
+}
+
+IrShape *ir_build_shape(IrBuilder *b, const char *text, size_t len)
+{
+    Parser *p = &b->p;
+    if (setjmp(p->fail))
+        return NULL;
+    lex_snippet(p, text, len);
+    IrShape *s = parse_shape(p, true);
+    expect_end(p);
+    return s;
+}
+
+IrInstr *ir_build_instr(IrBuilder *b, IrComputation *comp, const char *name, IrLoc loc, IrShape *shape,
+                        const char *text, size_t len, int n_operands, bool is_root)
+{
+    Parser *p = &b->p;
+    if (setjmp(p->fail))
+        return NULL;
+    IrInstr *instr = new_instr(p, comp, p_strndup(p, name, strlen(name)), loc);
+    instr->shape = shape;
+    lex_snippet(p, text, len);
+    parse_instruction_tail(p, instr, n_operands);
+    expect_end(p);
+    size_t n = (size_t)comp->n_instrs, cap = (size_t)comp->cap_instrs;
+    P_PUSH(p, comp->instrs, n, cap, instr);
+    comp->n_instrs = (int)n;
+    comp->cap_instrs = (int)cap;
+    if (is_root) {
+        comp->root = instr;
+        comp->root_marked = true;
+    }
+    return instr;
+}
+
+bool ir_build_comp_ref(IrBuilder *b, IrComputation **slot, const char *name)
+{
+    Parser *p = &b->p;
+    if (setjmp(p->fail))
+        return false;
+    PendingRef r = { slot, p_strndup(p, name, strlen(name)), (IrLoc){ p->file, 0, 0 } };
+    P_PUSH(p, p->refs, p->n_refs, p->cap_refs, r);
+    return true;
+}
+
+bool ir_build_end_computation(IrBuilder *b, IrComputation *comp)
+{
+    Parser *p = &b->p;
+    if (setjmp(p->fail))
+        return false;
+    if (comp->n_instrs == 0)
+        fail_at(p, comp->loc, "computation %s has no instructions", comp->name);
+    if (!comp->root)
+        comp->root = comp->instrs[comp->n_instrs - 1];
+    for (int i = 0; i < comp->n_instrs; i++)
+        for (int k = 0; k < comp->instrs[i]->n_operands; k++)
+            if (!comp->instrs[i]->operands[k])
+                fail_at(p, comp->instrs[i]->info->loc, "operand %d of %s was not given", k, comp->instrs[i]->name);
+    resolve_operands(p, comp);
+    infer_missing_shapes(p, comp);
+    collect_params(p, comp);
+    add_computation(p, comp);
+    return true;
+}
+
+IrModule *ir_build_end(IrBuilder *b)
+{
+    Parser *p = &b->p;
+    if (setjmp(p->fail)) {
+        ir_module_free(p->m);
+        return NULL;
+    }
+    IrModule *m = p->m;
+    if (m->n_computations == 0)
+        fail_at(p, (IrLoc){ p->file, 0, 0 }, "expected a computation");
+    if (!m->entry) {
+        m->entry = m->computations[m->n_computations - 1];
+        m->entry->is_entry = true;
+    }
+    resolve_computations(p);
+    return m;
+}
+
+void ir_build_abandon(IrBuilder *b)
+{
+    if (b)
+        ir_module_free(b->p.m);
 }
 
 /* A module file is read whole.  Its first bytes say what it is

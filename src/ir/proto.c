@@ -15,18 +15,26 @@
  *     computations' instructions); the instructions are indexed off the
  *     wire and unpacked one at a time as they are written (section 2 says
  *     why).
- *  3. The message becomes HLO text in the grammar parse.c reads, one
- *     instruction per line, and parse.c reads that: one reading of HLO for
- *     both forms.  Each line remembers the field path it came from, so an
- *     error of the parser, or later of the verifier, names the proto field
+ *  3. The module is built through parse.c's builder (ir_build.h), one
+ *     computation and instruction at a time: names, order and operands as
+ *     the proto gives them; each distinct shape, each literal and the
+ *     attributes that carry syntax of their own (windows, shardings,
+ *     iota groups...) as HLO text in the grammar parse.c reads, so that
+ *     both forms have one reading of them.  The plain values (typed lists
+ *     and integers, called computations, explicit replica groups, slices,
+ *     metadata) are given as values (Direct): they are most of a module,
+ *     and reading a proto must not cost more than reading its text
+ *     (make bench).  Every instruction and computation keeps the field
+ *     path it came from as its location, so an error of the parser, or
+ *     later of the verifier, names the proto field
  *     (computations[3].instructions[17] (%add.5): ...) and not a line of
- *     text the user never saw.  (Metadata alone skips the text: see
- *     Emit.md.)
+ *     text the user never saw.
  * The formats written follow XLA's own printer wherever parse.c keeps an
  * attribute as text (sharding, metadata, backend_config, ...), so that a
  * module read from XLA's proto prints as the same module read from XLA's
  * text (scripts/xla/xla_syntax.py checks it on every corpus module). */
 #include "ir.h"
+#include "ir_build.h"
 
 #include "hlo.pb-c.h"
 #include "proto_enums.h"
@@ -112,10 +120,21 @@ typedef struct Unknown {
     long count;
 } Unknown;
 
+/* One field on the way down to the one being checked: the path is
+ * written only when a check fails (a proto of millions of fields would
+ * otherwise write millions of paths). */
+typedef struct Frame {
+    const char *name;
+    unsigned index;
+    bool indexed;                  /* a repeated field's element: name[index] */
+} Frame;
+
 typedef struct Wire {
     const char *file;
     Error *err;
-    Path path;
+    Path path;                     /* written from frames when a check fails */
+    Frame frames[MAX_DEPTH + 2];
+    int n_frames;
     Unknown unknown[48];
     int n_unknown;
     bool failed_at_top;            /* before any field of the message was read whole */
@@ -147,7 +166,13 @@ static bool wire_fail(Wire *w, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    w->failed_at_top = w->path.len == 0;
+    path_pop(&w->path, 0);
+    for (int i = 0; i < w->n_frames; i++) {
+        path_add(&w->path, i ? "." : "", w->frames[i].name);
+        if (w->frames[i].indexed)
+            path_index(&w->path, w->frames[i].index);
+    }
+    w->failed_at_top = w->n_frames == 0;
     return fail_at(w->err, w->file, w->path.s, NULL, msg);
 }
 
@@ -219,11 +244,14 @@ static bool check_message(Wire *w, const uint8_t *p, const uint8_t *end, const P
             return wire_fail(w, "field number %" PRIu64 " in a %s (not a proto, or corrupt)", number, d->short_name);
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field(d, (unsigned)number);
         size_t idx = f ? (size_t)(f - d->fields) : 0;
-        size_t at = f ? path_add(&w->path, w->path.len ? "." : "", f->name) : w->path.len;
-        if (f && f->label == PROTOBUF_C_LABEL_REPEATED && !(wt == 2 && f->type != PROTOBUF_C_TYPE_MESSAGE &&
-                                                          f->type != PROTOBUF_C_TYPE_STRING &&
-                                                          f->type != PROTOBUF_C_TYPE_BYTES))
-            path_index(&w->path, idx < 128 ? seen[idx] : 0);
+        w->n_frames = depth;
+        if (f) {
+            bool indexed = f->label == PROTOBUF_C_LABEL_REPEATED && !(wt == 2 && f->type != PROTOBUF_C_TYPE_MESSAGE &&
+                                                                     f->type != PROTOBUF_C_TYPE_STRING &&
+                                                                     f->type != PROTOBUF_C_TYPE_BYTES);
+            w->frames[depth] = (Frame){ f->name, idx < 128 ? seen[idx] : 0, indexed };
+            w->n_frames = depth + 1;
+        }
         if (f && idx < 128)
             seen[idx]++;
         const uint8_t *value = p;
@@ -284,8 +312,8 @@ static bool check_message(Wire *w, const uint8_t *p, const uint8_t *end, const P
         if (f->type == PROTOBUF_C_TYPE_MESSAGE &&
             !check_message(w, value, value + len, (const ProtobufCMessageDescriptor *)f->descriptor, depth + 1))
             return false;
-        path_pop(&w->path, at);
     }
+    w->n_frames = depth;
     return true;
 }
 
@@ -378,6 +406,9 @@ typedef struct Lite {
     const char *name, *opcode;         /* "" when absent */
     int32_t elem_type;                 /* its shape's element_type */
     bool has_shape;
+    const uint8_t *shape;              /* the shape's bytes, when given once (else NULL) */
+    size_t shape_len;
+    const uint8_t *shape_field;        /* where the shape's field starts (its tag) */
     int64_t *edges;                    /* operand ids, then control predecessor ids */
     uint32_t n_operands, n_control;
 } Lite;
@@ -509,6 +540,7 @@ static void lite_read(Skel *s, Lite *l, const uint8_t *bytes, size_t n)
     int wt;
     uint64_t v = 0;
     size_t len;
+    const uint8_t *field = p;
     while (next_field(&p, end, &number, &wt, &v, &value, &len)) {
         if (number == fieldno.name && wt == 2)
             l->name = lite_string(s, value, len);
@@ -523,6 +555,10 @@ static void lite_read(Skel *s, Lite *l, const uint8_t *bytes, size_t n)
         else if (number == fieldno.control_ids && (wt == 0 || wt == 2))
             lite_ids(s, &s->ctl, &n_ctl, &s->cap_ctl, wt, v, value, len);
         else if (number == fieldno.shape && wt == 2) {
+            /* Given twice, protobuf-c merges the two: no one span of bytes is the shape. */
+            l->shape = l->has_shape ? NULL : value;
+            l->shape_len = len;
+            l->shape_field = field;
             l->has_shape = true;
             const uint8_t *q = value, *qend = value + len, *sv;
             uint32_t sn;
@@ -533,6 +569,7 @@ static void lite_read(Skel *s, Lite *l, const uint8_t *bytes, size_t n)
                 if (sn == fieldno.element_type && swt == 0)
                     l->elem_type = (int32_t)x;
         }
+        field = p;
     }
     l->n_operands = (uint32_t)n_ops;
     l->n_control = (uint32_t)n_ctl;
@@ -641,24 +678,62 @@ static bool skeleton(Skel *s, const void *data, size_t len, const ProtobufCMessa
 }
 
 /* ------------------------------------------------------------------ */
-/* 3. The message as HLO text                                           */
+/* 3. The message as a module                                          */
 
 typedef Xla__HloInstructionProto Instr;
 typedef Xla__HloComputationProto Comp;
 
-/* Where each line of the text came from: a computation index (-1 for the
- * module's own lines) and an instruction index (-1 for the computation's
- * header and closing lines); and the instruction's metadata, when it has
- * one, as text in Emit.md (md_len 0: none). */
+/* Where each line of the header's text came from: a computation index
+ * (-1 for the module's own lines) and an instruction index (-1 for the
+ * computation's lines). */
 typedef struct LineFrom {
     int comp, instr;
-    size_t md_at, md_len;
 } LineFrom;
+
+typedef struct IdAt {
+    int64_t id;
+    int at;
+} IdAt;
+
+typedef struct ShapeSlot {
+    const uint8_t *bytes;          /* a ShapeProto's, in the bytes being read */
+    size_t len;
+    IrShape *shape;                /* NULL: the slot is empty */
+} ShapeSlot;
+
+typedef struct ShapeCache {
+    ShapeSlot *v;
+    size_t n, cap;                 /* cap: 0 or a power of two */
+} ShapeCache;
+
+/* Attributes emit_attributes gives the built instruction as values rather
+ * than as text (give_direct): the typed lists and integers, explicit
+ * replica groups and slices, which are most of a module's attributes.
+ * The values point into the instruction's unpacked message. */
+typedef struct Direct {
+    int n_lists, n_ints;
+    IrListAttr list_k[IR_LIST_COUNT];
+    const int64_t *list_v[IR_LIST_COUNT];
+    size_t list_n[IR_LIST_COUNT];
+    IrIntAttr int_k[IR_INT_COUNT];
+    int64_t int_v[IR_INT_COUNT];
+    bool has_groups;
+    Xla__ReplicaGroup **groups;
+    size_t n_groups;
+    Xla__HloInstructionProto__SliceDimensions **slice;
+    size_t n_slice;
+    bool has_slice;
+    int n_comps;
+    IrCompAttr comp_k[IR_COMP_COUNT];
+    const char *comp_name[IR_COMP_COUNT];
+} Direct;
 
 typedef struct Emit {
     const char *file;
+    const char *prefix;            /* of every field path: "", "hlo_module." or "hlo.hlo_module." */
     Error *err;
-    StrBuf t;
+    IrBuilder *b;                  /* the module being read, from the header on */
+    StrBuf t;                      /* the header's text, then one instruction's at a time */
     LineFrom *lines;
     int n_lines, cap_lines;
     const Xla__HloModuleProto *m;  /* the skeleton: computations without instructions */
@@ -668,17 +743,22 @@ typedef struct Emit {
     /* Per computation: id -> instruction index (sorted pairs). */
     const Comp *c;
     const CompLites *lc;           /* c's instructions */
-    int64_t *ids;                  /* c's instruction ids, sorted */
+    int64_t *ids;                  /* c's instruction ids, sorted (with dense: ids[0] alone, the base) */
     int *id_at;                    /* the instruction index of ids[k] */
     size_t n_ids;
-    /* An instruction's metadata={...} is written to the text as
-     * metadata={} and its fields here; place() gives the parsed
-     * instruction the fields.  Metadata is most of a real module's text
-     * (op_name, source_file on every instruction) and parse.c keeps it as
-     * the text it reads, so this is the same module read without
-     * tokenizing the metadata a second time. */
+    int *dense;                    /* when the ids are near dense: the index of ids[0] + k, or -1 */
+    size_t n_dense;
+    IdAt *comp_ids;                /* the computations' ids, sorted, with their index */
+    size_t n_comp_ids;
+    /* An instruction's metadata={...} is written here, and the built
+     * instruction given it as the raw attribute parse.c would keep of it
+     * (give_metadata).  Metadata is most of a real module's text (op_name,
+     * source_file on every instruction). */
     StrBuf md;
-    size_t md_at, md_len;          /* the current line's, until newline() */
+    size_t md_at, md_len;          /* the current instruction's (md_len 0: none) */
+    ShapeCache shapes;
+    StrBuf strip;                  /* an instruction's bytes without its shape */
+    Direct direct;                 /* the current instruction's */
 } Emit;
 
 static bool good_name(const char *s);
@@ -736,8 +816,7 @@ static void newline(Emit *e, int comp, int instr)
         e->cap_lines = e->cap_lines ? 2 * e->cap_lines : 256;
         e->lines = xrealloc(e->lines, (size_t)e->cap_lines * sizeof *e->lines);
     }
-    e->lines[e->n_lines++] = (LineFrom){ comp, instr, e->md_at, e->md_len };
-    e->md_len = 0;
+    e->lines[e->n_lines++] = (LineFrom){ comp, instr };
 }
 
 /* absl::CEscape, which XLA's printer uses for strings.  Runs of
@@ -808,18 +887,35 @@ static void put_ints(Emit *e, const int64_t *v, size_t n, const char *sep)
     }
 }
 
-static void put_list(Emit *e, const char *name, const int64_t *v, size_t n)
+static bool emit_fail(Emit *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A typed list attribute, given as values (Direct). */
+static void put_list(Emit *e, IrListAttr k, const int64_t *v, size_t n)
 {
-    putf(e, ", %s={", name);
-    put_ints(e, v, n, ",");
-    put(e, "}");
+    Direct *d = &e->direct;
+    d->list_k[d->n_lists] = k;
+    d->list_v[d->n_lists] = v;
+    d->list_n[d->n_lists++] = n;
 }
 
-/* HLO names: what parse.c's lexer takes as one name ('#' as in XLA's
- * %param#0). */
+/* A typed integer attribute, given as a value (Direct); false when the
+ * instruction has it already (as its text would say it twice). */
+static bool put_int_attr(Emit *e, IrIntAttr k, int64_t v)
+{
+    Direct *d = &e->direct;
+    for (int i = 0; i < d->n_ints; i++)
+        if (d->int_k[i] == k)
+            return emit_fail(e, "attribute '%s' given twice", ir_int_attr_name[k]);
+    d->int_k[d->n_ints] = k;
+    d->int_v[d->n_ints++] = v;
+    return true;
+}
+
+/* HLO names: what parse.c's lexer takes as one name after '%' (a letter
+ * or '_' first; '#' as in XLA's %param#0). */
 static bool good_name(const char *s)
 {
-    if (!s || !s[0])
+    if (!s || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
         return false;
     for (const char *q = s; *q; q++) {
         char c = *q;
@@ -1234,7 +1330,9 @@ static void emit_frontend_attributes(Emit *e, const Xla__FrontendAttributes *fa)
 
 /* --- instruction attributes ------------------------------------------ */
 
-static bool op_is(const Instr *in, const char *op) { return strcmp(in->opcode, op) == 0; }
+/* (The first characters compared inline: emit_attributes asks this of
+ * every instruction some forty times.) */
+static bool op_is(const Instr *in, const char *op) { return in->opcode[0] == op[0] && strcmp(in->opcode, op) == 0; }
 
 static bool op_in(const Instr *in, const char *const *ops)
 {
@@ -1247,6 +1345,10 @@ static bool op_in(const Instr *in, const char *const *ops)
 /* The instruction index of id in the current computation, -1 if none. */
 static int find_id(const Emit *e, int64_t id)
 {
+    if (e->dense) {
+        uint64_t k = (uint64_t)id - (uint64_t)e->ids[0];
+        return k < e->n_dense ? e->dense[k] : -1;
+    }
     size_t lo = 0, hi = e->n_ids;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -1260,10 +1362,15 @@ static int find_id(const Emit *e, int64_t id)
 
 static const Comp *find_comp(const Emit *e, int64_t id)
 {
-    for (size_t i = 0; i < e->m->n_computations; i++)
-        if (e->m->computations[i]->id == id)
-            return e->m->computations[i];
-    return NULL;
+    size_t lo = 0, hi = e->n_comp_ids;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (e->comp_ids[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->n_comp_ids && e->comp_ids[lo].id == id ? e->m->computations[e->comp_ids[lo].at] : NULL;
 }
 
 static bool emit_comp_ref(Emit *e, const Instr *in, size_t k, const char *attr)
@@ -1272,10 +1379,20 @@ static bool emit_comp_ref(Emit *e, const Instr *in, size_t k, const char *attr)
     if (!c)
         return emit_fail(e, "called_computation_ids[%zu]: no computation %" PRId64, k,
                          in->called_computation_ids[k]);
-    if (attr)
-        putf(e, ", %s=%%%s", attr, c->name);
-    else
+    if (attr) {
+        Direct *d = &e->direct;
+        int i = 0;
+        while (i < IR_COMP_COUNT && strcmp(ir_comp_attr_name[i], attr) != 0)
+            i++;
+        if (i == IR_COMP_COUNT) {
+            putf(e, ", %s=%%%s", attr, c->name);
+        } else {
+            d->comp_k[d->n_comps] = (IrCompAttr)i;
+            d->comp_name[d->n_comps++] = c->name;
+        }
+    } else {
         putf(e, "%s%%%s", k ? ", " : "", c->name);
+    }
     return true;
 }
 
@@ -1348,15 +1465,9 @@ static void emit_replica_groups(Emit *e, const Instr *in)
                   io->n_iota_transpose_perm);
         return;
     }
-    size_t n = dl && dl->n_replica_groups ? dl->n_replica_groups : in->n_replica_groups;
-    Xla__ReplicaGroup **g = dl && dl->n_replica_groups ? dl->replica_groups : in->replica_groups;
-    put(e, ", replica_groups={");
-    for (size_t i = 0; i < n; i++) {
-        put(e, i ? ",{" : "{");
-        put_ints(e, g[i]->replica_ids, g[i]->n_replica_ids, ",");
-        put(e, "}");
-    }
-    put(e, "}");
+    e->direct.has_groups = true;
+    e->direct.n_groups = dl && dl->n_replica_groups ? dl->n_replica_groups : in->n_replica_groups;
+    e->direct.groups = dl && dl->n_replica_groups ? dl->replica_groups : in->replica_groups;
 }
 
 static const char *dim_char(int64_t d, const int64_t *spatial, size_t n_spatial, char b, char f, int64_t db,
@@ -1511,16 +1622,16 @@ static bool emit_attributes(Emit *e, const Instr *in)
         "reduce-scatter", "get-dimension-size", "set-dimension-size", NULL
     };
     if (op_in(in, dims_ops) || (op_is(in, "all-to-all") && in->n_dimensions))
-        put_list(e, "dimensions", in->dimensions, in->n_dimensions);
+        put_list(e, IR_LIST_DIMENSIONS, in->dimensions, in->n_dimensions);
     if (op_is(in, "iota")) {
         if (in->n_dimensions != 1)
             return emit_fail(e, "an iota has %zu dimensions (its iota_dimension), not 1", in->n_dimensions);
-        putf(e, ", iota_dimension=%" PRId64, in->dimensions[0]);
+        put_int_attr(e, IR_INT_IOTA_DIMENSION, in->dimensions[0]);
     }
     if (op_is(in, "get-tuple-element"))
-        putf(e, ", index=%" PRId64, in->tuple_index);
+        put_int_attr(e, IR_INT_INDEX, in->tuple_index);
     if (in->channel_id > 0)
-        putf(e, ", channel_id=%" PRId64, in->channel_id);
+        put_int_attr(e, IR_INT_CHANNEL_ID, in->channel_id);
     if (op_in(in, collective_ops))
         emit_replica_groups(e, in);
     if (in->n_source_target_pairs) {
@@ -1535,18 +1646,12 @@ static bool emit_attributes(Emit *e, const Instr *in)
     if (in->constrain_layout && !op_is(in, "custom-call"))
         put(e, ", constrain_layout=true");
     if (op_is(in, "slice")) {
-        put(e, ", slice={");
-        for (size_t i = 0; i < in->n_slice_dimensions; i++) {
-            const Xla__HloInstructionProto__SliceDimensions *s = in->slice_dimensions[i];
-            putf(e, "%s[%" PRId64 ":%" PRId64, i ? ", " : "", s->start, s->limit);
-            if (s->stride != 1)
-                putf(e, ":%" PRId64, s->stride);
-            put(e, "]");
-        }
-        put(e, "}");
+        e->direct.has_slice = true;
+        e->direct.slice = in->slice_dimensions;
+        e->direct.n_slice = in->n_slice_dimensions;
     }
     if (op_is(in, "dynamic-slice"))
-        put_list(e, "dynamic_slice_sizes", in->dynamic_slice_sizes, in->n_dynamic_slice_sizes);
+        put_list(e, IR_LIST_DYNAMIC_SLICE_SIZES, in->dynamic_slice_sizes, in->n_dynamic_slice_sizes);
     if (in->padding_config && op_is(in, "pad")) {
         put(e, ", padding=");
         for (size_t i = 0; i < in->padding_config->n_dimensions; i++) {
@@ -1561,42 +1666,43 @@ static bool emit_attributes(Emit *e, const Instr *in)
     if (in->convolution_dimension_numbers && !emit_conv_dims(e, in->convolution_dimension_numbers))
         return false;
     if (in->feature_group_count > 1)
-        putf(e, ", feature_group_count=%" PRId64, in->feature_group_count);
+        put_int_attr(e, IR_INT_FEATURE_GROUP_COUNT, in->feature_group_count);
     if (in->batch_group_count > 1)
-        putf(e, ", batch_group_count=%" PRId64, in->batch_group_count);
+        put_int_attr(e, IR_INT_BATCH_GROUP_COUNT, in->batch_group_count);
     if (in->dot_dimension_numbers) {
         const Xla__DotDimensionNumbers *d = in->dot_dimension_numbers;
         if (d->n_lhs_batch_dimensions)
-            put_list(e, "lhs_batch_dims", d->lhs_batch_dimensions, d->n_lhs_batch_dimensions);
-        put_list(e, "lhs_contracting_dims", d->lhs_contracting_dimensions, d->n_lhs_contracting_dimensions);
+            put_list(e, IR_LIST_LHS_BATCH_DIMS, d->lhs_batch_dimensions, d->n_lhs_batch_dimensions);
+        put_list(e, IR_LIST_LHS_CONTRACTING_DIMS, d->lhs_contracting_dimensions, d->n_lhs_contracting_dimensions);
         if (d->n_rhs_batch_dimensions)
-            put_list(e, "rhs_batch_dims", d->rhs_batch_dimensions, d->n_rhs_batch_dimensions);
-        put_list(e, "rhs_contracting_dims", d->rhs_contracting_dimensions, d->n_rhs_contracting_dimensions);
+            put_list(e, IR_LIST_RHS_BATCH_DIMS, d->rhs_batch_dimensions, d->n_rhs_batch_dimensions);
+        put_list(e, IR_LIST_RHS_CONTRACTING_DIMS, d->rhs_contracting_dimensions, d->n_rhs_contracting_dimensions);
     }
     if (in->gather_dimension_numbers) {
         const Xla__GatherDimensionNumbers *g = in->gather_dimension_numbers;
-        put_list(e, "offset_dims", g->offset_dims, g->n_offset_dims);
-        put_list(e, "collapsed_slice_dims", g->collapsed_slice_dims, g->n_collapsed_slice_dims);
-        put_list(e, "start_index_map", g->start_index_map, g->n_start_index_map);
+        put_list(e, IR_LIST_OFFSET_DIMS, g->offset_dims, g->n_offset_dims);
+        put_list(e, IR_LIST_COLLAPSED_SLICE_DIMS, g->collapsed_slice_dims, g->n_collapsed_slice_dims);
+        put_list(e, IR_LIST_START_INDEX_MAP, g->start_index_map, g->n_start_index_map);
         if (g->n_operand_batching_dims)
-            put_list(e, "operand_batching_dims", g->operand_batching_dims, g->n_operand_batching_dims);
+            put_list(e, IR_LIST_OPERAND_BATCHING_DIMS, g->operand_batching_dims, g->n_operand_batching_dims);
         if (g->n_start_indices_batching_dims)
-            put_list(e, "start_indices_batching_dims", g->start_indices_batching_dims,
+            put_list(e, IR_LIST_START_INDICES_BATCHING_DIMS, g->start_indices_batching_dims,
                      g->n_start_indices_batching_dims);
-        putf(e, ", index_vector_dim=%" PRId64, g->index_vector_dim);
-        put_list(e, "slice_sizes", in->gather_slice_sizes, in->n_gather_slice_sizes);
+        put_int_attr(e, IR_INT_INDEX_VECTOR_DIM, g->index_vector_dim);
+        put_list(e, IR_LIST_SLICE_SIZES, in->gather_slice_sizes, in->n_gather_slice_sizes);
     }
     if (in->scatter_dimension_numbers) {
         const Xla__ScatterDimensionNumbers *s = in->scatter_dimension_numbers;
-        put_list(e, "update_window_dims", s->update_window_dims, s->n_update_window_dims);
-        put_list(e, "inserted_window_dims", s->inserted_window_dims, s->n_inserted_window_dims);
-        put_list(e, "scatter_dims_to_operand_dims", s->scatter_dims_to_operand_dims, s->n_scatter_dims_to_operand_dims);
+        put_list(e, IR_LIST_UPDATE_WINDOW_DIMS, s->update_window_dims, s->n_update_window_dims);
+        put_list(e, IR_LIST_INSERTED_WINDOW_DIMS, s->inserted_window_dims, s->n_inserted_window_dims);
+        put_list(e, IR_LIST_SCATTER_DIMS_TO_OPERAND_DIMS, s->scatter_dims_to_operand_dims, s->n_scatter_dims_to_operand_dims);
         if (s->n_input_batching_dims)
-            put_list(e, "input_batching_dims", s->input_batching_dims, s->n_input_batching_dims);
+            put_list(e, IR_LIST_INPUT_BATCHING_DIMS, s->input_batching_dims, s->n_input_batching_dims);
         if (s->n_scatter_indices_batching_dims)
-            put_list(e, "scatter_indices_batching_dims", s->scatter_indices_batching_dims,
+            put_list(e, IR_LIST_SCATTER_INDICES_BATCHING_DIMS, s->scatter_indices_batching_dims,
                      s->n_scatter_indices_batching_dims);
-        putf(e, ", index_vector_dim=%" PRId64, s->index_vector_dim);
+        if (!put_int_attr(e, IR_INT_INDEX_VECTOR_DIM, s->index_vector_dim))
+            return false;
     }
     if (in->indices_are_sorted)
         put(e, ", indices_are_sorted=true");
@@ -1619,8 +1725,10 @@ static bool emit_attributes(Emit *e, const Instr *in)
                 putf(e, ", type=%s", in->comparison_type);
         }
     }
-    if (op_is(in, "reduce-precision"))
-        putf(e, ", exponent_bits=%d, mantissa_bits=%d", (int)in->exponent_bits, (int)in->mantissa_bits);
+    if (op_is(in, "reduce-precision")) {
+        put_int_attr(e, IR_INT_EXPONENT_BITS, in->exponent_bits);
+        put_int_attr(e, IR_INT_MANTISSA_BITS, in->mantissa_bits);
+    }
     if (op_is(in, "rng") && !enum_word(e, "distribution", NAMED(proto_distribution, in->distribution),
                                        in->distribution))
         return false;
@@ -1630,7 +1738,7 @@ static bool emit_attributes(Emit *e, const Instr *in)
     if (op_is(in, "fft")) {
         if (!enum_word(e, "fft_type", NAMED(proto_fft_type, in->fft_type), in->fft_type))
             return false;
-        put_list(e, "fft_length", in->fft_length, in->n_fft_length);
+        put_list(e, IR_LIST_FFT_LENGTH, in->fft_length, in->n_fft_length);
     }
     if (op_is(in, "batch-norm-training") || op_is(in, "batch-norm-inference") || op_is(in, "batch-norm-grad"))
         putf(e, ", epsilon=%g, feature_index=%" PRId64, (double)in->epsilon, in->feature_index);
@@ -1782,7 +1890,6 @@ static bool emit_attributes(Emit *e, const Instr *in)
         in->result_accuracy->mode == 1)
         put(e, ", result_accuracy={mode=highest}");
     if (!metadata_empty(in->metadata)) {
-        put(e, ", metadata={}");
         e->md_at = e->md.len;
         strbuf_putc(&e->md, '{');
         metadata_into(&e->md, in->metadata);
@@ -1805,12 +1912,60 @@ static bool emit_attributes(Emit *e, const Instr *in)
     return true;
 }
 
+/* Moves an error of the parser or verifier at a line of the generated
+ * text to the proto field the line came from. */
+static void relocate(const Emit *e, const char *prefix, Error *err)
+{
+    int line = err->loc.line;
+    if (line < 1 || line > e->n_lines)
+        return;
+    LineFrom from = e->lines[line - 1];
+    char path[300];
+    const char *name = NULL;
+    if (from.comp < 0) {
+        snprintf(path, sizeof path, "%s", prefix);
+        if (path[0])
+            path[strlen(path) - 1] = 0;     /* "hlo_module." names the module */
+    } else if (from.instr < 0) {
+        snprintf(path, sizeof path, "%scomputations[%d]", prefix, from.comp);
+    } else {
+        snprintf(path, sizeof path, "%scomputations[%d].instructions[%d]", prefix, from.comp, from.instr);
+        name = instr_named(e->sk, path);
+    }
+    char msg[sizeof err->msg];
+    memcpy(msg, err->msg, sizeof msg);
+    Error moved = { 0 };
+    fail_at(&moved, e->file, path, name, msg);
+    moved.code = err->code;
+    *err = moved;
+}
+
+/* The instruction's metadata, as text, among its raw attributes where its
+ * text would have put it: last, or before a backend_config (the last
+ * attribute emit_attributes writes). */
+static bool give_metadata(IrModule *mod, IrInstr *ins, const char *text, size_t n)
+{
+    IrInstrInfo *info = ins->info;
+    IrRawAttr *raw = arena_alloc_array(mod->arena, (size_t)info->n_raw_attrs + 1, sizeof *raw);
+    const char *value = arena_strndup(mod->arena, text, n);
+    if (!raw || !value)
+        return false;
+    int k = info->n_raw_attrs;
+    if (k && info->raw_attrs)
+        memcpy(raw, info->raw_attrs, (size_t)k * sizeof *raw);
+    raw[k] = (IrRawAttr){ "metadata", value };
+    if (k && strcmp(raw[k - 1].name, "backend_config") == 0) {
+        IrRawAttr t = raw[k - 1];
+        raw[k - 1] = raw[k];
+        raw[k] = t;
+    }
+    info->raw_attrs = raw;
+    info->n_raw_attrs = k + 1;
+    return true;
+}
+
 /* --- computations ---------------------------------------------------- */
 
-typedef struct IdAt {
-    int64_t id;
-    int at;
-} IdAt;
 
 static int cmp_id_at(const void *a, const void *b)
 {
@@ -1898,7 +2053,75 @@ static bool instruction_order(Emit *e, const Xla__HloScheduleProto__InstructionS
     return ok;
 }
 
-static bool emit_instruction(Emit *e, const Instr *in, bool is_root, int idx)
+static bool emit_nomem(Emit *e);
+static bool builder_fail(Emit *e);
+
+/* Shapes read once per distinct ShapeProto: a module of 100k
+ * instructions has a few hundred.  Keyed by the shape's bytes; the
+ * instructions given the same bytes share one IrShape (which the IR
+ * allows: no one changes a shape in place). */
+static uint64_t bytes_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211u;
+    return h;
+}
+
+/* The slot of bytes in the cache: theirs, or the empty one they go in. */
+static ShapeSlot *shape_slot(ShapeCache *c, const uint8_t *p, size_t n)
+{
+    size_t mask = c->cap - 1, i = (size_t)bytes_hash(p, n) & mask;
+    while (c->v[i].shape && !(c->v[i].len == n && memcmp(c->v[i].bytes, p, n) == 0))
+        i = (i + 1) & mask;
+    return &c->v[i];
+}
+
+static bool shape_remember(ShapeCache *c, const uint8_t *p, size_t n, IrShape *shape)
+{
+    if (2 * (c->n + 1) > c->cap) {
+        ShapeCache g = { xcalloc_try(c->cap ? 2 * c->cap : 256, sizeof *g.v), 0, c->cap ? 2 * c->cap : 256 };
+        if (!g.v)
+            return false;
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->v[i].shape)
+                *shape_slot(&g, c->v[i].bytes, c->v[i].len) = c->v[i];
+        g.n = c->n;
+        free(c->v);
+        *c = g;
+    }
+    *shape_slot(c, p, n) = (ShapeSlot){ p, n, shape };
+    c->n++;
+    return true;
+}
+
+/* Instruction l's shape: from the cache, or written and read (then
+ * remembered); NULL on error. */
+static IrShape *shape_of(Emit *e, const Lite *l, const Instr *in)
+{
+    if (l->shape && e->shapes.cap) {
+        ShapeSlot *hit = shape_slot(&e->shapes, l->shape, l->shape_len);
+        if (hit->shape)
+            return hit->shape;
+    }
+    size_t mark = e->t.len, at = path_push(&e->path, ".shape");
+    bool ok = emit_shape(e, in->shape, 0);
+    path_pop(&e->path, at);
+    if (!ok)
+        return NULL;
+    IrShape *shape = ir_build_shape(e->b, e->t.s + mark, e->t.len - mark);
+    e->t.len = mark;
+    if (!shape)
+        return builder_fail(e), NULL;
+    if (l->shape && !shape_remember(&e->shapes, l->shape, l->shape_len, shape))
+        return emit_nomem(e), NULL;
+    return shape;
+}
+
+/* The instruction as the snippet ir_build_instr reads: opcode "("
+ * [literal or parameter number] ")" attributes, and its shape.  Its name
+ * and operands go to the builder as they are. */
+static bool emit_instruction(Emit *e, const Lite *l, const Instr *in, IrShape **shape)
 {
     if (!good_name(in->name))
         return emit_fail(e, "name '%s' is not an HLO instruction name", in->name ? in->name : "");
@@ -1907,14 +2130,8 @@ static bool emit_instruction(Emit *e, const Instr *in, bool is_root, int idx)
     for (const char *q = in->opcode; *q; q++)
         if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-'))
             return emit_fail(e, "opcode '%s' is not an HLO opcode", in->opcode);
-    put(e, is_root ? "  ROOT %" : "  %");
-    put(e, in->name);
-    put(e, " = ");
-    size_t at = path_push(&e->path, ".shape");
-    if (!emit_shape(e, in->shape, 0))
+    if (!(*shape = shape_of(e, l, in)))
         return false;
-    path_pop(&e->path, at);
-    put(e, " ");
     put(e, in->opcode);
     put(e, "(");
     if (op_is(in, "parameter")) {
@@ -1922,26 +2139,19 @@ static bool emit_instruction(Emit *e, const Instr *in, bool is_root, int idx)
     } else if (op_is(in, "constant")) {
         if (!in->literal)
             return emit_fail(e, "a constant without a literal");
-        at = path_push(&e->path, ".literal");
+        size_t at = path_push(&e->path, ".literal");
         if (!emit_literal(e, in->literal, in->shape, 0))
             return false;
         path_pop(&e->path, at);
         put(e, ")");
     } else {
-        for (size_t k = 0; k < in->n_operand_ids; k++) {
-            int j = find_id(e, in->operand_ids[k]);
-            if (j < 0)
+        for (size_t k = 0; k < in->n_operand_ids; k++)
+            if (find_id(e, in->operand_ids[k]) < 0)
                 return emit_fail(e, "operand_ids[%zu]: no instruction %" PRId64 " in computation %s", k,
                                  in->operand_ids[k], e->c->name);
-            put(e, k ? ", %" : "%");
-            put(e, e->lc->v[j].name);
-        }
         put(e, ")");
     }
-    if (!emit_attributes(e, in))
-        return false;
-    newline(e, e->comp, idx);
-    return true;
+    return emit_attributes(e, in);
 }
 
 static void *arena_alloc_cb(void *a, size_t n);
@@ -1958,6 +2168,20 @@ static Instr *load(const Emit *e, const Lite *l)
     return (Instr *)protobuf_c_message_unpack(&xla__hlo_instruction_proto__descriptor, &alloc, l->len, l->bytes);
 }
 
+/* Instruction l unpacked without its shape, which the cache has: the
+ * shape is a third of what protobuf-c unpacks of an instruction. */
+static Instr *load_without_shape(Emit *e, const Lite *l)
+{
+    size_t before = (size_t)(l->shape_field - l->bytes), after = (size_t)(l->shape + l->shape_len - l->bytes);
+    e->strip.len = 0;
+    strbuf_putn(&e->strip, (const char *)l->bytes, before);
+    strbuf_putn(&e->strip, (const char *)l->bytes + after, l->len - after);
+    arena_rewind(e->sk->one);
+    ProtobufCAllocator alloc = { arena_alloc_cb, arena_free_cb, e->sk->one };
+    return (Instr *)protobuf_c_message_unpack(&xla__hlo_instruction_proto__descriptor, &alloc, e->strip.len,
+                                              (const uint8_t *)e->strip.s);
+}
+
 static bool emit_nomem(Emit *e)
 {
     return error_set(e->err, ERR_NOMEM, (IrLoc){ e->file, 0, 0 }, "out of memory");
@@ -1972,45 +2196,198 @@ static bool emit_shape_of(Emit *e, const Lite *l)
 
 static bool is_parameter(const Lite *l) { return strcmp(l->opcode, "parameter") == 0; }
 
-static bool emit_signature(Emit *e)
+/* Each parameter number once, from 0 to the count less one (XLA's
+ * signature lists them by number). */
+static bool check_parameter_numbers(Emit *e)
 {
-    /* From the parameter instructions: XLA writes them by number. */
     const CompLites *lc = e->lc;
     size_t n = 0;
     for (size_t i = 0; i < lc->n; i++)
         n += is_parameter(&lc->v[i]);
-    size_t *params = xmalloc((n ? n : 1) * sizeof *params);     /* parameter k's instruction index */
-    for (size_t k = 0; k < n; k++)
-        params[k] = SIZE_MAX;
+    char *taken = xcalloc(n ? n : 1, 1);
     for (size_t i = 0; i < lc->n; i++) {
         const Lite *in = &lc->v[i];
         if (!is_parameter(in))
             continue;
-        if (in->parameter_number < 0 || (size_t)in->parameter_number >= n || params[in->parameter_number] != SIZE_MAX) {
+        if (in->parameter_number < 0 || (size_t)in->parameter_number >= n || taken[in->parameter_number]) {
             size_t at = path_push(&e->path, ".instructions[%zu].parameter_number", i);
             emit_fail(e, "parameter number %" PRId64 " is %s (the computation has %zu parameters)",
                       in->parameter_number, in->parameter_number >= 0 && (size_t)in->parameter_number < n
                                                 ? "given twice" : "out of range", n);
             path_pop(&e->path, at);
-            free(params);
+            free(taken);
             return false;
         }
-        params[in->parameter_number] = i;
+        taken[in->parameter_number] = 1;
     }
-    put(e, " (");
-    for (size_t k = 0; k < n; k++) {
-        putf(e, "%s%s: ", k ? ", " : "", lc->v[params[k]].name);
-        size_t at = path_push(&e->path, ".instructions[%zu].shape", params[k]);
-        bool ok = emit_shape_of(e, &lc->v[params[k]]);
-        path_pop(&e->path, at);
-        if (!ok) {
-            free(params);
-            return false;
-        }
-    }
-    free(params);
-    put(e, ") -> ");
+    free(taken);
     return true;
+}
+
+/* e's id -> instruction index for the instructions lc (e->ids sorted,
+ * e->id_at; or e->dense when the ids are near dense, as they most often
+ * are: numbered from 0 or 1 on); false, with the error, when two share an
+ * id.  The error names the smallest such id, at its second instruction. */
+static bool index_ids(Emit *e, const CompLites *lc)
+{
+    size_t n = lc->n;
+    free(e->ids);
+    free(e->id_at);
+    free(e->dense);
+    e->ids = NULL;
+    e->id_at = NULL;
+    e->dense = NULL;
+    e->n_ids = n;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        lo = lc->v[i].id < lo ? lc->v[i].id : lo;
+        hi = lc->v[i].id > hi ? lc->v[i].id : hi;
+    }
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;    /* + 1, which could wrap */
+    int dup = -1, first = -1;
+    if (span < 4 * (uint64_t)n) {
+        span++;
+        e->dense = xmalloc((size_t)span * sizeof *e->dense);
+        e->n_dense = (size_t)span;
+        e->ids = xmalloc(sizeof *e->ids);
+        e->ids[0] = lo;             /* the table's base */
+        for (size_t k = 0; k < span; k++)
+            e->dense[k] = -1;
+        for (size_t i = 0; i < n; i++) {
+            int *slot = &e->dense[(uint64_t)lc->v[i].id - (uint64_t)lo];
+            if (*slot < 0)
+                *slot = (int)i;
+            else if (dup < 0 || lc->v[i].id < lc->v[dup].id)
+                dup = (int)i, first = *slot;
+        }
+    } else {
+        IdAt *pairs = xmalloc(n * sizeof *pairs);
+        for (size_t i = 0; i < n; i++)
+            pairs[i] = (IdAt){ lc->v[i].id, (int)i };
+        qsort(pairs, n, sizeof *pairs, cmp_id_at);
+        e->ids = xmalloc(n * sizeof *e->ids);
+        e->id_at = xmalloc(n * sizeof *e->id_at);
+        for (size_t i = 0; i < n; i++) {
+            e->ids[i] = pairs[i].id;
+            e->id_at[i] = pairs[i].at;
+            if (i && dup < 0 && pairs[i].id == pairs[i - 1].id)
+                dup = pairs[i].at, first = pairs[i - 1].at;
+        }
+        free(pairs);
+    }
+    if (dup < 0)
+        return true;
+    size_t at = path_push(&e->path, ".instructions[%d].id", dup);
+    emit_fail(e, "id %" PRId64 " is also the id of instructions[%d]", lc->v[dup].id, first);
+    path_pop(&e->path, at);
+    return false;
+}
+
+/* The Direct attributes of the instruction just built, copied into the
+ * module's arena; false when out of memory. */
+static bool give_direct(const Direct *d, IrBuilder *b, IrInstr *ins)
+{
+    IrModule *m = ir_build_module(b);
+    for (int i = 0; i < d->n_comps; i++)
+        if (!ir_build_comp_ref(b, &ins->info->comps[d->comp_k[i]], d->comp_name[i]))
+            return false;
+    for (int i = 0; i < d->n_lists; i++) {
+        int64_t *v = NULL;
+        if (d->list_n[i] && !(v = arena_alloc_array(m->arena, d->list_n[i], sizeof *v)))
+            return false;
+        if (d->list_n[i])
+            memcpy(v, d->list_v[i], d->list_n[i] * sizeof *v);
+        ir_instr_set_list(m, ins, d->list_k[i], (IrIntList){ true, (int)d->list_n[i], v });
+        if (ins->lists == ir_no_lists)
+            return false;
+    }
+    for (int i = 0; i < d->n_ints; i++) {
+        ir_instr_set_int(m, ins, d->int_k[i], d->int_v[i]);
+        if (ins->ints == ir_no_ints)
+            return false;
+    }
+    if (ins->ints[IR_INT_CHANNEL_ID].present && ins->ints[IR_INT_CHANNEL_ID].v > m->max_channel_id)
+        m->max_channel_id = ins->ints[IR_INT_CHANNEL_ID].v;
+    if (d->has_groups) {
+        IrReplicaGroups *g = &ins->info->replica_groups;
+        size_t n = d->n_groups;
+        *g = (IrReplicaGroups){ .form = IR_GROUPS_EXPLICIT, .n_groups = (int)n };
+        if (n && (!(g->groups = arena_alloc_array(m->arena, n, sizeof *g->groups)) ||
+                  !(g->group_sizes = arena_alloc_array(m->arena, n, sizeof *g->group_sizes))))
+            return false;
+        for (size_t k = 0; k < n; k++) {
+            size_t len = d->groups[k]->n_replica_ids;
+            g->group_sizes[k] = (int)len;
+            if (len && !(g->groups[k] = arena_alloc_array(m->arena, len, sizeof *g->groups[k])))
+                return false;
+            if (len)
+                memcpy(g->groups[k], d->groups[k]->replica_ids, len * sizeof *g->groups[k]);
+        }
+    }
+    if (d->has_slice) {
+        ins->info->n_slice = (int)d->n_slice;
+        if (d->n_slice && !(ins->info->slice = arena_alloc_array(m->arena, d->n_slice, sizeof *ins->info->slice)))
+            return false;
+        for (size_t k = 0; k < d->n_slice; k++)
+            ins->info->slice[k] = (IrSliceDim){ d->slice[k]->start, d->slice[k]->limit, d->slice[k]->stride };
+    }
+    return true;
+}
+
+/* "file: computations[C].instructions[I]" in the module's arena: an
+ * instruction's location, the place the verifier's and the tools' messages
+ * name.  head is "file: computations[C].instructions[", written once per
+ * computation (a module of 500k instructions takes 500k of these). */
+static const char *instr_loc(Arena *a, const char *head, size_t n_head, int idx)
+{
+    char digits[12];
+    size_t nd = 0;
+    unsigned v = (unsigned)idx;
+    do {
+        digits[nd++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    char *s = arena_alloc(a, n_head + nd + 2);
+    if (!s)
+        return NULL;
+    memcpy(s, head, n_head);
+    for (size_t d = 0; d < nd; d++)
+        s[n_head + d] = digits[nd - 1 - d];
+    s[n_head + nd] = ']';
+    s[n_head + nd + 1] = 0;
+    return s;
+}
+
+/* An error of the builder at a line of the snippet just read, moved to
+ * the field path being read (e->path), with the instruction's name. */
+static bool builder_fail(Emit *e)
+{
+    if (!e->err || e->err->code == ERR_OK)
+        return emit_nomem(e);
+    char msg[sizeof e->err->msg];
+    memcpy(msg, e->err->msg, sizeof msg);
+    ErrCode code = e->err->code;
+    *e->err = (Error){ 0 };
+    fail_at(e->err, e->file, e->path.s, instr_named(e->sk, e->path.s), msg);
+    e->err->code = code;
+    return false;
+}
+
+/* An error of ir_build_end_computation, at an instruction's location (or
+ * the computation's), moved to that field path with the name. */
+static bool end_fail(Emit *e, IrComputation *comp, IrInstr **built)
+{
+    if (!e->err || e->err->code == ERR_OK)
+        return emit_nomem(e);
+    for (size_t i = 0; i < e->lc->n; i++)
+        if (built[i] && built[i]->info->loc.file && strcmp(e->err->file, built[i]->info->loc.file) == 0) {
+            size_t at = path_push(&e->path, ".instructions[%zu]", i);
+            builder_fail(e);
+            path_pop(&e->path, at);
+            return false;
+        }
+    (void)comp;
+    return builder_fail(e);
 }
 
 static bool emit_computation(Emit *e, const Comp *c, const CompLites *lc, bool is_entry,
@@ -2023,59 +2400,71 @@ static bool emit_computation(Emit *e, const Comp *c, const CompLites *lc, bool i
         return emit_fail(e, "name '%s' is not an HLO computation name", c->name ? c->name : "");
     if (n == 0)
         return emit_fail(e, "computation %s has no instructions", c->name);
-    IdAt *pairs = xmalloc(n * sizeof *pairs);
-    for (size_t i = 0; i < n; i++)
-        pairs[i] = (IdAt){ lc->v[i].id, (int)i };
-    qsort(pairs, n, sizeof *pairs, cmp_id_at);
-    free(e->ids);
-    free(e->id_at);
-    e->ids = xmalloc(n * sizeof *e->ids);
-    e->id_at = xmalloc(n * sizeof *e->id_at);
-    e->n_ids = n;
-    for (size_t i = 0; i < n; i++) {
-        e->ids[i] = pairs[i].id;
-        e->id_at[i] = pairs[i].at;
-        if (i && pairs[i].id == pairs[i - 1].id) {
-            size_t at = path_push(&e->path, ".instructions[%d].id", pairs[i].at);
-            emit_fail(e, "id %" PRId64 " is also the id of instructions[%d]", pairs[i].id, pairs[i - 1].at);
-            path_pop(&e->path, at);
-            free(pairs);
-            return false;
-        }
-    }
-    free(pairs);
+    if (!index_ids(e, lc))
+        return false;
     int root = find_id(e, c->root_id);
     if (root < 0)
         return emit_fail(e, "root_id %" PRId64 " is not an instruction of computation %s", c->root_id, c->name);
     int *order = xmalloc(n * sizeof *order);
-    bool ok = instruction_order(e, seq, order);
-    ok = ok && (putf(e, "%s%%%s", is_entry ? "ENTRY " : "", c->name), true) && emit_signature(e);
+    bool ok = instruction_order(e, seq, order) && check_parameter_numbers(e);
+    Arena *arena = ir_build_module(e->b)->arena;
+    char head[640];
+    int nh = snprintf(head, sizeof head - 16, "%s: %scomputations[%d]", e->file, e->prefix, e->comp);
+    size_t n_head = nh < 0 ? 0 : (size_t)nh < sizeof head - 16 ? (size_t)nh : sizeof head - 17;
+    const char *comp_loc = ok ? arena_strndup(arena, head, n_head) : NULL;
+    IrComputation *comp = NULL;
+    if (ok && !comp_loc)
+        ok = emit_nomem(e);
     if (ok) {
-        size_t at = path_push(&e->path, ".instructions[%d].shape", root);
-        ok = emit_shape_of(e, &lc->v[root]);
-        path_pop(&e->path, at);
+        bool threaded = c->execution_thread && c->execution_thread[0] && strcmp(c->execution_thread, "main");
+        e->t.len = 0;
+        if (threaded)
+            put_quoted(e, c->execution_thread);
+        comp = ir_build_computation(e->b, c->name, is_entry, threaded ? e->t.s : NULL, (IrLoc){ comp_loc, 0, 0 });
+        ok = comp ? true : builder_fail(e);
     }
-    if (ok) {
-        put(e, " {");
-        newline(e, e->comp, -1);
-    }
+    memcpy(head + n_head, ".instructions[", 15);
+    n_head += 14;
+    IrInstr **built = ok ? xcalloc(n, sizeof *built) : NULL;
     for (size_t k = 0; k < n && ok; k++) {
-        size_t at = path_push(&e->path, ".instructions[%d]", order[k]);
-        Instr *in = load(e, &lc->v[order[k]]);
-        ok = in ? emit_instruction(e, in, order[k] == root, order[k]) : emit_nomem(e);
+        int i = order[k];
+        size_t at = path_add(&e->path, ".", "instructions");
+        path_index(&e->path, (unsigned)i);
+        const Lite *l = &lc->v[i];
+        bool known = l->shape && e->shapes.cap && shape_slot(&e->shapes, l->shape, l->shape_len)->shape &&
+                     strcmp(l->opcode, "constant") != 0;   /* a constant's literal is read by its shape */
+        Instr *in = known ? load_without_shape(e, l) : load(e, l);
+        e->t.len = 0;
+        e->md_len = 0;
+        e->direct = (Direct){ 0 };
+        IrShape *shape = NULL;
+        ok = in ? emit_instruction(e, &lc->v[i], in, &shape) : emit_nomem(e);
+        const char *loc = ok ? instr_loc(arena, head, n_head, i) : NULL;
+        if (ok && !loc)
+            ok = emit_nomem(e);
+        if (ok) {
+            built[i] = ir_build_instr(e->b, comp, in->name, (IrLoc){ loc, 0, 0 }, shape, e->t.s, e->t.len,
+                                      (int)in->n_operand_ids, i == root);
+            ok = built[i] ? true : builder_fail(e);
+        }
+        if (ok && e->md_len && !give_metadata(ir_build_module(e->b), built[i], e->md.s + e->md_at, e->md_len))
+            ok = emit_nomem(e);
+        if (ok && !give_direct(&e->direct, e->b, built[i]))
+            ok = emit_nomem(e);
+        e->md.len = 0;
         path_pop(&e->path, at);
     }
     free(order);
-    if (!ok)
-        return false;
-    put(e, "}");
-    if (c->execution_thread && c->execution_thread[0] && strcmp(c->execution_thread, "main")) {
-        put(e, ", execution_thread=");
-        put_quoted(e, c->execution_thread);
-    }
-    newline(e, e->comp, -1);
-    newline(e, e->comp, -1);
-    return true;
+    /* The operands, now that every instruction is built (a schedule may
+     * list an instruction before an operand's). */
+    for (size_t i = 0; i < n && ok; i++)
+        if (built[i]->op != IR_OP_PARAMETER && built[i]->op != IR_OP_CONSTANT)
+            for (uint32_t k = 0; k < lc->v[i].n_operands && (int)k < built[i]->n_operands; k++)
+                built[i]->operands[k] = built[find_id(e, lc->v[i].edges[k])];
+    if (ok && !ir_build_end_computation(e->b, comp))
+        ok = end_fail(e, comp, built);
+    free(built);
+    return ok;
 }
 
 /* --- the module header -------------------------------------------------- */
@@ -2235,6 +2624,8 @@ static void emit_stack_frames(Emit *e, const Xla__StackFrameIndexProto *s)
     newline(e, -1, -1);
 }
 
+/* The module read into e->b: the header as text, then each computation
+ * (after the computations' ids are checked). */
 static bool emit_module(Emit *e)
 {
     const Xla__HloModuleProto *m = e->m;
@@ -2250,6 +2641,12 @@ static bool emit_module(Emit *e)
     if (!emit_header(e, entry))
         return false;
     emit_stack_frames(e, m->stack_frame_index);     /* where the parser reads them: after the header */
+    /* The builder's errors go to e->err, at the snippet it reads: the
+     * header's here, each instruction's in emit_computation. */
+    if (!(e->b = ir_build_begin(e->t.s, e->t.len, e->file, e->err))) {
+        relocate(e, e->prefix, e->err);
+        return false;
+    }
     for (size_t i = 0; i < m->n_computations; i++) {
         const Comp *c = m->computations[i];
         for (size_t j = 0; j < i; j++)
@@ -2260,6 +2657,11 @@ static bool emit_module(Emit *e)
                 return false;
             }
     }
+    e->comp_ids = xmalloc(m->n_computations * sizeof *e->comp_ids);
+    for (size_t i = 0; i < m->n_computations; i++)
+        e->comp_ids[i] = (IdAt){ m->computations[i]->id, (int)i };
+    qsort(e->comp_ids, m->n_computations, sizeof *e->comp_ids, cmp_id_at);
+    e->n_comp_ids = m->n_computations;
     for (size_t i = 0; i < m->n_computations; i++) {
         const Comp *c = m->computations[i];
         const Xla__HloScheduleProto__InstructionSequence *seq = NULL;
@@ -2460,105 +2862,6 @@ static void prefix_message(Error *err, const char *prefix)
     err->msg[n] = 0;
 }
 
-/* Moves an error of the parser or verifier at a line of the generated
- * text to the proto field the line came from. */
-static void relocate(const Emit *e, const char *prefix, Error *err)
-{
-    int line = err->loc.line;
-    if (line < 1 || line > e->n_lines)
-        return;
-    LineFrom from = e->lines[line - 1];
-    char path[300];
-    const char *name = NULL;
-    if (from.comp < 0) {
-        snprintf(path, sizeof path, "%s", prefix);
-        if (path[0])
-            path[strlen(path) - 1] = 0;     /* "hlo_module." names the module */
-    } else if (from.instr < 0) {
-        snprintf(path, sizeof path, "%scomputations[%d]", prefix, from.comp);
-    } else {
-        snprintf(path, sizeof path, "%scomputations[%d].instructions[%d]", prefix, from.comp, from.instr);
-        name = instr_named(e->sk, path);
-    }
-    char msg[sizeof err->msg];
-    memcpy(msg, err->msg, sizeof msg);
-    Error moved = { 0 };
-    fail_at(&moved, e->file, path, name, msg);
-    moved.code = err->code;
-    *err = moved;
-}
-
-/* Gives every instruction and computation of the parsed module the field
- * path it came from, as its location: the verifier's and the tools'
- * messages then name the proto field. */
-/* The instruction's metadata={} (as emitted) given its fields. */
-static bool give_metadata(IrModule *mod, IrInstr *ins, const char *text, size_t n)
-{
-    for (int i = 0; i < ins->info->n_raw_attrs; i++) {
-        IrRawAttr *a = &ins->info->raw_attrs[i];
-        if (strcmp(a->name, "metadata") == 0) {
-            if (!(a->value = arena_strndup(mod->arena, text, n)))
-                return false;
-            return true;
-        }
-    }
-    return true;
-}
-
-static bool place(IrModule *mod, const Emit *e, const char *file, const char *prefix)
-{
-    for (int ci = 0; ci < mod->n_computations; ci++) {
-        IrComputation *comp = mod->computations[ci];
-        /* "file: computations[C].instructions[" is written once per
-         * computation and each instruction's index after it: a module of
-         * 500k instructions takes 500k of these. */
-        char buf[640];
-        int from_comp = -1;
-        size_t head = 0;
-        for (int k = 0; k < comp->n_instrs; k++) {
-            IrInstr *ins = comp->instrs[k];
-            int line = ins->info->loc.line;
-            if (line < 1 || line > e->n_lines)
-                continue;
-            LineFrom from = e->lines[line - 1];
-            if (from.comp < 0 || from.instr < 0)
-                continue;
-            if (from.comp != from_comp) {
-                int n = snprintf(buf, sizeof buf - 16, "%s: %scomputations[%d].instructions[", file, prefix, from.comp);
-                head = n < 0 ? 0 : (size_t)n < sizeof buf - 16 ? (size_t)n : sizeof buf - 17;
-                from_comp = from.comp;
-            }
-            char digits[12];
-            size_t nd = 0;
-            unsigned v = (unsigned)from.instr;
-            do {
-                digits[nd++] = (char)('0' + v % 10);
-                v /= 10;
-            } while (v);
-            char *s = arena_alloc(mod->arena, head + nd + 2);
-            if (!s)
-                return false;
-            memcpy(s, buf, head);
-            for (size_t d = 0; d < nd; d++)
-                s[head + d] = digits[nd - 1 - d];
-            s[head + nd] = ']';
-            s[head + nd + 1] = 0;
-            ins->info->loc = (IrLoc){ s, 0, 0 };
-            if (from.md_len && !give_metadata(mod, ins, e->md.s + from.md_at, from.md_len))
-                return false;
-        }
-        int line = comp->loc.line;
-        if (line >= 1 && line <= e->n_lines && e->lines[line - 1].comp >= 0) {
-            snprintf(buf, sizeof buf, "%s: %scomputations[%d]", file, prefix, e->lines[line - 1].comp);
-            const char *s = arena_strdup(mod->arena, buf);
-            if (!s)
-                return false;
-            comp->loc = (IrLoc){ s, 0, 0 };
-        }
-    }
-    return true;
-}
-
 static const char *path_prefix(IrProtoKind k)
 {
     return k == IR_PROTO_SNAPSHOT ? "hlo.hlo_module." : k == IR_PROTO_HLO ? "hlo_module." : "";
@@ -2659,27 +2962,21 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
         return NULL;
     }
     const Xla__HloModuleProto *m = module_of(kind, msg);
-    Emit e = { .file = file, .err = err, .m = m, .sk = &sk };
+    Error local = { 0 };
+    Emit e = { .file = file, .prefix = path_prefix(kind), .err = err ? err : &local, .m = m, .sk = &sk };
     strbuf_init(&e.t);
     strbuf_init(&e.md);
+    strbuf_init(&e.strip);
     strbuf_putn(&e.t, "", 0);
-    if (len > 0 && (e.t.s = xrealloc(e.t.s, len + len / 2 + 1)) != NULL)
-        e.t.cap = len + len / 2 + 1;        /* the text is about 1.4 times the proto: no copies as it grows */
-    path_push(&e.path, "%s", path_prefix(kind));
+    path_push(&e.path, "%s", e.prefix);
     IrModule *mod = NULL;
     if (emit_module(&e)) {
-        Error perr = { 0 };
-        mod = ir_parse_module(e.t.s, e.t.len, file, &perr);
-        if (!mod) {
-            relocate(&e, path_prefix(kind), &perr);
-            if (err && err->code == ERR_OK)
-                *err = perr;
-        } else if (!place(mod, &e, file, path_prefix(kind))) {
-            ir_module_free(mod);
-            mod = NULL;
-            error_set(err, ERR_NOMEM, (IrLoc){ file, 0, 0 }, "out of memory");
-        }
+        mod = ir_build_end(e.b);
+        e.b = NULL;
+        if (!mod && e.err->code == ERR_OK)
+            emit_nomem(&e);
     }
+    ir_build_abandon(e.b);
     if (mod && kind == IR_PROTO_SNAPSHOT && !read_snapshot(&e, mod, (const Xla__HloSnapshot *)msg)) {
         ir_module_free(mod);
         mod = NULL;
@@ -2694,7 +2991,11 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
     }
     strbuf_free(&e.t);
     strbuf_free(&e.md);
+    strbuf_free(&e.strip);
     free(e.lines);
+    free(e.shapes.v);
+    free(e.dense);
+    free(e.comp_ids);
     free(e.ids);
     free(e.id_at);
     arena_free(unpacked);
