@@ -208,6 +208,11 @@ MUTANTS = [
      "    if (comp->module->is_scheduled) {\n",
      "    if (comp->module->is_scheduled && comp->n_instrs > 40) {\n",
      "matcher: a small scheduled computation is walked in post order"),
+    # fusions (issue 26): no pass visits a computation a fusion calls
+    ("flip-ag-convert", "src/passes/pipeline.c",
+     "        if (!fused[m->computations[i]->id])\n",
+     "        if (1)\n",
+     "scan: the computations fusions call are walked too"),
     # layouts (issue 26): #98 compares the shapes with their layouts
     ("flip-ag-binary", "src/passes/flip_all_gathers_binary.c",
      "           same_layout(a->shape, b->shape) &&\n",

@@ -93,7 +93,7 @@ const char *fuzz_shape_text(const FuzzShape *s, char *buf, size_t n)
 
 const char *fuzz_place_name(FuzzPlace p)
 {
-    static const char *const names[] = { "entry", "while body", "conditional branch" };
+    static const char *const names[] = { "entry", "while body", "conditional branch", "fusion" };
     return p < FUZZ_PLACES ? names[p] : "?";
 }
 
@@ -213,7 +213,8 @@ void fuzz_site_begin(FuzzBuild *b, FuzzPlace place, int trips)
                                &b->state, ", index=0");
         break;
     case FUZZ_IN_CONDITIONAL:
-        snprintf(name, sizeof name, "branch.%d", b->n_site);
+    case FUZZ_IN_FUSION:
+        snprintf(name, sizeof name, "%s.%d", place == FUZZ_IN_FUSION ? "fused" : "branch", b->n_site);
         b->site_comp = new_comp(b, BCOMP_BRANCH, name);
         b->state = new_instr(b, b->site_comp, "()", none, "parameter", 0, NULL, "");
         b->instrs[b->state].is_param = true;
@@ -392,6 +393,20 @@ const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, Fuz
     return b->comps[c].name;
 }
 
+void fuzz_unused_computation(FuzzBuild *b, const char *name, IrElemType t)
+{
+    for (int i = 0; i < b->n_comps; i++)
+        if (strcmp(b->comps[i].name, name) == 0)
+            return;
+    int c = new_comp(b, BCOMP_TEXT, name);
+    const char *tn = ir_type_name(t);
+    StrBuf sb;
+    strbuf_init(&sb);
+    strbuf_printf(&sb, "%%%s {\n  %%a = %s[] parameter(0)\n  %%b = %s[] parameter(1)\n  ROOT %%r = %s[] add(%%a, %%b)\n}\n",
+                  name, tn, tn, tn);
+    b->comps[c].text = sb.s;
+}
+
 const char *fuzz_reducer(FuzzBuild *b, IrElemType t, const char *op, bool trivial)
 {
     return fuzz_reducer_in_form(b, t, op, trivial ? FUZZ_RED_TRIVIAL : FUZZ_RED_COPY);
@@ -487,19 +502,39 @@ static void end_while(FuzzBuild *b, int n, const int *outputs, int *out_pos)
     }
 }
 
+/* Closes the site's computation called with its inputs as one tuple (a
+ * branch, a fusion's): its root the tuple of the outputs, its parameter
+ * the tuple of the inputs (whose shape is written to args); the root. */
+static int close_callee(FuzzBuild *b, int n, const int *outputs, int *out_pos, StrBuf *args)
+{
+    int comp = b->site_comp;
+    int root = tuple_instr(b, comp, outputs, n, NULL, -1);
+    b->comps[comp].root = root;
+    for (int i = 0; i < n; i++)
+        out_pos[i] = i;
+    tuple_text(b, b->in_site, b->n_in, args, NULL);
+    free(b->instrs[b->state].shape_text);
+    b->instrs[b->state].shape_text = xstrdup(args->s);
+    return root;
+}
+
+/* The entry's outputs: element i of call's tuple for outputs[i]. */
+static void outputs_of(FuzzBuild *b, int call, int n, const int *outputs)
+{
+    char a[32];
+    for (int i = 0; i < n; i++) {
+        snprintf(a, sizeof a, ", index=%d", i);
+        add_entry_output(b, array_instr(b, b->entry, b->instrs[outputs[i]].shape, "get-tuple-element", 1, &call, a));
+    }
+}
+
 static void end_conditional(FuzzBuild *b, int n, const int *outputs, int *out_pos)
 {
     int branch = b->site_comp;
     char name[40], a[240];
-    int root = tuple_instr(b, branch, outputs, n, NULL, -1);
-    b->comps[branch].root = root;
-    for (int i = 0; i < n; i++)
-        out_pos[i] = i;
     StrBuf args;
     strbuf_init(&args);
-    tuple_text(b, b->in_site, b->n_in, &args, NULL);
-    free(b->instrs[b->state].shape_text);
-    b->instrs[b->state].shape_text = xstrdup(args.s);
+    int root = close_callee(b, n, outputs, out_pos, &args);
 
     snprintf(name, sizeof name, "skip.%d", b->n_site);
     int skip = new_comp(b, BCOMP_BRANCH, name);
@@ -517,11 +552,24 @@ static void end_conditional(FuzzBuild *b, int n, const int *outputs, int *out_po
              b->comps[skip].name);
     int c = new_instr(b, e, b->instrs[root].shape_text, (FuzzShape){ .type = IR_TYPE_TUPLE }, "conditional", 3,
                       (int[]){ pred, arg, arg }, a);
-    for (int i = 0; i < n; i++) {
-        snprintf(a, sizeof a, ", index=%d", i);
-        add_entry_output(b, array_instr(b, e, b->instrs[outputs[i]].shape, "get-tuple-element", 1, &c, a));
-    }
+    outputs_of(b, c, n, outputs);
     strbuf_free(&args);
+}
+
+/* The site's computation called by a fusion of the entry: its inputs in
+ * one tuple, its outputs the fusion's. */
+static void end_fusion(FuzzBuild *b, int n, const int *outputs, int *out_pos)
+{
+    char a[240];
+    StrBuf args;
+    strbuf_init(&args);
+    int root = close_callee(b, n, outputs, out_pos, &args);
+    strbuf_free(&args);
+    int arg = tuple_instr(b, b->entry, b->in_entry, b->n_in, NULL, -1);
+    snprintf(a, sizeof a, ", kind=kLoop, calls=%%%s", b->comps[b->site_comp].name);
+    int f = new_instr(b, b->entry, b->instrs[root].shape_text, (FuzzShape){ .type = IR_TYPE_TUPLE }, "fusion", 1,
+                      &arg, a);
+    outputs_of(b, f, n, outputs);
 }
 
 void fuzz_site_end(FuzzBuild *b, int n, const int *outputs, int *comp, int *out_pos)
@@ -531,6 +579,8 @@ void fuzz_site_end(FuzzBuild *b, int n, const int *outputs, int *comp, int *out_
         end_while(b, n, outputs, out_pos);
     } else if (b->place == FUZZ_IN_CONDITIONAL) {
         end_conditional(b, n, outputs, out_pos);
+    } else if (b->place == FUZZ_IN_FUSION) {
+        end_fusion(b, n, outputs, out_pos);
     } else {
         for (int i = 0; i < n; i++) {
             out_pos[i] = b->n_entry_outputs;

@@ -103,7 +103,9 @@ void fuzz_mode_attrs(FuzzGroupMode mode, int channel, char *buf, size_t n);
 /* ------------------------------------------------------------------ */
 /* The module under construction (build.c)                             */
 
-typedef enum FuzzPlace { FUZZ_IN_ENTRY, FUZZ_IN_WHILE, FUZZ_IN_CONDITIONAL, FUZZ_PLACES } FuzzPlace;
+/* FUZZ_IN_FUSION: a computation a fusion calls, which no pass visits
+ * (spec/passes.md 1: passes run over non-fusion computations). */
+typedef enum FuzzPlace { FUZZ_IN_ENTRY, FUZZ_IN_WHILE, FUZZ_IN_CONDITIONAL, FUZZ_IN_FUSION, FUZZ_PLACES } FuzzPlace;
 const char *fuzz_place_name(FuzzPlace p);
 
 typedef enum FuzzExpect {
@@ -225,6 +227,10 @@ FuzzReducerForm fuzz_draw_reducer_form(FuzzRng *r);
 /* The reduction computation of op over t in that form (made once per
  * module and form); returns its name. */
 const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form);
+/* A computation named name that nothing calls (add over t), unless the
+ * module has one of that name: a name a pass's new computation must step
+ * around (the reducer a flip retypes to T becomes "<reducer>.T"). */
+void fuzz_unused_computation(FuzzBuild *b, const char *name, IrElemType t);
 /* fuzz_reducer_in_form with FUZZ_RED_TRIVIAL, or FUZZ_RED_COPY when not trivial. */
 const char *fuzz_reducer(FuzzBuild *b, IrElemType t, const char *op, bool trivial);
 FuzzShape fuzz_value_shape(const FuzzBuild *b, int v);

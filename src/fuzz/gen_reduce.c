@@ -69,8 +69,8 @@ static bool widens(IrElemType from, IrElemType to)
  * only one of them takes these for widening), pairs of the same widths
  * whose bias or special values differ (f8e4m3fn <-> f8e4m3fnuz: a guard
  * that reads only the widths takes these for widening), the f8 kinds widened, an
- * integer to float (whose and / or reducers have no float form), and no
- * change of type.  One module's sites share the
+ * integer to float (whose and / or reducers have no float form), floats and
+ * integers to integers, and no change of type.  One module's sites share the
  * pair half the time (g->reduce_pair), so that two reducers are retyped
  * to the same type in it. */
 static void draw_types(FuzzGen *g, IrElemType *narrow, IrElemType *wide)
@@ -95,6 +95,9 @@ static void draw_types(FuzzGen *g, IrElemType *narrow, IrElemType *wide)
         { IR_TYPE_F8E4M3, IR_TYPE_F16 }, { IR_TYPE_F8E3M4, IR_TYPE_BF16 }, { IR_TYPE_F8E8M0FNU, IR_TYPE_BF16 },
         { IR_TYPE_F8E4M3FN, IR_TYPE_F32 }, { IR_TYPE_F8E5M2, IR_TYPE_BF16 }, { IR_TYPE_F8E5M2FNUZ, IR_TYPE_F16 },
         { IR_TYPE_F8E8M0FNU, IR_TYPE_F16 }, { IR_TYPE_F64, IR_TYPE_BF16 }, { IR_TYPE_F32, IR_TYPE_F8E4M3FN },
+        /* to an integer type: no float widens into one, whatever it holds (s8 -> s32 holds every value,
+         * but the spec's sound guard asks for a float convert) */
+        { IR_TYPE_F32, IR_TYPE_S32 }, { IR_TYPE_BF16, IR_TYPE_S16 }, { IR_TYPE_S8, IR_TYPE_S32 },
     };
     FuzzRng *r = g->rng;
     int k = fuzz_chance(r, 40) ? fuzz_below(r, 5) : fuzz_below(r, (int)(sizeof pairs / sizeof pairs[0]));
@@ -211,6 +214,11 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
         matches = false;
     } else {
         rv = reduction(g, grad, dim, &c, red, form);
+        if (narrow != wide && fuzz_chance(r, 15)) {     /* the retyped reducer's name taken already */
+            char taken[160];
+            snprintf(taken, sizeof taken, "%s.%s", fuzz_reducer_in_form(g->b, narrow, red, form), ir_type_name(wide));
+            fuzz_unused_computation(g->b, taken, wide);
+        }
     }
     FuzzShape ws = fuzz_value_shape(g->b, rv);
     ws.type = wide;
