@@ -683,12 +683,6 @@ static bool skeleton(Skel *s, const void *data, size_t len, const ProtobufCMessa
 typedef Xla__HloInstructionProto Instr;
 typedef Xla__HloComputationProto Comp;
 
-/* Where each line of the header's text came from: a computation index
- * (-1 for the module's own lines) and an instruction index (-1 for the
- * computation's lines). */
-typedef struct LineFrom {
-    int comp, instr;
-} LineFrom;
 
 typedef struct IdAt {
     int64_t id;
@@ -734,8 +728,6 @@ typedef struct Emit {
     Error *err;
     IrBuilder *b;                  /* the module being read, from the header on */
     StrBuf t;                      /* the header's text, then one instruction's at a time */
-    LineFrom *lines;
-    int n_lines, cap_lines;
     const Xla__HloModuleProto *m;  /* the skeleton: computations without instructions */
     const Skel *sk;                /* the instructions' bytes and index */
     Path path;
@@ -809,15 +801,7 @@ static void putf(Emit *e, const char *fmt, ...)
     }
 }
 
-static void newline(Emit *e, int comp, int instr)
-{
-    strbuf_putc(&e->t, '\n');
-    if (e->n_lines == e->cap_lines) {
-        e->cap_lines = e->cap_lines ? 2 * e->cap_lines : 256;
-        e->lines = xrealloc(e->lines, (size_t)e->cap_lines * sizeof *e->lines);
-    }
-    e->lines[e->n_lines++] = (LineFrom){ comp, instr };
-}
+static void newline(Emit *e) { strbuf_putc(&e->t, '\n'); }
 
 /* absl::CEscape, which XLA's printer uses for strings.  Runs of
  * characters that need no escape are copied whole. */
@@ -1912,30 +1896,21 @@ static bool emit_attributes(Emit *e, const Instr *in)
     return true;
 }
 
-/* Moves an error of the parser or verifier at a line of the generated
- * text to the proto field the line came from. */
-static void relocate(const Emit *e, const char *prefix, Error *err)
+/* Moves an error the parser found in the header's text (the only text
+ * the builder reads whole: the module line and the stack frames) to the
+ * module's field path. */
+static void relocate_header(const Emit *e, Error *err)
 {
-    int line = err->loc.line;
-    if (line < 1 || line > e->n_lines)
+    if (err->loc.line < 1)
         return;
-    LineFrom from = e->lines[line - 1];
     char path[300];
-    const char *name = NULL;
-    if (from.comp < 0) {
-        snprintf(path, sizeof path, "%s", prefix);
-        if (path[0])
-            path[strlen(path) - 1] = 0;     /* "hlo_module." names the module */
-    } else if (from.instr < 0) {
-        snprintf(path, sizeof path, "%scomputations[%d]", prefix, from.comp);
-    } else {
-        snprintf(path, sizeof path, "%scomputations[%d].instructions[%d]", prefix, from.comp, from.instr);
-        name = instr_named(e->sk, path);
-    }
+    snprintf(path, sizeof path, "%s", e->prefix);
+    if (path[0])
+        path[strlen(path) - 1] = 0;     /* "hlo_module." names the module */
     char msg[sizeof err->msg];
     memcpy(msg, err->msg, sizeof msg);
     Error moved = { 0 };
-    fail_at(&moved, e->file, path, name, msg);
+    fail_at(&moved, e->file, path, NULL, msg);
     moved.code = err->code;
     *err = moved;
 }
@@ -2095,15 +2070,16 @@ static bool shape_remember(ShapeCache *c, const uint8_t *p, size_t n, IrShape *s
     return true;
 }
 
-/* Instruction l's shape: from the cache, or written and read (then
- * remembered); NULL on error. */
+/* Instruction l's shape if an earlier instruction had the same bytes, else NULL. */
+static IrShape *cached_shape(Emit *e, const Lite *l)
+{
+    return l->shape && e->shapes.cap ? shape_slot(&e->shapes, l->shape, l->shape_len)->shape : NULL;
+}
+
+/* Instruction l's shape, not cached: written and read (then remembered);
+ * NULL on error. */
 static IrShape *shape_of(Emit *e, const Lite *l, const Instr *in)
 {
-    if (l->shape && e->shapes.cap) {
-        ShapeSlot *hit = shape_slot(&e->shapes, l->shape, l->shape_len);
-        if (hit->shape)
-            return hit->shape;
-    }
     size_t mark = e->t.len, at = path_push(&e->path, ".shape");
     bool ok = emit_shape(e, in->shape, 0);
     path_pop(&e->path, at);
@@ -2119,8 +2095,9 @@ static IrShape *shape_of(Emit *e, const Lite *l, const Instr *in)
 }
 
 /* The instruction as the snippet ir_build_instr reads: opcode "("
- * [literal or parameter number] ")" attributes, and its shape.  Its name
- * and operands go to the builder as they are. */
+ * [literal or parameter number] ")" attributes, and its shape (*shape,
+ * unless the caller has it already).  Its name and operands go to the
+ * builder as they are. */
 static bool emit_instruction(Emit *e, const Lite *l, const Instr *in, IrShape **shape)
 {
     if (!good_name(in->name))
@@ -2130,7 +2107,7 @@ static bool emit_instruction(Emit *e, const Lite *l, const Instr *in, IrShape **
     for (const char *q = in->opcode; *q; q++)
         if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-'))
             return emit_fail(e, "opcode '%s' is not an HLO opcode", in->opcode);
-    if (!(*shape = shape_of(e, l, in)))
+    if (!*shape && !(*shape = shape_of(e, l, in)))
         return false;
     put(e, in->opcode);
     put(e, "(");
@@ -2375,7 +2352,7 @@ static bool builder_fail(Emit *e)
 
 /* An error of ir_build_end_computation, at an instruction's location (or
  * the computation's), moved to that field path with the name. */
-static bool end_fail(Emit *e, IrComputation *comp, IrInstr **built)
+static bool end_fail(Emit *e, IrInstr **built)
 {
     if (!e->err || e->err->code == ERR_OK)
         return emit_nomem(e);
@@ -2386,7 +2363,6 @@ static bool end_fail(Emit *e, IrComputation *comp, IrInstr **built)
             path_pop(&e->path, at);
             return false;
         }
-    (void)comp;
     return builder_fail(e);
 }
 
@@ -2431,13 +2407,12 @@ static bool emit_computation(Emit *e, const Comp *c, const CompLites *lc, bool i
         size_t at = path_add(&e->path, ".", "instructions");
         path_index(&e->path, (unsigned)i);
         const Lite *l = &lc->v[i];
-        bool known = l->shape && e->shapes.cap && shape_slot(&e->shapes, l->shape, l->shape_len)->shape &&
-                     strcmp(l->opcode, "constant") != 0;   /* a constant's literal is read by its shape */
-        Instr *in = known ? load_without_shape(e, l) : load(e, l);
+        IrShape *shape = cached_shape(e, l);
+        bool strip = shape && strcmp(l->opcode, "constant") != 0;   /* a constant's literal is read by its shape */
+        Instr *in = strip ? load_without_shape(e, l) : load(e, l);
         e->t.len = 0;
         e->md_len = 0;
         e->direct = (Direct){ 0 };
-        IrShape *shape = NULL;
         ok = in ? emit_instruction(e, &lc->v[i], in, &shape) : emit_nomem(e);
         const char *loc = ok ? instr_loc(arena, head, n_head, i) : NULL;
         if (ok && !loc)
@@ -2462,7 +2437,7 @@ static bool emit_computation(Emit *e, const Comp *c, const CompLites *lc, bool i
             for (uint32_t k = 0; k < lc->v[i].n_operands && (int)k < built[i]->n_operands; k++)
                 built[i]->operands[k] = built[find_id(e, lc->v[i].edges[k])];
     if (ok && !ir_build_end_computation(e->b, comp))
-        ok = end_fail(e, comp, built);
+        ok = end_fail(e, built);
     free(built);
     return ok;
 }
@@ -2572,8 +2547,8 @@ static bool emit_header(Emit *e, const Comp *entry)
         put(e, ", ");
         emit_frontend_attributes(e, m->frontend_attributes);
     }
-    newline(e, -1, -1);
-    newline(e, -1, -1);
+    newline(e);
+    newline(e);
     return true;
 }
 
@@ -2584,23 +2559,23 @@ static void emit_stack_frames(Emit *e, const Xla__StackFrameIndexProto *s)
     if (!s || (!s->n_file_names && !s->n_function_names && !s->n_file_locations && !s->n_stack_frames))
         return;
     put(e, "FileNames");
-    newline(e, -1, -1);
+    newline(e);
     for (size_t i = 0; i < s->n_file_names; i++) {
         putf(e, "%zu ", i + 1);
         put_quoted(e, s->file_names[i]);
-        newline(e, -1, -1);
+        newline(e);
     }
-    newline(e, -1, -1);
+    newline(e);
     put(e, "FunctionNames");
-    newline(e, -1, -1);
+    newline(e);
     for (size_t i = 0; i < s->n_function_names; i++) {
         putf(e, "%zu ", i + 1);
         put_quoted(e, s->function_names[i]);
-        newline(e, -1, -1);
+        newline(e);
     }
-    newline(e, -1, -1);
+    newline(e);
     put(e, "FileLocations");
-    newline(e, -1, -1);
+    newline(e);
     for (size_t i = 0; i < s->n_file_locations; i++) {
         const Xla__StackFrameIndexProto__FileLocation *l = s->file_locations[i];
         putf(e, "%zu {file_name_id=%d function_name_id=%d line=%d", i + 1, (int)l->file_name_id,
@@ -2611,17 +2586,17 @@ static void emit_stack_frames(Emit *e, const Xla__StackFrameIndexProto *s)
         if (l->end_column)
             putf(e, " end_column=%d", (int)l->end_column);
         put(e, "}");
-        newline(e, -1, -1);
+        newline(e);
     }
-    newline(e, -1, -1);
+    newline(e);
     put(e, "StackFrames");
-    newline(e, -1, -1);
+    newline(e);
     for (size_t i = 0; i < s->n_stack_frames; i++) {
         putf(e, "%zu {file_location_id=%d parent_frame_id=%d}", i + 1, (int)s->stack_frames[i]->file_location_id,
              (int)s->stack_frames[i]->parent_frame_id);
-        newline(e, -1, -1);
+        newline(e);
     }
-    newline(e, -1, -1);
+    newline(e);
 }
 
 /* The module read into e->b: the header as text, then each computation
@@ -2644,7 +2619,7 @@ static bool emit_module(Emit *e)
     /* The builder's errors go to e->err, at the snippet it reads: the
      * header's here, each instruction's in emit_computation. */
     if (!(e->b = ir_build_begin(e->t.s, e->t.len, e->file, e->err))) {
-        relocate(e, e->prefix, e->err);
+        relocate_header(e, e->err);
         return false;
     }
     for (size_t i = 0; i < m->n_computations; i++) {
@@ -2992,7 +2967,6 @@ IrModule *ir_parse_proto(const void *data, size_t len, const char *filename, Err
     strbuf_free(&e.t);
     strbuf_free(&e.md);
     strbuf_free(&e.strip);
-    free(e.lines);
     free(e.shapes.v);
     free(e.dense);
     free(e.comp_ids);
