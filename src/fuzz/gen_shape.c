@@ -1,8 +1,8 @@
 /* gen_shape.c: sites of the two all-gather flips whose guards read shapes
  * and indices (spec/passes.md 3 and 4), with the near misses each matcher
  * must turn down.  #97 reshape over all-gather is sound only when the
- * gather dim leads its common-factor block; the shapes keep every dim
- * >= 2, so the blocks are where the prefix products meet.  #92
+ * gather dim leads its common-factor block; the shapes' dims are >= 2
+ * but for 1s put in at random, whose blocks follow XLA's CommonFactors.  #92
  * dynamic-slice over all-gather is exact only when every participant
  * slices at its reader's clamped start indices, worked out here per
  * device from the groups.  At most one site of a module is unsound in
@@ -17,25 +17,35 @@
 int gen_common_factors(const int64_t *in, int n_in, const int64_t *out, int n_out, int (*bounds)[2])
 {
     for (int i = 0; i < n_in; i++)
-        if (in[i] < 2)
+        if (in[i] < 1)
             return -1;
     for (int j = 0; j < n_out; j++)
-        if (out[j] < 2)
+        if (out[j] < 1)
             return -1;
     int n = 0, i = 0, j = 0;
     bounds[n][0] = bounds[n][1] = 0;
     n++;
     while (i < n_in || j < n_out) {
-        if (i == n_in || j == n_out)
-            return -1;
-        int64_t pi = in[i++], pj = out[j++];
-        while (pi != pj) {
-            if (pi < pj && i < n_in)
-                pi *= in[i++];
-            else if (pj < pi && j < n_out)
-                pj *= out[j++];
-            else
+        bool one_in = i < n_in && in[i] == 1, one_out = j < n_out && out[j] == 1;
+        if (one_in || one_out) {
+            /* a 1 where a block would start: a block of its own, with the
+             * other side's 1 when both have one there */
+            i += one_in;
+            j += one_out;
+        } else {
+            if (i == n_in || j == n_out)
                 return -1;
+            /* both sides' next dims, then the side behind grows (1s inside
+             * a block join it) until the products meet */
+            int64_t pi = in[i++], pj = out[j++];
+            while (pi != pj) {
+                if (pi < pj && i < n_in)
+                    pi *= in[i++];
+                else if (pj < pi && j < n_out)
+                    pj *= out[j++];
+                else
+                    return -1;
+            }
         }
         bounds[n][0] = i;
         bounds[n++][1] = j;
@@ -47,13 +57,13 @@ bool gen_reshape_rule(const int64_t *in, int n_in, const int64_t *out, int n_out
                       GenReshapeRule *rule)
 {
     memset(rule, 0, sizeof *rule);
-    int bounds[FUZZ_MAX_RANK + 1][2];
+    int bounds[2 * FUZZ_MAX_RANK + 1][2];
     int nb = n_in <= FUZZ_MAX_RANK && n_out <= FUZZ_MAX_RANK ? gen_common_factors(in, n_in, out, n_out, bounds) : -1;
-    if (nb < 2 || d < 0 || d >= n_in || n < 1)
+    if (nb < 2 || d < 0 || d >= n_in || n < 1 || in[d] < 2)
         return false;
     rule->only_merge = true;
     for (int k = 0; k + 1 < nb; k++) {
-        rule->only_merge &= bounds[k + 1][1] - bounds[k][1] == 1;
+        rule->only_merge &= bounds[k + 1][1] - bounds[k][1] == 1;       /* a lone operand 1 has none */
         if (bounds[k][0] <= d && d < bounds[k + 1][0]) {
             rule->in0 = bounds[k][0];
             rule->in1 = bounds[k + 1][0];
@@ -62,10 +72,15 @@ bool gen_reshape_rule(const int64_t *in, int n_in, const int64_t *out, int n_out
         }
     }
     /* d maps to one output dim; a reshape that only merges may merge at
-     * most one other (non-1: all are >= 2) dim into it. */
-    rule->accept = rule->out1 - rule->out0 == 1 && (!rule->only_merge || rule->in1 - rule->in0 <= 2) &&
-                   out[rule->out0] % n == 0;
-    rule->sound = rule->accept && d == rule->in0;
+     * most one other non-1 dim into it */
+    int others = 0;
+    for (int k = rule->in0; k < rule->in1; k++)
+        others += k != d && in[k] != 1;
+    rule->accept = rule->out1 - rule->out0 == 1 && (!rule->only_merge || others <= 1) && out[rule->out0] % n == 0;
+    /* spec section 4: every dim more major than d in its block is 1 */
+    rule->sound = rule->accept;
+    for (int k = rule->in0; k < d; k++)
+        rule->sound &= in[k] == 1;
     return true;
 }
 
@@ -172,6 +187,21 @@ static void draw_reshape(FuzzRng *r, BlockKind kind, int k, int at, int n, Resha
         memcpy(w->out + w->n_out, b->out, (size_t)b->n_out * sizeof *b->out);
         w->n_in += b->n_in;
         w->n_out += b->n_out;
+    }
+    /* now and then 1s, on either side, at block edges or inside blocks:
+     * where CommonFactors puts them decides the seed's verdict */
+    for (int ones = fuzz_chance(r, 35) ? 1 + fuzz_below(r, 2) : 0; ones > 0; ones--) {
+        bool in_side = fuzz_chance(r, 50);
+        int64_t *v = in_side ? w->in : w->out;
+        int *len = in_side ? &w->n_in : &w->n_out;
+        if (*len >= FUZZ_MAX_RANK - 1)
+            continue;
+        int p = fuzz_below(r, *len + 1);
+        memmove(v + p + 1, v + p, (size_t)(*len - p) * sizeof *v);
+        v[p] = 1;
+        (*len)++;
+        if (in_side && p <= w->d)
+            w->d++;
     }
     gen_reshape_rule(w->in, w->n_in, w->out, w->n_out, w->d, n, &w->rule);
 }
@@ -291,6 +321,9 @@ static bool index_value(const GenIndex *ix, int r, int p, int64_t *v)
         return true;
     case GEN_INDEX_PARAMETER:
         return false;
+    case GEN_INDEX_PERMUTED:
+        *v = r >= 1 && r <= ix->scale ? ix->offset : 0;
+        return true;
     case GEN_INDEX_CONSTANT:
     case GEN_INDEX_FOLDED:
     case GEN_INDEX_KINDS:
@@ -329,8 +362,8 @@ GenAgree gen_starts_agree(const FuzzGroups *g, int replicas, int partitions, int
 enum { STYLE_CONSTANTS, STYLE_DEVICE, STYLE_PARAMETER };
 
 /* The start index of a dim of extent dim sliced to size, in style; forced:
- * of the style's own kind. */
-static GenIndex draw_index(FuzzRng *r, int style, int64_t dim, int64_t size, bool forced)
+ * of the style's own kind.  R: the module's replica count. */
+static GenIndex draw_index(FuzzRng *r, int style, int64_t dim, int64_t size, bool forced, int R)
 {
     GenIndex ix = { .kind = fuzz_chance(r, 50) ? GEN_INDEX_CONSTANT : GEN_INDEX_FOLDED };
     ix.offset = -2 + fuzz_below(r, (int)(dim - size) + 5);     /* past both ends, for the clamp */
@@ -340,6 +373,11 @@ static GenIndex draw_index(FuzzRng *r, int style, int64_t dim, int64_t size, boo
         ix.kind = fuzz_chance(r, 50) ? GEN_INDEX_PARTITION : GEN_INDEX_REPLICA;
         ix.scale = fuzz_below(r, 4);                            /* 0: the same on every device */
         ix.offset = -2 + fuzz_below(r, 5);
+        if (R >= 2 && fuzz_chance(r, 30)) {                     /* a constant, moved between replicas */
+            ix.kind = GEN_INDEX_PERMUTED;
+            ix.scale = 1 + fuzz_below(r, R - 1);
+            ix.offset = 1 + fuzz_below(r, (int)(dim - size) + 1);
+        }
     } else if (style == STYLE_PARAMETER && (forced || fuzz_chance(r, 30))) {
         ix.kind = GEN_INDEX_PARAMETER;
         ix.lo = -2 + fuzz_below(r, 3);
@@ -380,6 +418,15 @@ static int emit_index(FuzzBuild *b, const GenIndex *ix)
     }
     case GEN_INDEX_PARAMETER:
         return fuzz_input_index(b, ix->lo, ix->hi);
+    case GEN_INDEX_PERMUTED: {
+        char a[400];
+        size_t k = (size_t)snprintf(a, sizeof a, ", source_target_pairs={");
+        for (int i = 0; i < ix->scale && k < sizeof a; i++)
+            k += (size_t)snprintf(a + k, sizeof a - k, "%s{%d,%d}", i ? "," : "", i, i + 1);
+        if (k < sizeof a)
+            snprintf(a + k, sizeof a - k, "}");
+        return fuzz_op1(b, s32, "collective-permute", s32_constant(b, ix->offset), a);
+    }
     case GEN_INDEX_CONSTANT:
     case GEN_INDEX_KINDS:
         break;
@@ -403,6 +450,9 @@ static void index_text(const GenIndex *ix, char *buf, size_t n)
         return;
     case GEN_INDEX_PARAMETER:
         snprintf(buf, n, "param[%d,%d)", ix->lo, ix->hi);
+        return;
+    case GEN_INDEX_PERMUTED:
+        snprintf(buf, n, "permute(%lld to replicas 1..%lld)", of, sc);
         return;
     case GEN_INDEX_CONSTANT:
     case GEN_INDEX_KINDS:
@@ -487,7 +537,7 @@ void fuzz_gen_ag_dynamic_slice(FuzzGen *g)
             style = STYLE_CONSTANTS;        /* agrees everywhere */
         int forced = cut_list[fuzz_below(r, n_cut)];
         for (int i = 0; i < rank; i++)
-            idx[i] = draw_index(r, style, dims[i], sizes[i], i == forced);
+            idx[i] = draw_index(r, style, dims[i], sizes[i], i == forced, R);
         agree = gen_starts_agree(&c.groups, R, P, rank, dims, sizes, idx);
         if (!g->odd_site_taken || !match || agree == GEN_AGREE)
             break;

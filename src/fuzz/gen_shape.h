@@ -8,10 +8,13 @@
 
 /* ---- #97 */
 
-/* XLA's CommonFactors(in, out) when every dim is >= 2: the points (i, j)
+/* XLA's CommonFactors(in, out) of shapes without 0s: the points (i, j)
  * where the products of in[0..i) and out[0..j) meet, from (0, 0) to
- * (n_in, n_out), into bounds (room for n_in + 1).  Returns their count;
- * -1 when the products differ or a dim is below 2. */
+ * (n_in, n_out), into bounds (room for n_in + n_out + 1).  A block is the
+ * shortest run of dims on each side whose products meet; a 1 where a
+ * block would start is a block of its own (paired with a 1 on the other
+ * side when that side has one there), a 1 inside a block belongs to it.
+ * Returns the count; -1 when the products differ or a dim is below 1. */
 int gen_common_factors(const int64_t *in, int n_in, const int64_t *out, int n_out, int (*bounds)[2]);
 
 /* What #97 makes of reshape(all-gather(x)), gathered to `in` along d by a
@@ -20,7 +23,7 @@ typedef struct GenReshapeRule {
     int in0, in1, out0, out1;   /* d's block: operand dims [in0, in1), output dims [out0, out1) */
     bool only_merge;            /* every block has one output dim */
     bool accept;                /* the seed's matcher accepts and n divides out[out0] */
-    bool sound;                 /* accepted, and d is the first dim of its block */
+    bool sound;                 /* accepted, and every dim before d in its block is 1 */
 } GenReshapeRule;
 
 /* False when the shapes have no blocks (see gen_common_factors). */
@@ -35,6 +38,8 @@ typedef enum GenIndexKind {
     GEN_INDEX_PARTITION,        /* partition-id * scale + offset */
     GEN_INDEX_REPLICA,          /* replica-id * scale + offset */
     GEN_INDEX_PARAMETER,        /* an s32 entry parameter drawn in [lo, hi) per rank */
+    GEN_INDEX_PERMUTED,         /* collective-permute(constant(offset)) along replicas 0 -> 1 -> .. -> scale:
+                                   offset on replicas 1..scale, 0 on the others (no pair sends to them) */
     GEN_INDEX_KINDS
 } GenIndexKind;
 

@@ -24,7 +24,7 @@
 static void expect_bounds(const int64_t *in, int n_in, const int64_t *out, int n_out, int n,
                           const int (*want)[2])
 {
-    int got[FUZZ_MAX_RANK + 1][2];
+    int got[2 * FUZZ_MAX_RANK + 1][2];
     assert_int_equal(gen_common_factors(in, n_in, out, n_out, got), n);
     for (int k = 0; k < n; k++) {
         assert_int_equal(got[k][0], want[k][0]);
@@ -61,10 +61,26 @@ static void test_blocks_pass_and_split(void **state)
 static void test_blocks_refused(void **state)
 {
     (void)state;
-    int b[FUZZ_MAX_RANK + 1][2];
-    assert_int_equal(gen_common_factors((int64_t[]){ 1, 6 }, 2, (int64_t[]){ 6 }, 1, b), -1);
+    int b[2 * FUZZ_MAX_RANK + 1][2];
+    assert_int_equal(gen_common_factors((int64_t[]){ 0, 6 }, 2, (int64_t[]){ 0 }, 1, b), -1);
     assert_int_equal(gen_common_factors((int64_t[]){ 2, 6 }, 2, (int64_t[]){ 2, 5 }, 2, b), -1);
     assert_int_equal(gen_common_factors((int64_t[]){ 4 }, 1, (int64_t[]){ 2 }, 1, b), -1);
+}
+
+/* 1s, traced through XLA's CommonFactors by hand: at a block's start a 1
+ * is a block of its own (two 1s, one per side, one block); inside a
+ * block it joins it. */
+static void test_blocks_ones(void **state)
+{
+    (void)state;
+    expect_bounds((int64_t[]){ 8 }, 1, (int64_t[]){ 8, 1 }, 2, 3, (const int[][2]){ { 0, 0 }, { 1, 1 }, { 1, 2 } });
+    expect_bounds((int64_t[]){ 2, 1, 4 }, 3, (int64_t[]){ 8 }, 1, 2, (const int[][2]){ { 0, 0 }, { 3, 1 } });
+    expect_bounds((int64_t[]){ 4, 1, 8 }, 3, (int64_t[]){ 4, 8 }, 2, 4,
+                  (const int[][2]){ { 0, 0 }, { 1, 1 }, { 2, 1 }, { 3, 2 } });
+    expect_bounds((int64_t[]){ 1, 1, 6 }, 3, (int64_t[]){ 1, 6 }, 2, 4,
+                  (const int[][2]){ { 0, 0 }, { 1, 1 }, { 2, 1 }, { 3, 2 } });
+    expect_bounds((int64_t[]){ 6, 1 }, 2, (int64_t[]){ 1, 2, 3 }, 3, 4,
+                  (const int[][2]){ { 0, 0 }, { 0, 1 }, { 1, 3 }, { 2, 3 } });
 }
 
 /* ------------------------------------------------------------------ */
@@ -138,6 +154,36 @@ static void test_reshape_mixed_block(void **state)
         u = rule_of((int64_t[]){ 6, 4 }, 2, (int64_t[]){ 4, 6 }, 2, d, 2);
         assert_false(u.accept);
     }
+}
+
+static void test_reshape_ones(void **state)
+{
+    (void)state;
+    /* a 1 inside d's merged block is not one of the "other non-1 dims" */
+    GenReshapeRule u = rule_of((int64_t[]){ 2, 1, 4 }, 3, (int64_t[]){ 8 }, 1, 2, 2);
+    assert_true(u.only_merge);
+    assert_true(u.accept);
+    assert_false(u.sound);
+    u = rule_of((int64_t[]){ 4, 1, 2 }, 3, (int64_t[]){ 8 }, 1, 0, 2);
+    assert_true(u.accept);
+    assert_true(u.sound);
+    /* a trailing output 1 is a block of one output dim: still only merges */
+    u = rule_of((int64_t[]){ 8 }, 1, (int64_t[]){ 8, 1 }, 2, 0, 4);
+    assert_true(u.only_merge);
+    assert_true(u.sound);
+    /* a lone operand 1 is a block of no output dim: the reshape no longer
+     * only merges, so two other dims merged with d no longer matter */
+    u = rule_of((int64_t[]){ 2, 3, 4, 1 }, 4, (int64_t[]){ 24 }, 1, 0, 2);
+    assert_false(u.only_merge);
+    assert_true(u.accept);
+    assert_true(u.sound);
+    u = rule_of((int64_t[]){ 2, 3, 4 }, 3, (int64_t[]){ 24 }, 1, 0, 2);
+    assert_false(u.accept);
+    /* the same 1 before d's block changes d's index, not its block */
+    u = rule_of((int64_t[]){ 1, 3, 8 }, 3, (int64_t[]){ 24 }, 1, 2, 2);
+    assert_int_equal(u.in0, 1);
+    assert_true(u.accept);
+    assert_false(u.sound);
 }
 
 static void test_reshape_pass_through_and_divisor(void **state)
@@ -240,6 +286,22 @@ static void test_agree_parameters(void **state)
     assert_int_equal(agree_on(&pair, 1, param, 2, id_index(GEN_INDEX_REPLICA, 1, 0)), GEN_DIFFER);
 }
 
+/* A constant moved from replica 0 to 1 by collective-permute: replica 1
+ * holds it, replica 0 (no pair sends to it) holds 0. */
+static void test_agree_permuted(void **state)
+{
+    (void)state;
+    FuzzGroups pair = groups_of(FUZZ_CROSS_REPLICA, 1, 2, (int[]){ 0, 1 });
+    FuzzGroups alone = groups_of(FUZZ_CROSS_REPLICA, 2, 1, (int[]){ 0, 1 });
+    assert_int_equal(agree_on(&pair, 1, id_index(GEN_INDEX_PERMUTED, 1, 2), 2, zero), GEN_DIFFER);
+    assert_int_equal(agree_on(&alone, 1, id_index(GEN_INDEX_PERMUTED, 1, 2), 2, zero), GEN_AGREE);
+    /* not cut: read whole wherever it starts */
+    assert_int_equal(agree_on(&pair, 0, id_index(GEN_INDEX_PERMUTED, 1, 2), 2, zero), GEN_AGREE);
+    /* the partitions of one replica hold the same value */
+    FuzzGroups parts = groups_of(FUZZ_FLATTENED, 2, 2, (int[]){ 0, 1, 2, 3 });
+    assert_int_equal(agree_on(&parts, 1, id_index(GEN_INDEX_PERMUTED, 1, 2), 2, zero), GEN_AGREE);
+}
+
 /* ------------------------------------------------------------------ */
 /* 4. The generators                                                    */
 
@@ -294,16 +356,19 @@ int main(void)
         cmocka_unit_test(test_blocks_merge),
         cmocka_unit_test(test_blocks_pass_and_split),
         cmocka_unit_test(test_blocks_refused),
+        cmocka_unit_test(test_blocks_ones),
         cmocka_unit_test(test_reshape_merge_under_major_dim),
         cmocka_unit_test(test_reshape_merge_with_minor_dim),
         cmocka_unit_test(test_reshape_two_others_merged),
         cmocka_unit_test(test_reshape_gather_dim_split),
         cmocka_unit_test(test_reshape_mixed_block),
+        cmocka_unit_test(test_reshape_ones),
         cmocka_unit_test(test_reshape_pass_through_and_divisor),
         cmocka_unit_test(test_clamp),
         cmocka_unit_test(test_agree_cross_replica),
         cmocka_unit_test(test_agree_flattened_and_partition_modes),
         cmocka_unit_test(test_agree_parameters),
+        cmocka_unit_test(test_agree_permuted),
         cmocka_unit_test(test_generators_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
