@@ -326,7 +326,7 @@ void fuzz_control(FuzzBuild *b, int v, int pred)
 }
 
 static const char *const reducer_form_names[FUZZ_RED_FORMS] = {
-    "trivial", "swapped", "copy", "same-param", "constant", "extra", "two-ops", "other-op",
+    "trivial", "swapped", "copy", "same-param", "constant", "extra", "two-ops", "guarded", "other-op",
 };
 
 const char *fuzz_reducer_form_name(FuzzReducerForm f)
@@ -384,6 +384,13 @@ const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, Fuz
     }
     case FUZZ_RED_TWO_OPS:
         strbuf_printf(&sb, "  %%t = %s[] %s(%%a, %%b)\n  ROOT %%r = %s[] %s(%%t, %%b)\n}\n", tn, op, tn, op);
+        break;
+    case FUZZ_RED_GUARDED:
+        strbuf_printf(&sb,
+                      "  %%o = %s[] %s(%%a, %%b)\n  %%p = pred[] compare(%%o, %%o), direction=EQ\n"
+                      "  %%t = pred[] constant(true)\n  %%q = pred[] and(%%p, %%t)\n"
+                      "  ROOT %%r = %s[] select(%%q, %%o, %%a)\n}\n",
+                      tn, op, tn);
         break;
     case FUZZ_RED_OTHER_OP:
         strbuf_printf(&sb, "  ROOT %%r = %s[] %s(%%a, %%b)\n}\n", tn, t == IR_TYPE_PRED ? "xor" : "subtract");

@@ -82,7 +82,7 @@ typedef struct FuzzGroups {
     bool empty;                     /* printed as {} (one group of every id) */
     char text[600];                 /* as printed after replica_groups= */
     char canon[600];                /* the expanded list (or "{}"): equal iff the groups are equal */
-    char form[16];                  /* explicit, empty, iota, mesh */
+    char form[16];                  /* explicit, empty, iota, mesh; uneven (gen_combiners.c, n_groups and size stale) */
 } FuzzGroups;
 
 /* Groups of mode over the module's devices, with `size` ids per group
@@ -216,13 +216,15 @@ typedef enum FuzzReducerForm {
     FUZZ_RED_CONSTANT,      /* c = constant; ROOT op(a, c) */
     FUZZ_RED_EXTRA,         /* n = negate(b) (copy(b) for unsigned and pred); ROOT op(a, n) */
     FUZZ_RED_TWO_OPS,       /* t = op(a, b); ROOT op(t, b) */
+    FUZZ_RED_GUARDED,       /* o = op(a, b); ROOT select(and(compare(o, o, EQ), true), o, a): op unless NaN;
+                             * its pred instructions and constant keep their type when the reducer is retyped */
     FUZZ_RED_OTHER_OP,      /* ROOT subtract(a, b) (xor for pred): a binary op outside the six; combiners only */
     FUZZ_RED_FORMS
 } FuzzReducerForm;
 const char *fuzz_reducer_form_name(FuzzReducerForm f);
 bool fuzz_reducer_form_trivial(FuzzReducerForm f);
 /* A form: trivial 80% of the time (op(b, a) in one of eight), else one of
- * the five others with op in them (not FUZZ_RED_OTHER_OP). */
+ * the six others with op in them (not FUZZ_RED_OTHER_OP). */
 FuzzReducerForm fuzz_draw_reducer_form(FuzzRng *r);
 /* The reduction computation of op over t in that form (made once per
  * module and form); returns its name. */

@@ -27,15 +27,16 @@ typedef enum Variation {
     VAR_CHAIN,          /* its operand depends on an earlier member */
     VAR_CONSTRAIN,      /* constrain_layout=true: gates the whole pass off */
     VAR_GLOBAL,         /* one partition: use_global_device_ids flipped, the same ids (flattened <-> by replica) */
+    VAR_CUT,            /* AR: the same ids in the same order, cut into groups of other sizes (uneven) */
     VARIATIONS
 } Variation;
 
 static const char *const variation_names[] = {
     "same key", "same groups in another form", "another dimension", "another type", "other groups",
     "another reducer", "channel_id presence flipped", "control predecessor", "depends on a member",
-    "constrain_layout=true", "use_global_device_ids flipped",
+    "constrain_layout=true", "use_global_device_ids flipped", "the same ids cut unevenly",
 };
-static const int variation_weights[] = { 34, 10, 10, 6, 6, 7, 6, 6, 10, 1, 4 };
+static const int variation_weights[] = { 31, 10, 10, 6, 6, 7, 6, 6, 10, 1, 4, 3 };
 
 typedef struct Member {
     Variation var;
@@ -45,7 +46,7 @@ typedef struct Member {
     const char *reducer;        /* AR / RS: the reducer's op */
     FuzzReducerForm form;       /* ... and the computation's form */
     bool trivial, constrain;    /* trivial: fuzz_reducer_form_trivial(form) */
-    bool tangle;                /* one of plan_tangle's four */
+    bool tangle;                /* one of plan_tangle's four or plan_chain's five */
     int after;                  /* the earlier member its operand depends on, -1 */
     bool through;               /* ... through a collective of another opcode */
     int ctrl;                   /* its control predecessor: -1 none, -2 a fresh instruction, else a member */
@@ -180,6 +181,50 @@ static void other_form(FuzzGen *g, GenColl *c)
     render_attrs(g, c);
 }
 
+/* The same ids in the same order cut into groups of other sizes, most
+ * often uneven ones (all-reduce allows them, hlo-reference 6.2): another
+ * key, though a hash that reads only the ids in order cannot tell it from
+ * the base's cut. */
+static void uneven_cut(FuzzGen *g, GenColl *c)
+{
+    FuzzGroups *gr = &c->groups;
+    int n = gr->n_groups * gr->size, size[FUZZ_MAX_DEVICES], k = 0;
+    if (gr->n_groups >= 2 && gr->size >= 2 && fuzz_chance(g->rng, 60)) {
+        /* as many groups as the base, one id moved to the next group:
+         * a hash that counts the groups cannot tell either */
+        int at = fuzz_below(g->rng, gr->n_groups - 1);
+        for (k = 0; k < gr->n_groups; k++)
+            size[k] = gr->size + (k == at + 1) - (k == at);
+    } else {
+        for (int left = n; left > 0; left -= size[k++])
+            size[k] = 1 + fuzz_below(g->rng, left);
+    }
+    bool same = true;                   /* the base's own cut: move the boundary */
+    for (int i = 0; i < k; i++)
+        same &= size[i] == gr->size;
+    if (same && k >= 2) {
+        k--;
+        size[k - 1] += size[k];
+    } else if (same) {
+        size[0] = n - 1;
+        size[k++] = 1;
+    }
+    size_t w = (size_t)snprintf(gr->text, sizeof gr->text, "{");
+    for (int i = 0, at = 0; i < k && w < sizeof gr->text; at += size[i++]) {
+        w += (size_t)snprintf(gr->text + w, sizeof gr->text - w, "%s{", i ? "," : "");
+        for (int j = 0; j < size[i] && w < sizeof gr->text; j++)
+            w += (size_t)snprintf(gr->text + w, sizeof gr->text - w, "%s%d", j ? "," : "", gr->ids[at + j]);
+        if (w < sizeof gr->text)
+            w += (size_t)snprintf(gr->text + w, sizeof gr->text - w, "}");
+    }
+    if (w < sizeof gr->text)
+        snprintf(gr->text + w, sizeof gr->text - w, "}");
+    snprintf(gr->canon, sizeof gr->canon, "%s", gr->text);
+    snprintf(gr->form, sizeof gr->form, "uneven");
+    gr->empty = false;
+    render_attrs(g, c);
+}
+
 /* ---- Reducers */
 
 static bool reducer_takes(const char *op, IrElemType t)
@@ -242,6 +287,7 @@ static bool applies(FuzzGen *g, int number, const Member *base, Variation v, int
     case VAR_GLOBAL:                    /* with one partition both modes name the same devices */
         return fuzz_build_partitions(g->b) == 1 && !base->c.groups.empty &&
                base->c.groups.mode != FUZZ_CROSS_REPLICA;
+    case VAR_CUT: return number == 79 && base->c.groups.n_groups * base->c.groups.size >= 2;
     case VAR_SAME: case VAR_FORM: case VAR_TYPE: case VAR_GROUPS: case VAR_CONTROL: case VAR_CONSTRAIN:
     case VARIATIONS: return true;
     }
@@ -294,6 +340,9 @@ static Member vary(FuzzGen *g, int number, const Member *base, Variation v, int 
         break;
     case VAR_GLOBAL:
         set_mode(g, &m.c, m.c.groups.mode == FUZZ_FLATTENED ? FUZZ_CROSS_REPLICA_PARTITION : FUZZ_FLATTENED);
+        break;
+    case VAR_CUT:
+        uneven_cut(g, &m.c);
         break;
     case VAR_SAME:
     case VARIATIONS:
@@ -411,7 +460,7 @@ static void describe(Cluster *cl, FuzzSite *s, const Member *m, const FuzzShape 
                  m->trivial ? "" : fuzz_reducer_form_name(m->form), m->trivial ? "" : ")");
     snprintf(s->what, sizeof s->what, "#%d %s %s -> %s%s, %s, member %d of %d in %s: %s%s%s", cl->number,
              opcode_text(cl->number), fuzz_shape_text(in, is, sizeof is), fuzz_shape_text(out, os, sizeof os), red, ct,
-             k, n, fuzz_place_name(place), m->tangle ? "tangle of two keys, " : "", variation_names[m->var], extra);
+             k, n, fuzz_place_name(place), m->tangle ? "tangle of keys, " : "", variation_names[m->var], extra);
 }
 
 static void add_output(Cluster *cl, int v)
@@ -510,6 +559,33 @@ static int plan_tangle(FuzzGen *g, int number, const Member *base, Member *m)
     return 4;
 }
 
+/* Three keys in a chain of dependences: a1, b1(a1), a2(b1), b2(a2),
+ * c1(b1).  a2 cannot join {a1} (through b1 it depends on it), so {a1}
+ * closes; b2 cannot join {b1} (through a2), so {b1} closes, itself
+ * depending on the closed {a1}; c1 then depends on a group that depends
+ * on a closed one, which the combined graph must still see through. */
+static int plan_chain(FuzzGen *g, int number, const Member *base, Member *m)
+{
+    plan_tangle(g, number, base, m);    /* a1, b1, b2(a1), a2(b1) */
+    Member a = m[0], b = m[1];
+    m[1].var = m[2].var = m[3].var = VAR_CHAIN;
+    m[1].after = 0;                     /* b1(a1) */
+    m[2] = m[3];                        /* a2(b1) */
+    m[3] = b;                           /* b2(a2) */
+    m[3].var = VAR_CHAIN;
+    m[3].after = 2;
+    Member c = vary(g, number, base, VAR_TYPE, 4);
+    for (int tries = 0; tries < 8 && (c.type == a.type || c.type == b.type); tries++)
+        c = vary(g, number, base, VAR_TYPE, 4);
+    c.var = VAR_CHAIN;                  /* c1(b1) */
+    c.after = 1;
+    c.tangle = true;
+    m[4] = c;
+    for (int k = 1; k < 4; k++)
+        render_attrs(g, &m[k].c);
+    return 5;
+}
+
 /* Three members of one key in a row, the middle one twice the bytes of
  * each of the others (one shape, its dim 0 doubled), and the byte limit
  * at the middle one's size or a byte under (bytes_at_boundary): at the
@@ -543,9 +619,11 @@ void fuzz_gen_combiner(FuzzGen *g, int number)
     Cluster cl = { .g = g, .number = number };
     Member base = draw_base(g, number), m[MAX_MEMBERS];
     int n;
-    bool tangle = room >= 4 && fuzz_chance(r, 3);
+    bool tangle = room >= 4 && fuzz_chance(r, 5);
     bool big_middle = !tangle && boundary && room >= 3 && fuzz_chance(r, 40);
-    if (tangle) {
+    if (tangle && room >= 5 && fuzz_chance(r, 40)) {
+        n = plan_chain(g, number, &base, m);
+    } else if (tangle) {
         n = plan_tangle(g, number, &base, m);
     } else if (big_middle) {
         n = plan_big_middle(&cl, &base, m);

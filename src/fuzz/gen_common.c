@@ -95,8 +95,11 @@ void gen_draw_coll(FuzzGen *g, GenColl *c)
 void gen_coll_text(const GenColl *c, char *buf, size_t n)
 {
     static const char *const modes[] = { "cross-replica", "cross-replica-and-partition", "flattened-id" };
-    snprintf(buf, n, "%s groups %s (%d x %d)", modes[c->groups.mode], c->groups.form, c->groups.n_groups,
-             c->size);
+    if (strcmp(c->groups.form, "uneven") == 0)     /* no one size: the list itself */
+        snprintf(buf, n, "%s groups %s", modes[c->groups.mode], c->groups.canon);
+    else
+        snprintf(buf, n, "%s groups %s (%d x %d)", modes[c->groups.mode], c->groups.form, c->groups.n_groups,
+                 c->size);
 }
 
 int gen_all_gather(FuzzGen *g, int x, int dim, const GenColl *c)
@@ -120,8 +123,30 @@ void gen_finish(FuzzGen *g, FuzzSite *s, int result, int n_extra, const int *ext
 {
     int outs[8] = { result };
     int n = 1;
-    for (int i = 0; i < n_extra && n < 8; i++)
+    for (int i = 0; i < n_extra && n < 6; i++)
         outs[n++] = extra[i];
+    /* Now and then an instruction waits for the result (a control edge
+     * that the rewrite must hand to the result's replacement); it changes
+     * no value, so no expectation. */
+    if (s->place != FUZZ_IN_FUSION && fuzz_chance(g->rng, 8)) {
+        FuzzShape rs = fuzz_value_shape(g->b, result);
+        int w = fuzz_op1(g->b, rs, "copy", fuzz_input(g->b, rs), "");
+        fuzz_control(g->b, w, result);
+        outs[n++] = w;
+        size_t k = strlen(s->what);
+        snprintf(s->what + k, sizeof s->what - k, " (a copy waits for it: control edge)");
+    }
+    /* Now and then a long tail of copies hangs from the result: a chain of
+     * dependences deeper than a pass's walk keeps on its first stack. */
+    if (s->place != FUZZ_IN_FUSION && fuzz_chance(g->rng, 3)) {
+        FuzzShape rs = fuzz_value_shape(g->b, result);
+        int v = result, len = 65 + fuzz_below(g->rng, 16);
+        for (int i = 0; i < len; i++)
+            v = fuzz_op1(g->b, rs, "copy", v, "");
+        outs[n++] = v;
+        size_t k = strlen(s->what);
+        snprintf(s->what + k, sizeof s->what - k, " (a chain of %d copies hangs from it)", len);
+    }
     int pos[8];
     fuzz_site_end(g->b, n, outs, &s->comp, pos);
     s->out = pos[0];
