@@ -213,6 +213,27 @@ MUTANTS = [
      "        if (!fused[m->computations[i]->id])\n",
      "        if (1)\n",
      "scan: the computations fusions call are walked too"),
+    # groups cut unevenly (issue 26): the same ids in the same order hash alike
+    ("ar-combiner", "src/passes/combine.c",
+     "           a->channel == b->channel && strcmp(a->tag, b->tag) == 0 &&\n"
+     "           ir_replica_groups_equal(a->groups, b->groups);\n",
+     "           a->channel == b->channel && strcmp(a->tag, b->tag) == 0;\n",
+     "matcher: keys with equal hashes are taken as equal without comparing their groups"),
+    # reducers of mixed types (issue 26): a retype keeps what is not of the narrow type
+    ("flip-reduce-convert-add", "src/passes/expand.c",
+     "    bool retype = src->shape->type == from;\n",
+     "    bool retype = src->shape->type == from || src->op == IR_OP_CONSTANT;\n",
+     "semantic: the reducer's constants of another type (pred) are retyped too"),
+    # 1s in #97's shapes (issue 26): a 1 merged with the gather dim is no "other non-1 dim"
+    ("flip-ag-reshape", "src/passes/flip_all_gather_reshape.c",
+     "        others += k != d && map->block[k] == map->block[d] && in->dims[k] != 1;\n",
+     "        others += k != d && map->block[k] == map->block[d];\n",
+     "matcher: 1s merged with the gather dim count among the other dims"),
+    # control edges (issue 26): a replaced instruction's successors wait for its replacement
+    ("flip-ag-reshape", "src/passes/expand.c",
+     "    for (int k = 0; k < instr->n_control_predecessors; k++) {\n",
+     "    for (int k = 0; k < 0; k++) {\n",
+     "semantic: a control edge from a replaced instruction is not moved to its replacement"),
     # layouts (issue 26): #98 compares the shapes with their layouts
     ("flip-ag-binary", "src/passes/flip_all_gathers_binary.c",
      "           same_layout(a->shape, b->shape) &&\n",
