@@ -4,6 +4,8 @@
  * accuracy against the f64 oracle instead, and measures each such site. */
 #include "check.h"
 #include "coll.h"
+#include "check_internal.h"
+#include "prove_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

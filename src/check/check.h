@@ -1,5 +1,6 @@
 /* check.h: the equivalence checker's public API, and the seeded inputs it
- * shares with hlo-run. */
+ * shares with hlo-run.  What src/check/'s files give only each other is in
+ * check_internal.h, shrink_internal.h and prove_internal.h. */
 #ifndef CHECK_H
 #define CHECK_H
 
@@ -24,11 +25,6 @@ typedef enum CheckDist {
 
 bool check_dist_from_name(const char *name, CheckDist *dist);
 const char *check_dist_name(CheckDist dist);
-/* The kind trial t draws: dist itself, or for CHECK_DIST_MIXED the t-th of
- * uniform, copies, edges, pairs, small, extreme, wide, special (cyclic). */
-CheckDist check_trial_dist(CheckDist dist, int trial);
-/* "uniform, copies, ...": the kinds trials 0..n-1 draw (at most 8 named). */
-void check_trial_dists_text(CheckDist dist, int n, char *out, size_t size);
 
 /* The value of entry parameter `param` for device `rank`: drawn from the
  * stream keyed by (seed, rank, param), the same bits on any machine.
@@ -37,10 +33,6 @@ void check_trial_dists_text(CheckDist dist, int n, char *out, size_t size);
  * time and needs clamping the other half. */
 Value *check_random_input(const IrModule *m, int param, int rank, uint64_t seed, CheckDist dist,
                           Error *err);
-/* A value of shape s drawn as above from the stream whose key is given
- * (the s[i] = sm(key + i*G) step on): opaque custom calls and elided
- * constants. */
-Value *check_random_value(uint64_t key, const IrShape *s, CheckDist dist, Error *err);
 /* The range [*lo, *hi) a scalar integer parameter is drawn from when it
  * carries frontend_attributes={hlocheck_range="lo,hi"}; false without. */
 #define CHECK_RANGE_ATTR "hlocheck_range"
@@ -95,12 +87,6 @@ typedef struct CheckLeafTolerance {
     IrElemType measure_type;    /* whose ulp: the narrowest of the leaf's type and the cone's accumulation types */
 } CheckLeafTolerance;
 
-const char *check_tol_class_name(CheckTolClass c);       /* "transcendental" */
-const char *check_tol_class_measure(CheckTolClass c);    /* "ulp", "scaled ulp", ... */
-double check_tol_class_tolerance(CheckTolClass c);
-/* The class of each leaf of the entry's result, in leaf order (at most max
- * filled); returns how many leaves there are. */
-int check_output_tolerances(const IrModule *m, CheckLeafTolerance *out, int max);
 
 typedef struct CheckLeafDistance {
     bool shape_differs;         /* another type or other dimensions */
@@ -108,9 +94,6 @@ typedef struct CheckLeafDistance {
     int64_t first;              /* the first element beyond the tolerance, -1 when none */
     int64_t n_bad;              /* how many elements are */
 } CheckLeafDistance;
-/* Does got (hlo-run's) lie within t's tolerance of want (the other
- * implementation's)?  d says how far and where. */
-bool check_leaf_within(const CheckLeafTolerance *t, const Value *got, const Value *want, CheckLeafDistance *d);
 
 /* ------------------------------------------------------------------ */
 /* snapshot.c: replaying an HloSnapshot (m->snapshot)                    */
@@ -152,10 +135,6 @@ int64_t check_first_difference(const Value *a, const Value *b, const CheckTolera
  * its runtime sizes (always, for a value without sizes). */
 bool check_within_sizes(const Value *v, int64_t i);
 
-/* The elements of an array value as doubles (exact for every float type);
- * malloc'd, the caller frees it.  One type dispatch per array, not per
- * element. */
-double *check_values_f64(const Value *v);
 
 /* Error of values of type t against an f64 oracle, accumulated. */
 typedef struct CheckAccuracy {
@@ -183,8 +162,6 @@ void check_duel_add(CheckDuel *duel, const Value *before, const Value *after, co
 /* The three above for both sides at once, each value converted once. */
 void check_judge_add(CheckAccuracy *acc_before, CheckAccuracy *acc_after, CheckDuel *duel, const Value *before,
                      const Value *after, const Value *oracle);
-/* Merges b into a (sums and maxima). */
-void check_accuracy_merge(CheckAccuracy *a, const CheckAccuracy *b);
 /* The mean error over the elements both sides got finite when paired,
  * else over every element the side got finite. */
 double check_judged_mean(const CheckAccuracy *a);
@@ -198,8 +175,6 @@ double check_judged_mean(const CheckAccuracy *a);
  * bitcast-convert and reduce-precision of floats have no f64 meaning:
  * ERR_UNSUPPORTED naming the instruction. */
 IrModule *check_widen_module(const IrModule *m, Error *err);
-/* v converted to f64 where its type is a float (exactly), as shape s. */
-Value *check_widen_value(const Value *v, const IrShape *s, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* check.c: both modules on the same inputs, every rank, every output    */
@@ -229,7 +204,6 @@ void check_options_default(CheckOptions *opt);
  * relative 1e-9) and it has no more non-finite misses. */
 bool check_no_less_accurate(const CheckAccuracy *before, const CheckAccuracy *after);
 
-uint64_t check_trial_seed(uint64_t seed, int trial);
 
 typedef struct CheckDifference {
     bool found;
@@ -285,7 +259,7 @@ typedef struct CheckSite {
     double before_bound, after_bound;   /* max over elements of error / bound */
 } CheckSite;
 
-/* hlo-check --prove (prove.c). */
+/* What hlo-check --prove adds to a report (filled by prove.c). */
 typedef enum CheckProofStatus {
     CHECK_PROOF_OFF,            /* not asked for */
     CHECK_PROOF_PROVED,         /* every output element's hash equal on every rank */
@@ -377,20 +351,6 @@ void check_per_pass_free(CheckPerPass *p);
 /* ------------------------------------------------------------------ */
 /* prove.c: equivalence for all inputs (hlo-check --prove)              */
 
-/* Why m cannot be proved (an op the proof does not model), into why; false
- * when it can.  The same on every rank: decided from the text alone. */
-bool check_prove_unsupported(const IrModule *m, int replicas, int partitions, char *why, size_t n);
-/* What the proof needs on one rank, estimated from shapes (erring high):
- * both modules' values with their hashes beside them (16 bytes an element),
- * and the largest gather of the members' hashes an all-reduce or
- * reduce-scatter folds. */
-int64_t check_prove_need(const IrModule *before, const IrModule *after, int replicas, int partitions);
-/* Runs before and after on inputs (this rank's, borrowed) with io on hashes
- * and fills the proof's hash verdict (differs, the first difference and its
- * expressions, decisions, collision bound) agreed on every rank; the caller
- * turns it into a status with the sampled verdict.  Collective on c. */
-bool check_prove_pair(Coll *c, const IrModule *before, const IrModule *after, const InterpOptions *io,
-                      Value *const *inputs, int n, CheckProof *proof, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* memory.c: what a run needs against what the machine has             */
@@ -403,8 +363,8 @@ void check_pair_need(const IrModule *before, const IrModule *after, const IrModu
  * comparison that does not fit otherwise does that, digest.c): the larger
  * of the two modules' own needs. */
 void check_pair_lean_need(const IrModule *before, const IrModule *after, InterpMemory *out);
-/* The default --max-memory: this node's physical memory over the ranks
- * running on it, with the reason in why ("24.6 GB physical / 4 ranks"). */
+/* memory.c: the default --max-memory: this node's physical memory over the
+ * ranks running on it, with the reason in why ("24.6 GB physical / 4 ranks"). */
 int64_t check_default_max_memory(Coll *c, char *why, size_t n);
 /* False, with ERR_UNSUPPORTED located at the instruction where the need
  * peaks, when need (what) exceeds limit; a message with the figures. */
@@ -464,45 +424,12 @@ typedef struct CheckShrink {
 bool check_shrink(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *opt,
                   const CheckReport *rep, CheckShrink *out, Error *err);
 void check_shrink_free(CheckShrink *s);
-/* A deep copy (modules through their text, inputs bound to the copy). */
-bool check_shrink_copy(const CheckShrink *s, CheckShrink *copy, Error *err);
 /* Cuts a shrunk pair whose instructions all work element by element (the
  * element-wise ops, broadcasts of scalars, constants, all-reduce) on arrays
  * of the root's dimensions down to scalars: element `index` of every such
  * array, inputs included.  False (s unchanged) when the pair does not allow
  * it; the caller checks the result again. */
 bool check_shrink_to_element(CheckShrink *s, int64_t index, Error *err);
-/* m through its text (fresh name maps, as a user reads the written file),
- * verified; m is freed.  NULL with err when it does not verify. */
-IrModule *check_shrink_fresh(IrModule *m, Error *err);
-/* Replaces s's pair and inputs (one reference each, taken over). */
-void check_shrink_install(CheckShrink *s, IrModule *before, IrModule *after, Value **inputs);
-/* shrink_shape.c: cuts a shrunk pair of array instructions to what element
- * `index` of its root depends on: every instruction computes only the box
- * of its value that element reads (slices, transposes, reshapes,
- * broadcasts, concatenates, reductions, all-gathers, reduce-scatters and
- * element-wise ops given smaller shapes, inputs cut to their boxes, slices
- * where an op computes more).  False (s unchanged) when nothing gets
- * smaller; a heuristic: the caller checks the result again. */
-bool check_shrink_to_box(CheckShrink *s, int64_t index, Error *err);
-/* shrink_ranks.c: the ranks rank's results depend on in before and after
- * (rank, closed under every collective's replica groups), ascending in
- * ranks[] (world entries); their count when fewer than world and the pair
- * can be run on them alone (one partition, explicit or iota groups, no
- * replica-id / partition-id / point-to-point op), else 0. */
-int check_rank_subset(const IrModule *before, const IrModule *after, int world, int rank, int *ranks);
-/* m for ranks[0..n) alone, renumbered 0..n-1: the groups inside them kept
- * with their ids mapped, the header saying n replicas; verified. */
-IrModule *check_renumber_ranks(const IrModule *m, const int *ranks, int n, Error *err);
-/* Whether m's result on one device depends on nothing but that device's
- * inputs: no collective, no replica-id / partition-id, no async or
- * custom-call op anywhere in it. */
-bool check_rank_free(const IrModule *m);
-/* Runs before and after as device 0 of 1 on inputs (borrowed) and says
- * whether some output differs bitwise: a rank-free pair's difference on
- * one rank, shown without the others. */
-bool check_differs_alone(const IrModule *before, const IrModule *after, Value *const *inputs, int n,
-                         bool *differs, Error *err);
 
 /* shrink_loop.c: --shrink from start to finish */
 /* A cut of a shrunk pair to what its failing element `index` needs (as
@@ -538,18 +465,6 @@ bool check_shrunk_write(Coll *c, CheckShrunk *sh, const char *dir, const char *c
 
 /* sites.c: the sites, with their probes filled in where both exist */
 int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **sites);
-/* m with its root replaced by tuple(root, probes...): the values of the named
- * entry instructions become extra outputs.  NULL with err when a name is not
- * in the entry computation. */
-IrModule *check_probe_module(const IrModule *m, const char *const *names, int n, Error *err);
-/* Adds to p (after's copy), beside each measured site's reduction R' in
- * R''s own computation, two instructions that nothing reads: R' redone in
- * f64 on the same values, and the same reduction of their absolute values
- * (sum|x_i| for the bound); their names go into the site's exact_probe and
- * abs_sum_probe, for the interpreter's observer (check.c). */
-bool check_add_exact_probes(IrModule *p, CheckSite *sites, int n_sites, Error *err);
-/* The instruction named name in the site's computation of m, or NULL. */
-IrInstr *check_site_instr(const IrModule *m, const CheckSite *site, const char *name);
 
 /* report.c */
 /* s as a JSON string literal, quotes and control characters escaped. */

@@ -1,6 +1,7 @@
 /* compare.c: how two outputs are compared (exact, tolerance, ulps) and how
  * far an output is from the f64 oracle. */
 #include "check.h"
+#include "check_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -20,6 +20,7 @@
  * separates inputs that differ, which is all the checker needs, at memory
  * speed for the GB-sized operands of real programs. */
 #include "check.h"
+#include "check_internal.h"
 
 #include <string.h>
 

@@ -4,6 +4,7 @@
  * types become identities; integer and pred semantics are unchanged;
  * collectives fold in f64.  Both modules of a check are judged against it. */
 #include "check.h"
+#include "check_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -82,7 +82,7 @@ uint64_t ph_instr_signature(const IrInstr *instr);
  * element type and semantic attributes (not the dims). */
 uint64_t ph_elementwise_signature(const IrInstr *instr);
 
-/* ---- prove_nodes.c: what a hash stands for, to explain a difference */
+/* ---- prove_hash.c, its node table: what a hash stands for, to explain a difference */
 
 typedef struct PNode {
     PHash key;
@@ -171,5 +171,21 @@ static inline PHash *ph_data(const Value *h)
 {
     return (PHash *)h->data;
 }
+
+/* ---- prove.c: what check.c asks of the proof */
+/* Why m cannot be proved (an op the proof does not model), into why; false
+ * when it can.  The same on every rank: decided from the text alone. */
+bool check_prove_unsupported(const IrModule *m, int replicas, int partitions, char *why, size_t n);
+/* What the proof needs on one rank, estimated from shapes (erring high):
+ * both modules' values with their hashes beside them (16 bytes an element),
+ * and the largest gather of the members' hashes an all-reduce or
+ * reduce-scatter folds. */
+int64_t check_prove_need(const IrModule *before, const IrModule *after, int replicas, int partitions);
+/* Runs before and after on inputs (this rank's, borrowed) with io on hashes
+ * and fills the proof's hash verdict (differs, the first difference and its
+ * expressions, decisions, collision bound) agreed on every rank; the caller
+ * turns it into a status with the sampled verdict.  Collective on c. */
+bool check_prove_pair(Coll *c, const IrModule *before, const IrModule *after, const InterpOptions *io,
+                      Value *const *inputs, int n, CheckProof *proof, Error *err);
 
 #endif /* PROVE_INTERNAL_H */

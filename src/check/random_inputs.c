@@ -104,6 +104,7 @@
  * that enters a region: the values the loop gives it) is drawn as
  * int(lo, hi - 1) instead. */
 #include "check.h"
+#include "check_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,6 +2,7 @@
  * dashboards) and JUnit XML (for CI systems that gate on it).  Every rank
  * holds the same report; the tool prints it on rank 0. */
 #include "check.h"
+#include "check_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -11,6 +11,8 @@
  * feed them without a shared equal value. */
 #include "check.h"
 #include "coll.h"
+#include "check_internal.h"
+#include "shrink_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

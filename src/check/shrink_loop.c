@@ -5,6 +5,7 @@
  * show the difference. */
 #include "check.h"
 #include "coll.h"
+#include "shrink_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,7 @@
  * re-checks the cut pair on those ranks' inputs and keeps it when it still
  * differs. */
 #include "check.h"
+#include "shrink_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

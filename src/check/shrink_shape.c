@@ -15,6 +15,7 @@
  * old value on its box, so the root is the failing element; the caller
  * still checks the cut pair again and keeps it only when it differs. */
 #include "check.h"
+#include "shrink_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

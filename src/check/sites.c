@@ -12,6 +12,7 @@
  * gradients in a while body, where #102's get-tuple-element(parameter) is
  * the loop's carried accumulator. */
 #include "check.h"
+#include "check_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,7 @@
  * recorded result is held to the tolerance table (tolerance.c), output by
  * output: what another implementation of XLA's semantics may differ by. */
 #include "check.h"
+#include "check_internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

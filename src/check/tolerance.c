@@ -19,6 +19,7 @@
  * are always compared bitwise.  Everywhere two NaNs agree, a NaN against a
  * number or infinities against anything else differ. */
 #include "check.h"
+#include "check_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

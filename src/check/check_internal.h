@@ -1,0 +1,60 @@
+/* check_internal.h: private to src/check/, what its files give each other
+ * beyond check.h, the API the tools, the tests and hlo-fuzz use.  By the
+ * file that defines each. */
+#ifndef CHECK_INTERNAL_H
+#define CHECK_INTERNAL_H
+
+#include "check.h"
+
+/* ---- random_inputs.c: the trials' kinds and the raw streams */
+/* The kind trial t draws: dist itself, or for CHECK_DIST_MIXED the t-th of
+ * uniform, copies, edges, pairs, small, extreme, wide, special (cyclic). */
+CheckDist check_trial_dist(CheckDist dist, int trial);
+/* "uniform, copies, ...": the kinds trials 0..n-1 draw (at most 8 named). */
+void check_trial_dists_text(CheckDist dist, int n, char *out, size_t size);
+/* A value of shape s drawn as above from the stream whose key is given
+ * (the s[i] = sm(key + i*G) step on): opaque custom calls and elided
+ * constants. */
+Value *check_random_value(uint64_t key, const IrShape *s, CheckDist dist, Error *err);
+
+/* ---- tolerance.c: the classes and one leaf against its tolerance */
+const char *check_tol_class_name(CheckTolClass c);       /* "transcendental" */
+const char *check_tol_class_measure(CheckTolClass c);    /* "ulp", "scaled ulp", ... */
+double check_tol_class_tolerance(CheckTolClass c);
+/* The class of each leaf of the entry's result, in leaf order (at most max
+ * filled); returns how many leaves there are. */
+int check_output_tolerances(const IrModule *m, CheckLeafTolerance *out, int max);
+/* Does got (hlo-run's) lie within t's tolerance of want (the other
+ * implementation's)?  d says how far and where. */
+bool check_leaf_within(const CheckLeafTolerance *t, const Value *got, const Value *want, CheckLeafDistance *d);
+
+/* ---- compare.c: values as doubles, accuracies merged */
+/* The elements of an array value as doubles (exact for every float type);
+ * malloc'd, the caller frees it.  One type dispatch per array, not per
+ * element. */
+double *check_values_f64(const Value *v);
+/* Merges b into a (sums and maxima). */
+void check_accuracy_merge(CheckAccuracy *a, const CheckAccuracy *b);
+
+/* ---- oracle.c: one value widened */
+/* v converted to f64 where its type is a float (exactly), as shape s. */
+Value *check_widen_value(const Value *v, const IrShape *s, Error *err);
+
+/* ---- check.c: the seed of one trial */
+uint64_t check_trial_seed(uint64_t seed, int trial);
+
+/* ---- sites.c: the probes of accumulation sites */
+/* m with its root replaced by tuple(root, probes...): the values of the named
+ * entry instructions become extra outputs.  NULL with err when a name is not
+ * in the entry computation. */
+IrModule *check_probe_module(const IrModule *m, const char *const *names, int n, Error *err);
+/* Adds to p (after's copy), beside each measured site's reduction R' in
+ * R''s own computation, two instructions that nothing reads: R' redone in
+ * f64 on the same values, and the same reduction of their absolute values
+ * (sum|x_i| for the bound); their names go into the site's exact_probe and
+ * abs_sum_probe, for the interpreter's observer (check.c). */
+bool check_add_exact_probes(IrModule *p, CheckSite *sites, int n_sites, Error *err);
+/* The instruction named name in the site's computation of m, or NULL. */
+IrInstr *check_site_instr(const IrModule *m, const CheckSite *site, const char *name);
+
+#endif /* CHECK_INTERNAL_H */
