@@ -64,7 +64,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
 .PHONY: all unit-tests test demo zoo zoo-check asan asan-subset bench clean validate fuzz-passes fuzz-coverage fuzz-guided fuzz precision xla-test xla-diff \
-        xla-cases
+        xla-cases sections
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(TOOLS)
@@ -119,6 +119,7 @@ test:
 	@$(MAKE) --no-print-directory all unit-tests
 	@tally=$(CURDIR)/$(BUILD)/tally.txt; : >$$tally; st=0; \
 	TALLY=$$tally scripts/run_unit.sh $(BUILD)/tests || st=1; \
+	TALLY=$$tally scripts/check_sections.py src || st=1; \
 	TALLY=$$tally scripts/roundtrip.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/run_golden.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/test_proto.sh $(BUILD) || st=1; \
@@ -252,6 +253,11 @@ precision:
 
 # Generated modules against every pass, FUZZ_SECONDS (15) per pass and rank
 # count: about 9 minutes; make test runs a fixed-seed slice of it.
+# Every prototype a header lists under a section naming a file is defined
+# in that file (scripts/check_sections.py; in make test too).
+sections:
+	@scripts/check_sections.py src
+
 fuzz-passes: all
 	@scripts/fuzz_passes.sh $(BUILD)
 

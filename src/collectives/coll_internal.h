@@ -65,6 +65,7 @@ bool coll_new_leaves(const IrShape *result, int n, Value **leaves, Error *err);
  * them over); otherwise releases them.  Returns whether *out was set. */
 bool coll_result(const IrShape *result, Value **leaves, int n, bool ok, Value **out, Error *err);
 
+/* One file each (all_gather.c, reduce_scatter.c, all_reduce.c, all_to_all.c, broadcast.c, ragged_all_to_all.c) */
 bool coll_all_gather(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
                      Value *const *args, int n_args, Value **out, Error *err);
 bool coll_reduce_scatter(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
@@ -80,8 +81,8 @@ bool coll_collective_broadcast(Coll *c, Interp *it, const IrInstr *instr, const 
 bool coll_ragged_all_to_all(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
                             Value *const *args, int n_args, Value **out, Error *err);
 
-/* Result leaf i (the result itself when it is no tuple) has operand i's
- * shape, as all-reduce and collective-broadcast keep them.  ERR_SHAPE. */
+/* coll.c: result leaf i (the result itself when it is no tuple) has operand
+ * i's shape, as all-reduce and collective-broadcast keep them.  ERR_SHAPE. */
 bool coll_check_same_shapes(const IrInstr *instr, const IrShape *result, Value *const *args, int n_args,
                             Error *err);
 
@@ -101,7 +102,9 @@ typedef struct CollP2p {
  * coll_finish). */
 void coll_p2p_init(CollP2p *p);
 void coll_p2p_free(CollP2p *p);
+/* coll.c: this rank's point-to-point state (in its Coll). */
 CollP2p *coll_p2p(Coll *c);
+/* p2p.c: the four ops, each posted or completed on this rank alone. */
 bool coll_send(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result, Value *const *args, int n_args,
                Value **out, Error *err);
 bool coll_recv(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result, Value *const *args, int n_args,
@@ -109,8 +112,8 @@ bool coll_recv(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result,
 bool coll_p2p_done(Coll *c, Interp *it, const IrInstr *instr, const IrShape *result, Value *const *args,
                    int n_args, Value **out, Error *err);
 
-/* Checks the result shapes of a gather-like (factor n along dim, grow=true)
- * or scatter-like (grow=false) collective against the group size found at run
+/* groups.c: checks the result shapes of a gather-like (factor n along dim,
+ * grow=true) or scatter-like (grow=false) collective against the group size found at run
  * time: a module without device counts in its header can only be checked
  * here.  ERR_SHAPE at instr->loc. */
 bool coll_check_shapes(const IrInstr *instr, const IrShape *result, Value *const *args, int n_args, int dim,
@@ -123,7 +126,7 @@ bool coll_fold(Interp *it, const IrInstr *instr, IrElemType t, void *acc, const 
 /* Frees the reducers compiled for blocks (coll_finish calls it). */
 void coll_fold_cache_free(void);
 
-/* The communicator of the ranks working now (coll_narrow). */
+/* coll.c: the communicator of the ranks working now (coll_narrow). */
 MPI_Comm coll_mpi_comm(const Coll *c);
 
 #endif /* COLL_INTERNAL_H */

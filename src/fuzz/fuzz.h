@@ -147,8 +147,8 @@ typedef struct FuzzSite {
     int group_dim[2];               /* AG/RS combiners: the dimension the combined op must take; -1 none */
 } FuzzSite;
 
-/* A module's recipe as draws: tape 0 the module's own stream, tape 1 + k
- * site k's (recipe.c). */
+/* recipe.c: a module's recipe as draws: tape 0 the module's own stream,
+ * tape 1 + k site k's. */
 #define FUZZ_STREAMS (1 + FUZZ_MAX_SITES)
 typedef struct FuzzRecipe {
     FuzzTape t[FUZZ_STREAMS];
@@ -169,6 +169,7 @@ bool fuzz_recipe_read(FuzzRecipe *r, const char *text, const char *file, Error *
 /* fuzz_recipe_read of a file. */
 bool fuzz_recipe_load(FuzzRecipe *r, const char *path, Error *err);
 
+/* build.c again: the module under construction. */
 typedef struct FuzzBuild FuzzBuild;
 
 /* A module of replicas x partitions devices. */
@@ -285,7 +286,7 @@ bool fuzz_has_generator(int number);
 /* Adds one site of pass `number` (one of the nine) to g, or a near miss of
  * it.  Every generator fills the site's expectations itself. */
 void fuzz_gen_site(FuzzGen *g, int number);
-/* Per pass (gen_flips.c, gen_reduce.c, gen_combiners.c): */
+/* Per pass (gen_flips.c, gen_shape.c, gen_reduce.c, gen_combiners.c): */
 void fuzz_gen_ag_convert(FuzzGen *g);
 void fuzz_gen_ag_reshape(FuzzGen *g);
 void fuzz_gen_ag_binary(FuzzGen *g);
@@ -293,8 +294,8 @@ void fuzz_gen_ag_dynamic_slice(FuzzGen *g);
 void fuzz_gen_reduce_convert_add(FuzzGen *g);
 void fuzz_gen_rs_transpose(FuzzGen *g);
 void fuzz_gen_combiner(FuzzGen *g, int number);
-/* Shared by the generators: a new site record of pass `number`, its
- * expectations KEEP. */
+/* gen_common.c: shared by the generators: a new site record of pass
+ * `number`, its expectations KEEP. */
 FuzzSite *fuzz_new_site(FuzzGen *g, int number);
 /* A random placement for a site (entry most often). */
 FuzzPlace fuzz_draw_place(FuzzGen *g);

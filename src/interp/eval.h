@@ -171,7 +171,7 @@ static inline void eval_next_index(int rank, const int64_t *dims, int64_t *idx)
     }
 }
 
-/* Calls a scalar computation element by element: the slow path for reducers
+/* interp.c: calls a scalar computation element by element: the slow path for reducers
  * and comparators that are not trivial.  args[k] points at one element of
  * type arg_types[k]; the result element(s) are written to results[k]. */
 bool eval_call_scalar(Interp *it, const IrComputation *comp, const IrElemType *arg_types,

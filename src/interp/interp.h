@@ -220,7 +220,7 @@ bool interp_custom_call_is_identity(const char *target);
  * for a call without a target); returns how many, at most max. */
 int interp_unknown_custom_calls(const IrModule *m, const char **out, int max);
 
-/* The instruction this process is evaluating now (the innermost), or NULL:
+/* interp.c: the instruction this process is evaluating now (the innermost), or NULL:
  * what --timeout names when it fires. */
 const IrInstr *interp_current_instr(void);
 

@@ -548,17 +548,6 @@ IrInstr *ir_computation_find(const IrComputation *comp, const char *name);
 /* Drops the header's entry_computation_layout, which names the entry's
  * signature: for copies whose parameters or result are about to change. */
 void ir_module_drop_entry_layout(IrModule *m);
-/* compact.c: moves the live instructions (those in a computation), in
- * computation and instruction order, into a fresh instruction arena,
- * numbers them 0, 1, ... in that order (next_instr_id becomes their count:
- * side tables indexed by id have no holes, and operands, defined just
- * before their users, get nearby ids), and frees the old arena with
- * every removed instruction in it.  Every operand, control predecessor,
- * root and parameter of a computation must be live (as after
- * ir_remove_dead); users lists are cleared.  Pointers to instructions held
- * outside the module dangle afterwards: call it only when nothing holds
- * them.  False, the module unchanged, when out of memory. */
-bool ir_module_compact(IrModule *m);
 /* How many ids lie between the smallest (*lo) and the largest id of comp's
  * instructions: a side table for one computation indexed by id - *lo is
  * that long, whatever the module's size. */
@@ -589,6 +578,21 @@ bool  ir_namemap_put(IrNameMap *map, const char *name, void *value);  /* false: 
 void  ir_namemap_set(IrNameMap *map, const char *name, void *value);  /* insert or overwrite */
 /* Replaces every entry's value by f(key, value). */
 void  ir_namemap_remap(IrNameMap *map, void *(*f)(const char *key, void *value));
+
+/* ------------------------------------------------------------------ */
+/* compact.c: renumbering, after many instructions were removed         */
+
+/* Moves the live instructions (those in a computation), in
+ * computation and instruction order, into a fresh instruction arena,
+ * numbers them 0, 1, ... in that order (next_instr_id becomes their count:
+ * side tables indexed by id have no holes, and operands, defined just
+ * before their users, get nearby ids), and frees the old arena with
+ * every removed instruction in it.  Every operand, control predecessor,
+ * root and parameter of a computation must be live (as after
+ * ir_remove_dead); users lists are cleared.  Pointers to instructions held
+ * outside the module dangle afterwards: call it only when nothing holds
+ * them.  False, the module unchanged, when out of memory. */
+bool ir_module_compact(IrModule *m);
 
 /* ------------------------------------------------------------------ */
 /* parse.c                                                              */
@@ -667,11 +671,11 @@ bool ir_write_module_file(const IrModule *m, const char *path, Error *err);
 /* The same in either format; a proto's note (see ir_proto_write) goes to
  * note when it is not NULL. */
 bool ir_write_module_file_as(const IrModule *m, const char *path, IrFormat fmt, StrBuf *note, Error *err);
-/* files.c: mkdir -p dir (an error naming the part that cannot be made). */
-bool ir_make_dirs(const char *dir, Error *err);
 /* A deep copy of m, through its text (so exactly what a user gets from the
  * printed module); NULL with err on failure. */
 IrModule *ir_module_copy(const IrModule *m, Error *err);
+/* files.c: mkdir -p dir (an error naming the part that cannot be made). */
+bool ir_make_dirs(const char *dir, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* verify.c                                                             */
