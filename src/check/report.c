@@ -318,42 +318,13 @@ static void json_body(FILE *f, const CheckReport *rep, const char *bn, const cha
     fputs("}\n}\n", f);
 }
 
-/* Reports are written to <path>.tmp.<pid> and renamed over path when
- * complete: an interrupted run leaves the previous report whole. */
-static void tmp_name(const char *path, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s.tmp.%ld", path, (long)getpid());
-}
-
-static FILE *open_out(const char *path, Error *err)
-{
-    char tmp[4200];
-    tmp_name(path, tmp, sizeof tmp);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "cannot write the report");
-    return f;
-}
-
-static bool close_out(FILE *f, const char *path, Error *err)
-{
-    char tmp[4200];
-    tmp_name(path, tmp, sizeof tmp);
-    bool ok = !ferror(f);
-    ok &= fclose(f) == 0;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok)
-        remove(tmp);
-    return ok || error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "could not write the report");
-}
-
 bool check_write_json(const char *path, const CheckReport *rep, const char *bn, const char *an, Error *err)
 {
-    FILE *f = open_out(path, err);
-    if (!f)
+    IrAtomicFile a;
+    if (!ir_atomic_open(&a, path, err))
         return false;
-    json_body(f, rep, bn, an);
-    return close_out(f, path, err);
+    json_body(a.f, rep, bn, an);
+    return ir_atomic_close(&a, true, err);
 }
 
 /* ---- JUnit: one test case per output and per accumulation site */
@@ -408,9 +379,10 @@ static void junit_outputs(FILE *f, const CheckReport *rep)
 
 bool check_write_junit(const char *path, const CheckReport *rep, const char *bn, const char *an, Error *err)
 {
-    FILE *f = open_out(path, err);
-    if (!f)
+    IrAtomicFile a;
+    if (!ir_atomic_open(&a, path, err))
         return false;
+    FILE *f = a.f;
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"", f);
     xml_text(f, bn);
     fputs(" vs ", f);
@@ -427,5 +399,5 @@ bool check_write_junit(const char *path, const CheckReport *rep, const char *bn,
         junit_case(f, name, worse ? why : NULL);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);
-    return close_out(f, path, err);
+    return ir_atomic_close(&a, true, err);
 }

@@ -649,34 +649,17 @@ static bool write_array(const char *path, const Value *v, Error *err)
     const IrShape *s = v->shape;
     if (!ir_shape_is_array(s) || !write_descr[s->type])
         return error_set(err, ERR_UNSUPPORTED, loc, "a value of shape %s has no .npy form", ir_shape_str(s));
-    /* Written beside it and renamed over it: an interrupted run leaves the
-     * previous file whole. */
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return io_error(path, err, "cannot create");
+    IrAtomicFile a;
+    if (!ir_atomic_open(&a, path, err))
+        return false;
     StrBuf header;
     strbuf_init(&header);
     build_header(&header, write_descr[s->type], s);
-    bool ok = fwrite(header.s, 1, header.len, f) == header.len;
+    errno = 0;
+    bool ok = fwrite(header.s, 1, header.len, a.f) == header.len;
     strbuf_free(&header);
-    ok = ok && (is_narrow_float(s->type) ? write_widened(f, v) : write_raw(f, v));
-    int saved = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (ok && rename(tmp, path) != 0) {
-        ok = false;
-        saved = errno;
-    }
-    if (!ok) {
-        remove(tmp);
-        errno = saved;
-        return io_error(path, err, "write failed");
-    }
-    return true;
+    ok = ok && (is_narrow_float(s->type) ? write_widened(a.f, v) : write_raw(a.f, v));
+    return ir_atomic_close(&a, ok, err);
 }
 
 /* ---- Parameters as files (tuples leaf by leaf) */

@@ -1,11 +1,58 @@
-/* files.c: directories made for what the tools write (the files themselves
- * are written beside their target and renamed: print.c, npy.c). */
+/* files.c: what the tools write goes through here: directories made on
+ * the way, and every file written beside its target and renamed over it
+ * (modules, .npy arrays, reports, hlo-fuzz's summary). */
 #include "ir.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+static bool cannot_write(const char *path, int e, Error *err)
+{
+    return error_set(err, ERR_IO, (IrLoc){ path, 0, 0 }, "cannot write %s: %s", path, strerror(e ? e : EIO));
+}
+
+bool ir_atomic_open(IrAtomicFile *a, const char *path, Error *err)
+{
+    memset(a, 0, sizeof *a);
+    a->path = path;
+    size_t cap = strlen(path) + 32;
+    if (!(a->tmp = xmalloc_try(cap)))
+        return error_nomem(err, (IrLoc){ path, 0, 0 });
+    snprintf(a->tmp, cap, "%s.tmp.%ld", path, (long)getpid());
+    errno = 0;
+    if (!(a->f = fopen(a->tmp, "wb"))) {
+        int e = errno;
+        free(a->tmp);
+        a->tmp = NULL;
+        return cannot_write(path, e, err);
+    }
+    return true;
+}
+
+bool ir_atomic_close(IrAtomicFile *a, bool ok, Error *err)
+{
+    if (!a->f)
+        return false;
+    int e = 0;
+    if (!ok || ferror(a->f))
+        e = errno ? errno : EIO;
+    else if (fflush(a->f) != 0 || fsync(fileno(a->f)) != 0)
+        e = errno ? errno : EIO;
+    if (fclose(a->f) != 0 && e == 0)
+        e = errno ? errno : EIO;
+    a->f = NULL;
+    if (e == 0 && rename(a->tmp, a->path) != 0)
+        e = errno ? errno : EIO;
+    if (e != 0)
+        remove(a->tmp);
+    free(a->tmp);
+    a->tmp = NULL;
+    return e == 0 || cannot_write(a->path, e, err);
+}
 
 bool ir_make_dirs(const char *dir, Error *err)
 {

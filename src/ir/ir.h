@@ -676,6 +676,22 @@ bool ir_write_module_file_as(const IrModule *m, const char *path, IrFormat fmt, 
 IrModule *ir_module_copy(const IrModule *m, Error *err);
 /* files.c: mkdir -p dir (an error naming the part that cannot be made). */
 bool ir_make_dirs(const char *dir, Error *err);
+/* A file written beside its target (<path>.tmp.<pid>) and renamed over it
+ * once complete and synced: readers, and an interrupted run, see the old
+ * file whole or the new one whole, never half of one.  Every file the
+ * tools write goes through it. */
+typedef struct IrAtomicFile {
+    FILE *f;                    /* write here */
+    const char *path;           /* borrowed: must outlive the file */
+    char *tmp;
+} IrAtomicFile;
+/* Opens the temporary for writing; false with ERR_IO naming path. */
+bool ir_atomic_open(IrAtomicFile *a, const char *path, Error *err);
+/* Ends the file: when ok (the caller's writes went well) and the stream
+ * shows no error, flushes, syncs and renames it over path; otherwise, or
+ * when any of that fails, removes the temporary and returns false with
+ * ERR_IO naming path (an error err holds already is kept). */
+bool ir_atomic_close(IrAtomicFile *a, bool ok, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* verify.c                                                             */

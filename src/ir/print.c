@@ -763,43 +763,13 @@ static bool write_stdout(const StrBuf *text, Error *err)
     return true;
 }
 
-/* Writes text to tmp and syncs it; 0 on success, else an errno value. */
-static int write_synced(const char *tmp, const StrBuf *text)
-{
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return errno ? errno : EIO;
-    size_t n = text->len;
-    int e = 0;
-    if (n > 0 && fwrite(text->s, 1, n, f) != n)
-        e = errno ? errno : EIO;
-    else if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-        e = errno ? errno : EIO;
-    if (fclose(f) != 0 && e == 0)
-        e = errno ? errno : EIO;
-    return e;
-}
-
-/* <path>.tmp.<pid> in the same directory, then rename over path, so readers
- * never see a half-written module. */
 static bool write_atomic(const StrBuf *text, const char *path, Error *err)
 {
-    size_t cap = strlen(path) + 32;
-    char *tmp = xmalloc_try(cap);
-    if (!tmp)
-        return error_nomem(err, (IrLoc){ path, 0, 0 });
-    snprintf(tmp, cap, "%s.tmp.%ld", path, (long)getpid());
+    IrAtomicFile a;
+    if (!ir_atomic_open(&a, path, err))
+        return false;
     errno = 0;
-    int e = write_synced(tmp, text);
-    if (e == 0 && rename(tmp, path) != 0)
-        e = errno ? errno : EIO;
-    if (e != 0)
-        remove(tmp);
-    free(tmp);
-    if (e != 0)
-        return error_set(err, ERR_IO, (IrLoc){path, 0, 0}, "cannot write %s: %s", path,
-                         strerror(e));
-    return true;
+    return ir_atomic_close(&a, text->len == 0 || fwrite(text->s, 1, text->len, a.f) == text->len, err);
 }
 
 bool ir_write_module_file(const IrModule *m, const char *path, Error *err)

@@ -141,16 +141,17 @@ static void print_summary(FILE *out, const FuzzConfig *cfg, const FuzzTally *t, 
             t->findings ? cfg->out_dir : "");
 }
 
-/* Written to FILE.tmp, then renamed: an interrupted run leaves the old file. */
+/* Written beside path and renamed over it (ir_atomic_open): an interrupted
+ * run leaves the old file. */
 static void write_json(const char *path, const FuzzConfig *cfg, const FuzzTally *t, int world, double secs)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "hlo-fuzz: cannot write %s\n", path);
+    IrAtomicFile a;
+    Error err = { 0 };
+    if (!ir_atomic_open(&a, path, &err)) {
+        fprintf(stderr, "hlo-fuzz: %s\n", err.msg);
         return;
     }
+    FILE *f = a.f;
     fprintf(f, "{\"seed\": %llu, \"ranks\": %d, \"seconds\": %.3f, \"modules\": %ld, \"findings\": %ld,\n",
             (unsigned long long)cfg->seed, world, secs, t->modules, t->findings);
     fprintf(f, " \"passes\": [");
@@ -180,8 +181,8 @@ static void write_json(const char *path, const FuzzConfig *cfg, const FuzzTally 
         fputc('}', f);
     }
     fprintf(f, "]}\n");
-    if (fclose(f) != 0 || rename(tmp, path) != 0)
-        fprintf(stderr, "hlo-fuzz: cannot write %s\n", path);
+    if (!ir_atomic_close(&a, true, &err))
+        fprintf(stderr, "hlo-fuzz: %s\n", err.msg);
 }
 
 int main(int argc, char **argv)
