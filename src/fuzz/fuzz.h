@@ -281,18 +281,18 @@ typedef struct FuzzGen {
     int reduce_pair;                /* gen_reduce.c: 1 + the type pair the last site drew, 0 none */
 } FuzzGen;
 
-/* Whether pass `number` has a site generator. */
+/* Whether pass `number` has a site generator (every pass of passes.def has). */
 bool fuzz_has_generator(int number);
-/* Adds one site of pass `number` (one of the nine) to g, or a near miss of
- * it.  Every generator fills the site's expectations itself. */
+/* Adds one site of pass `number` (one of passes.def's) to g, or a near
+ * miss of it.  Every generator fills the site's expectations itself. */
 void fuzz_gen_site(FuzzGen *g, int number);
-/* Per pass (gen_flips.c, gen_shape.c, gen_reduce.c, gen_combiners.c): */
-void fuzz_gen_ag_convert(FuzzGen *g);
-void fuzz_gen_ag_reshape(FuzzGen *g);
-void fuzz_gen_ag_binary(FuzzGen *g);
-void fuzz_gen_ag_dynamic_slice(FuzzGen *g);
-void fuzz_gen_reduce_convert_add(FuzzGen *g);
-void fuzz_gen_rs_transpose(FuzzGen *g);
+/* Per pass (gen_flips.c, gen_shape.c, gen_reduce.c, gen_combiners.c): one
+ * generator for each line of passes.def, fuzz_gen_<c_name>; a pass added
+ * there without one does not link. */
+#define PASS(num, c, name, alias, prec, clean) void fuzz_gen_##c(FuzzGen *g);
+#include "passes.def"
+#undef PASS
+/* gen_combiners.c: a cluster of the combiner `number` (77, 78, 79). */
 void fuzz_gen_combiner(FuzzGen *g, int number);
 /* gen_common.c: shared by the generators: a new site record of pass
  * `number`, its expectations KEEP. */

@@ -663,3 +663,18 @@ void fuzz_gen_combiner(FuzzGen *g, int number)
     else if (boundary)
         bytes_at_boundary(&cl, m, order, n);
 }
+
+void fuzz_gen_all_gather_combiner(FuzzGen *g)
+{
+    fuzz_gen_combiner(g, 77);
+}
+
+void fuzz_gen_reduce_scatter_combiner(FuzzGen *g)
+{
+    fuzz_gen_combiner(g, 78);
+}
+
+void fuzz_gen_all_reduce_combiner(FuzzGen *g)
+{
+    fuzz_gen_combiner(g, 79);
+}

@@ -56,26 +56,29 @@ IrElemType fuzz_draw_type(FuzzRng *r, bool floats_only)
     return any[fuzz_below(r, (int)(sizeof any / sizeof any[0]))];
 }
 
+/* passes.def's numbers and their generators. */
+static const struct {
+    int number;
+    void (*gen)(FuzzGen *g);
+} generators[] = {
+#define PASS(num, c, name, alias, prec, clean) { num, fuzz_gen_##c },
+#include "passes.def"
+#undef PASS
+};
+
 bool fuzz_has_generator(int number)
 {
-    static const int written[] = { 77, 78, 79, 92, 96, 97, 98, 102, 104 };
-    for (size_t i = 0; i < sizeof written / sizeof written[0]; i++)
-        if (written[i] == number)
+    for (size_t i = 0; i < sizeof generators / sizeof generators[0]; i++)
+        if (generators[i].number == number)
             return true;
     return false;
 }
 
 void fuzz_gen_site(FuzzGen *g, int number)
 {
-    switch (number) {
-    case 92: fuzz_gen_ag_dynamic_slice(g); break;
-    case 96: fuzz_gen_ag_convert(g); break;
-    case 97: fuzz_gen_ag_reshape(g); break;
-    case 98: fuzz_gen_ag_binary(g); break;
-    case 102: fuzz_gen_reduce_convert_add(g); break;
-    case 104: fuzz_gen_rs_transpose(g); break;
-    default: fuzz_gen_combiner(g, number); break;
-    }
+    for (size_t i = 0; i < sizeof generators / sizeof generators[0]; i++)
+        if (generators[i].number == number)
+            generators[i].gen(g);
 }
 
 void gen_draw_coll(FuzzGen *g, GenColl *c)

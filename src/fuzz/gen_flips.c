@@ -22,7 +22,7 @@ static void bitcast_pair(FuzzRng *r, IrElemType *from, IrElemType *to)
     *to = pairs[k][!swap];
 }
 
-void fuzz_gen_ag_convert(FuzzGen *g)
+void fuzz_gen_flip_all_gather_convert(FuzzGen *g)
 {
     FuzzSite *s = gen_begin_site(g, 96);
     if (!s)
@@ -144,7 +144,7 @@ static bool op_takes(const char *op, IrElemType t)
     return !is_pred;                    /* arithmetic: not on pred */
 }
 
-void fuzz_gen_ag_binary(FuzzGen *g)
+void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
 {
     FuzzSite *s = gen_begin_site(g, 98);
     if (!s)

@@ -168,7 +168,7 @@ static FuzzShape reducible_shape(FuzzRng *r, IrElemType t, int n, int *dim, bool
     return s;
 }
 
-void fuzz_gen_reduce_convert_add(FuzzGen *g)
+void fuzz_gen_flip_reduce_convert_add(FuzzGen *g)
 {
     FuzzSite *s = gen_begin_site(g, 102);
     if (!s)
@@ -277,7 +277,7 @@ void fuzz_gen_reduce_convert_add(FuzzGen *g)
 
 /* ---- #104 */
 
-void fuzz_gen_rs_transpose(FuzzGen *g)
+void fuzz_gen_flip_reduce_scatter_transpose(FuzzGen *g)
 {
     FuzzSite *s = gen_begin_site(g, 104);
     if (!s)

@@ -221,7 +221,7 @@ static void block_text(const ReshapeDraw *w, char *buf, size_t n)
                  u->in1 - 1 - w->d);
 }
 
-void fuzz_gen_ag_reshape(FuzzGen *g)
+void fuzz_gen_flip_all_gather_reshape(FuzzGen *g)
 {
     FuzzSite *s = gen_begin_site(g, 97);
     if (!s)
@@ -473,7 +473,7 @@ static void list_text(const int64_t *v, int n, char *buf, size_t size)
 
 enum { DS_MAIN, DS_OTHER_USER, DS_ONE_CUT, DS_GATHER_CUT, DS_LOW_RANK, DS_COPY, DS_STATIC };
 
-void fuzz_gen_ag_dynamic_slice(FuzzGen *g)
+void fuzz_gen_flip_all_gather_dynamic_slice(FuzzGen *g)
 {
     FuzzSite *s = gen_begin_site(g, 92);
     if (!s)
