@@ -64,11 +64,7 @@ static int number_of(Numbering *nb, StrBuf *key)
     void *v = ir_namemap_get(nb->keys, key->s, key->len);
     if (v)
         return (int)(intptr_t)v - 1;
-    char *k = arena_strndup(nb->arena, key->s, key->len);
-    if (!k) {
-        fputs("hlocheck: out of memory numbering values\n", stderr);
-        exit(3);
-    }
+    char *k = xmust(arena_strndup(nb->arena, key->s, key->len));
     ir_namemap_put(nb->keys, k, (void *)(intptr_t)(nb->next + 1));
     return nb->next++;
 }
@@ -423,12 +419,8 @@ static bool propagate(Analysis *an)
         if (x->op == IR_OP_PARAMETER || x->op == IR_OP_CONSTANT || is_unrepeatable(x->op) || x->n_operands == 0)
             continue;
         op_key(an->nb, 0, x, &k);
-        Cand *c = arena_alloc(arena, sizeof *c);
-        char *name = arena_strndup(arena, k.s, k.len);
-        if (!c || !name) {
-            fputs("hlocheck: out of memory matching values\n", stderr);
-            exit(3);
-        }
+        Cand *c = xmust(arena_alloc(arena, sizeof *c));
+        char *name = xmust(arena_strndup(arena, k.s, k.len));
         c->x = x;
         c->next = ir_namemap_get(groups, k.s, k.len);
         ir_namemap_set(groups, name, c);

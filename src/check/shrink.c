@@ -85,11 +85,7 @@ static void renumber_params(IrModule *m)
     int n = 0;
     for (int i = 0; i < e->n_instrs; i++)
         n += e->instrs[i]->op == IR_OP_PARAMETER;
-    e->params = arena_alloc(m->arena, ((size_t)n + 1) * sizeof *e->params);
-    if (!e->params) {
-        fputs("hlocheck: out of memory\n", stderr);
-        exit(3);
-    }
+    e->params = xmust(arena_alloc(m->arena, ((size_t)n + 1) * sizeof *e->params));
     e->n_params = n;
     for (int i = 0; i < e->n_instrs; i++)
         if (e->instrs[i]->op == IR_OP_PARAMETER && e->instrs[i]->info->parameter_number < n)
@@ -379,19 +375,11 @@ static bool elementwise_over(const IrModule *m, const IrShape *d)
 /* x (of dims d) as a scalar holding its element index. */
 static void cut_to_element(IrModule *m, IrInstr *x, int64_t index)
 {
-    IrShape *scalar = ir_shape_new_array(m->arena, x->shape->type, 0, NULL);
-    if (!scalar) {
-        fputs("hlocheck: out of memory\n", stderr);
-        exit(3);
-    }
+    IrShape *scalar = xmust(ir_shape_new_array(m->arena, x->shape->type, 0, NULL));
     if (x->op == IR_OP_CONSTANT && x->info->literal && x->info->literal->data) {
         size_t es = (size_t)ir_type_storage_bytes(x->shape->type);
-        IrLiteral *lit = arena_alloc(m->arena, sizeof *lit);
-        void *data = arena_alloc(m->arena, es);
-        if (!lit || !data) {
-            fputs("hlocheck: out of memory\n", stderr);
-            exit(3);
-        }
+        IrLiteral *lit = xmust(arena_alloc(m->arena, sizeof *lit));
+        void *data = xmust(arena_alloc(m->arena, es));
         memcpy(data, (const char *)x->info->literal->data + (size_t)index * es, es);
         *lit = (IrLiteral){ .shape = scalar, .data = data };
         x->info->literal = lit;

@@ -84,10 +84,7 @@ static Value **move_inputs(Coll *c, const CheckShrink *s, const IrModule *b, con
     int rank = coll_rank(c);
     Value **in = xcalloc((size_t)s->n_inputs + 1, sizeof *in);
     for (int p = 0; p < s->n_inputs; p++) {
-        if (!(in[p] = value_new_array(b->entry->params[p]->shape, err))) {
-            fputs("hlocheck: out of memory\n", stderr);
-            exit(3);
-        }
+        in[p] = xmust(value_new_array(b->entry->params[p]->shape, err));
         memcpy(in[p]->data, s->inputs[p]->data, value_bytes(in[p]));
     }
     for (int i = 0; i < n; i++)

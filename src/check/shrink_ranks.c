@@ -84,11 +84,7 @@ static void renumber_groups(IrModule *m, IrReplicaGroups *g, const int *ranks, i
         int64_t first = g->groups[k][0];
         if (first > ranks[n - 1] || !at[first])
             continue;
-        int64_t *ids = arena_alloc(m->arena, (size_t)g->group_sizes[k] * sizeof *ids + 1);
-        if (!ids) {
-            fputs("hlocheck: out of memory\n", stderr);
-            exit(3);
-        }
+        int64_t *ids = xmust(arena_alloc(m->arena, (size_t)g->group_sizes[k] * sizeof *ids + 1));
         for (int j = 0; j < g->group_sizes[k]; j++)
             ids[j] = at[g->groups[k][j]] - 1;
         g->group_sizes[kept] = g->group_sizes[k];

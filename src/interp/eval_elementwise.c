@@ -177,11 +177,12 @@ static bool elem_split(ElemJob *j, int64_t n, Error *err)
     return true;
 }
 
-/* A job over instr's operands args[0 .. n_src-1] into v. */
-static ElemJob elem_job(ElemRun run, const IrInstr *instr, Value *const *args, int n_src, Value *v)
+/* A job over instr's operands args[0 .. n_src-1] into a result of instr's
+ * shape (elem_eval makes it). */
+static ElemJob elem_job(ElemRun run, const IrInstr *instr, Value *const *args, int n_src)
 {
-    ElemJob j = { .run = run, .instr = instr, .op = instr->op, .to = v->shape->type, .dst = v->data,
-                  .dst_bytes = ir_type_storage_bytes(v->shape->type), .n_src = n_src };
+    ElemJob j = { .run = run, .instr = instr, .op = instr->op, .to = instr->shape->type,
+                  .dst_bytes = ir_type_storage_bytes(instr->shape->type), .n_src = n_src };
     j.from = args[0]->shape->type;
     for (int k = 0; k < n_src; k++) {
         j.src[k] = args[k]->data;
@@ -189,6 +190,23 @@ static ElemJob elem_job(ElemRun run, const IrInstr *instr, Value *const *args, i
         j.src_bytes[k] = ir_type_storage_bytes(args[k]->shape->type);
     }
     return j;
+}
+
+/* instr's result: a new array filled by j (from elem_job, adjusted or
+ * not) over its n elements in split ranges; false, nothing made, when the
+ * array cannot be made or the job fails. */
+static bool elem_eval(ElemJob *j, int64_t n, Value **out, Error *err)
+{
+    Value *v = value_new_array(j->instr->shape, err);
+    if (!v)
+        return false;
+    j->dst = v->data;
+    if (!elem_split(j, n, err)) {
+        value_release(v);
+        return false;
+    }
+    *out = v;
+    return true;
 }
 
 static bool is_sub_byte_int(IrElemType t)
@@ -946,16 +964,8 @@ bool eval_binary(Interp *it, const IrInstr *instr, Value *const *args, Value **o
     int64_t n = ir_shape_elements(instr->shape);
     if (!need_elements(instr, args[0], 0, n, err) || !need_elements(instr, args[1], 1, n, err))
         return false;
-    Value *v = value_new_array(instr->shape, err);
-    if (!v)
-        return false;
-    ElemJob j = elem_job(binary_dispatch, instr, args, 2, v);
-    if (!elem_split(&j, n, err)) {
-        value_release(v);
-        return false;
-    }
-    *out = v;
-    return true;
+    ElemJob j = elem_job(binary_dispatch, instr, args, 2);
+    return elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1087,16 +1097,8 @@ bool eval_unary(Interp *it, const IrInstr *instr, Value *const *args, Value **ou
     int64_t n = ir_shape_elements(instr->shape);
     if (!need_elements(instr, args[0], 0, n, err))
         return false;
-    Value *v = value_new_array(instr->shape, err);
-    if (!v)
-        return false;
-    ElemJob j = elem_job(unary_dispatch, instr, args, 1, v);
-    if (!elem_split(&j, n, err)) {
-        value_release(v);
-        return false;
-    }
-    *out = v;
-    return true;
+    ElemJob j = elem_job(unary_dispatch, instr, args, 1);
+    return elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1253,16 +1255,8 @@ bool eval_compare(Interp *it, const IrInstr *instr, Value *const *args, Value **
         return false;
     if (args[1]->shape->type != t || instr->shape->type != IR_TYPE_PRED)
         return unsupported_type(instr, t, err);
-    Value *v = value_new_array(instr->shape, err);
-    if (!v)
-        return false;
-    ElemJob j = elem_job(compare_run, instr, args, 2, v);
-    if (!elem_split(&j, n, err)) {
-        value_release(v);
-        return false;
-    }
-    *out = v;
-    return true;
+    ElemJob j = elem_job(compare_run, instr, args, 2);
+    return elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1333,16 +1327,8 @@ bool eval_select(Interp *it, const IrInstr *instr, Value *const *args, Value **o
     for (int k = 0; k < 3; k++)
         if (!need_elements(instr, args[k], k, n, err))
             return false;
-    Value *v = value_new_array(instr->shape, err);
-    if (!v)
-        return false;
-    ElemJob j = elem_job(select_run, instr, args, 3, v);
-    if (!elem_split(&j, n, err)) {
-        value_release(v);
-        return false;
-    }
-    *out = v;
-    return true;
+    ElemJob j = elem_job(select_run, instr, args, 3);
+    return elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1465,18 +1451,13 @@ bool eval_clamp(Interp *it, const IrInstr *instr, Value *const *args, Value **ou
     ClampLoop loop = clamp_loop(t);
     if (!loop || args[0]->shape->type != t || args[2]->shape->type != t || instr->shape->type != t)
         return unsupported_type(instr, t, err);
-    Value *v = value_new_array(instr->shape, err);
-    if (!v)
-        return false;
-    ElemJob j = elem_job(clamp_run, instr, args, 3, v);
+    ElemJob j = elem_job(clamp_run, instr, args, 3);
     j.from = t;
     j.scalar[0] = lo_s;
     j.scalar[2] = hi_s;
     j.src_bytes[0] = lo_s ? 0 : j.src_bytes[0];
     j.src_bytes[2] = hi_s ? 0 : j.src_bytes[2];
-    elem_split(&j, n, err);
-    *out = v;
-    return true;
+    return elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1707,16 +1688,8 @@ bool eval_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **
     int64_t n = ir_shape_elements(instr->shape);
     if (!need_elements(instr, args[0], 0, n, err))
         return false;
-    Value *v = value_new_array(instr->shape, err);
-    if (!v)
-        return false;
-    ElemJob j = elem_job(convert_run, instr, args, 1, v);
-    if (!elem_split(&j, n, err)) {
-        value_release(v);
-        return false;
-    }
-    *out = v;
-    return true;
+    ElemJob j = elem_job(convert_run, instr, args, 1);
+    return elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1832,11 +1805,6 @@ bool eval_reduce_precision(Interp *it, const IrInstr *instr, Value *const *args,
     if (!e->present || !m->present || e->v < 1 || e->v > 64 || m->v < 0 || m->v > 64)
         return error_set(err, ERR_SHAPE, instr->info->loc,
                          "reduce-precision: needs exponent_bits >= 1 and mantissa_bits >= 0");
-    Value *v = value_new_array(instr->shape, err);
-    if (!v)
-        return false;
-    ElemJob j = elem_job(reduce_precision_run, instr, args, 1, v);
-    elem_split(&j, n, err);
-    *out = v;
-    return true;
+    ElemJob j = elem_job(reduce_precision_run, instr, args, 1);
+    return elem_eval(&j, n, out, err);
 }
