@@ -127,6 +127,11 @@ static bool parse_flag(const CliFlag *flags, int n_flags, int argc, char **argv,
         return set_value(f, NULL, opts, msg, n);
     }
     const char *v = eq ? eq + 1 : NULL;
+    /* a bool alone means true; a following word is its value only when it
+     * is one */
+    if (!v && f->kind == CLI_BOOL &&
+        (*i + 1 >= argc || (strcmp(argv[*i + 1], "true") != 0 && strcmp(argv[*i + 1], "false") != 0)))
+        return set_value(f, "true", opts, msg, n);
     if (!v) {
         if (*i + 1 >= argc) {
             snprintf(msg, n, "%s needs a value (%s%s); see --help", f->name, f->name, f->metavar);

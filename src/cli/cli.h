@@ -10,7 +10,7 @@
 
 typedef enum CliKind {
     CLI_SWITCH,     /* --name: sets a bool */
-    CLI_BOOL,       /* --name=true|false */
+    CLI_BOOL,       /* --name=true|false, --name true|false, or --name alone: true */
     CLI_INT,        /* --name=N: int64_t */
     CLI_UINT64,     /* --name=N: uint64_t */
     CLI_DOUBLE,     /* --name=X: double */

@@ -70,8 +70,7 @@ static const CliFlag flags[] = {
      "decisions taken from trial 0's run): PROVED EQUIVALENT for all inputs, REFUTED with the two expressions, or "
      "NOT PROVED (the sampled verdict stands)"},
     {"--require-proof", CLI_SWITCH, OPT(require_proof), "", "off", "with --prove: exit 1 unless PROVED EQUIVALENT"},
-    {"--replicas", CLI_INT, OPT(replicas), "=N", "from the module", "replica count"},
-    {"--partitions", CLI_INT, OPT(partitions), "=N", "from the module", "partition count"},
+    DEVICE_CLI_FLAGS(Options),
     {"--per-pass", CLI_SWITCH, OPT(per_pass), "", "off",
      "with --passes: check after every pass that changes the module and name the first one that breaks equivalence"},
     {"--shrink", CLI_SWITCH, OPT(shrink), "", "off",
@@ -80,9 +79,7 @@ static const CliFlag flags[] = {
      "command to --save-counterexample DIR (default: shrunk); an element-wise pair shrinks to the failing element, "
      "and to one rank when nothing rank-dependent is left (no collective, no replica-id); with --per-pass, the pair "
      "across the first pass that breaks equivalence, alone"},
-    {"--opaque-custom-calls", CLI_BOOL, OPT(opaque_custom_calls), "=true|false", "true",
-     "run a custom call whose target the interpreter does not implement as a deterministic function of its "
-     "operands (outputs keyed by a hash of target, backend_config and operand bytes); false: unsupported"},
+    OPAQUE_CLI_FLAG(Options, "true"),
     {"--local", CLI_SWITCH, OPT(local), "", "off",
      "check each region where the modules differ on its own, at its real shapes: what both compute alike is cut "
      "away and enters the region as parameters (index arithmetic on constants and device ids stays in); "

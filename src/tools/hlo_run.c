@@ -80,15 +80,10 @@ static const CliFlag flags[] = {
      "reference's tolerance table (bitwise, or the ulps another implementation may differ by: fused "
      "multiply-adds, its own transcendentals, its own summation order); exit 1 when one lies outside.  A "
      "snapshot records one device's run: with N ranks give N snapshots, rank r replaying the r-th"},
-    {"--replicas", CLI_INT, OPT(replicas), "=N", "the module's replica_count",
-     "number of replicas (replicas x partitions must equal the number of ranks)"},
-    {"--partitions", CLI_INT, OPT(partitions), "=N", "the module's num_partitions",
-     "number of partitions"},
+    DEVICE_CLI_FLAGS(Options),
     {"--time", CLI_SWITCH, OPT(time), "", "off",
      "print the time per instruction kind and, per collective, bytes, time, algbw and busbw"},
-    {"--opaque-custom-calls", CLI_SWITCH, OPT(opaque_custom_calls), "", "off (unsupported)",
-     "run a custom call whose target the interpreter does not implement as a deterministic function of its "
-     "operands: outputs drawn from a stream keyed by a hash of target, backend_config and operand bytes"},
+    OPAQUE_CLI_FLAG(Options, "false (unsupported)"),
     RUN_CLI_FLAGS(Options),
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
@@ -444,25 +439,22 @@ static void print_opcode_times(Coll *c, const Interp *it)
     }
 }
 
-static bool name_starts(const char *name, const char *prefix)
-{
-    return strncmp(name, prefix, strlen(prefix)) == 0;
-}
-
 /* nccl-tests: bytes is the whole buffer (for reduce-scatter the operand, n
  * times the result), algbw = bytes / time, busbw = algbw x factor. */
-static double bus_factor(const char *op, int n, int64_t *bytes)
+static double bus_factor(IrOpcode op, int n, int64_t *bytes)
 {
     double fraction = n > 0 ? (double)(n - 1) / n : 0;
-    if (name_starts(op, "all-reduce"))
+    switch ((int)op) {
+    case IR_OP_ALL_REDUCE: case IR_OP_ALL_REDUCE_START: case IR_OP_ALL_REDUCE_DONE:
         return 2 * fraction;
-    if (name_starts(op, "reduce-scatter")) {
+    case IR_OP_REDUCE_SCATTER:
         *bytes *= n;
         return fraction;
-    }
-    if (name_starts(op, "all-gather") || name_starts(op, "all-to-all"))
+    case IR_OP_ALL_GATHER: case IR_OP_ALL_GATHER_START: case IR_OP_ALL_GATHER_DONE: case IR_OP_ALL_TO_ALL:
         return fraction;
-    return 1;
+    default:
+        return 1;
+    }
 }
 
 static void print_collective_times(Coll *c)
@@ -486,7 +478,7 @@ static void print_collective_times(Coll *c)
     for (int i = 0; i < n && coll_rank(c) == 0; i++) {
         const char *op = ir_opcode_name(st[i].op);
         int64_t bytes = st[i].bytes;
-        double factor = bus_factor(op, st[i].group_size, &bytes);
+        double factor = bus_factor(st[i].op, st[i].group_size, &bytes);
         double algbw = secs[i] > 0 ? (double)bytes * (double)st[i].calls / secs[i] / 1e9 : 0;
         printf("  %-24s %-20s %5d %14" PRId64 " %6ld %12.6f %10.3f %10.3f\n", st[i].name, op,
                st[i].group_size, bytes, st[i].calls, secs[i], algbw, algbw * factor);

@@ -24,6 +24,22 @@
      "threads per rank for the kernels (element-wise, data movement, reductions, dot, collective folds); "     \
      "results are bitwise the same at any count (mpirun binds each rank to one core unless --bind-to none)"}
 
+/* --opaque-custom-calls, one row for both tools, each with its own
+ * default: hlo-check true (both modules run the same stand-in, so a check
+ * still means something), hlo-run false (a result computed through one
+ * would be made up).  T holds `bool opaque_custom_calls`. */
+#define OPAQUE_CLI_FLAG(T, default_text)                                                                    \
+    {"--opaque-custom-calls", CLI_BOOL, offsetof(T, opaque_custom_calls), "[=true|false]", default_text,       \
+     "run a custom call whose target the interpreter does not implement as a deterministic function of its "  \
+     "operands (outputs keyed by a hash of target, backend_config and operand bytes); false: unsupported"}
+
+/* The device layout, when the module's header does not give it (T holds
+ * int64_t replicas and partitions). */
+#define DEVICE_CLI_FLAGS(T)                                                                                 \
+    {"--replicas", CLI_INT, offsetof(T, replicas), "=N", "the module's replica_count",                     \
+     "number of replicas (replicas x partitions must equal the number of ranks)"},                           \
+    {"--partitions", CLI_INT, offsetof(T, partitions), "=N", "the module's num_partitions", "number of partitions"}
+
 /* Flags of RUN_CLI_FLAGS that change no result: ranks may differ in them. */
 #define RUN_FLAGS_NO_AGREEMENT "--threads"
 
