@@ -1,5 +1,5 @@
 /* test_collectives.c: all-gather, reduce-scatter, all-reduce over real MPI
- * ranks.  Runs under mpirun with 2, 3 and 4 ranks (scripts/run_unit.sh);
+ * ranks.  Runs under mpirun with 2, 3, 4 and 8 ranks (scripts/run_unit.sh);
  * every module is written for the world size it finds.  Expected values are
  * computed here independently: group membership from the mode table of
  * hlo-reference.md 6.3, reductions as explicit left folds in float. */
