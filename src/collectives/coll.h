@@ -53,6 +53,8 @@ bool coll_all_ok(Coll *c, bool ok);
  * caller then reports its own error and aborts the job).  Ranks with ok=true
  * wait as long as it takes. */
 bool coll_agree(Coll *c, bool ok, double timeout_s, bool *agreed);
+/* How long a failed rank waits in coll_agree for the others, everywhere. */
+#define COLL_AGREE_SECONDS 5.0
 /* Ends the job: MPI_Finalize then exit(code) when every rank stops the same
  * way; coll_abort for an error only this rank has (MPI_Abort(code)). */
 void coll_finish(Coll *c, int code) __attribute__((noreturn));

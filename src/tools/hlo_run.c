@@ -3,15 +3,13 @@
  * (rank r is device r), on seeded random inputs or on .npy files, and the
  * per-rank results are printed in rank order or written as .npy files.
  *
- * Failures never hang the job: after each step the ranks agree whether all
- * succeeded.  A message every failing rank would print the same is printed
- * once (by rank 0), others with a "rank R: " prefix; a rank that failed
- * while the others may be stuck in a collective waiting for it reports its
- * error and aborts the job.
+ * Failures never hang the job: after each step the ranks settle whether
+ * all succeeded (fail.h, the protocol every tool shares).
  * Exit status: 0 done, 2 bad usage or bad input, 3 internal error. */
 #include "check.h"
 #include "cli.h"
 #include "coll.h"
+#include "fail.h"
 #include "interp.h"
 #include "parallel.h"
 #include "run_flags.h"
@@ -29,7 +27,6 @@
 
 #define EXIT_USAGE 2
 #define PRINT_LIMIT 1000            /* elements: larger results print only with --print */
-#define AGREE_SECONDS 5.0           /* a failed rank waits this long for the others */
 #define BCAST_CHUNK ((size_t)1 << 30)
 #define PATH_SIZE 4096              /* bytes for an .npy file name */
 
@@ -155,77 +152,6 @@ static bool parse_args(int argc, char **argv, Options *opt)
     if (opt->replicas < 0 || opt->replicas > 1 << 20 || opt->partitions < 0 || opt->partitions > 1 << 20)
         return usage_error("--replicas and --partitions take a positive count; see --help");
     return true;
-}
-
-/* ------------------------------------------------------------------ */
-/* Agreeing on failure                                                  */
-
-typedef struct Failure {
-    char line[1024];        /* the message as error_print writes it */
-    int64_t code;           /* exit status */
-} Failure;
-
-static void describe(const Error *err, Failure *out)
-{
-    out->line[0] = '\0';
-    if (err->code == ERR_OK) {
-        snprintf(out->line, sizeof out->line, "hlo-run: internal error: a step failed without saying why\n");
-        out->code = 3;
-        return;
-    }
-    FILE *f = fmemopen(out->line, sizeof out->line - 1, "w");
-    if (f) {
-        error_print(err, f);
-        fclose(f);
-    }
-    out->line[sizeof out->line - 1] = '\0';
-    out->code = error_exit_code(err);
-}
-
-/* Called on every rank once all know that some failed.  The lowest failing
- * rank's message is compared with the others': when every rank failed with
- * that message, rank 0 prints it once; otherwise each failing rank prints
- * its own with a "rank R: " prefix.  Returns the exit status for all. */
-static int report_failure(Coll *c, bool ok, const Error *err)
-{
-    int rank = coll_rank(c), world = coll_world(c);
-    Failure mine = { .code = 0 }, first;
-    if (!ok)
-        describe(err, &mine);
-    int64_t lowest = ok ? world : rank;
-    coll_allreduce_i64(c, &lowest, 1, COLL_MIN);
-    first = mine;
-    coll_bcast(c, &first, sizeof first, (int)lowest);
-    int64_t differs = ok || strcmp(mine.line, first.line) != 0;
-    coll_allreduce_i64(c, &differs, 1, COLL_SUM);
-    if (differs == 0 && rank == 0)
-        fputs(first.line, stderr);
-    else if (differs != 0 && !ok)
-        fprintf(stderr, "rank %d: %s", rank, mine.line);
-    return (int)first.code;
-}
-
-/* After a step with no collectives in it: 0 when every rank succeeded. */
-static int settle(Coll *c, bool ok, const Error *err)
-{
-    if (coll_all_ok(c, ok))
-        return 0;
-    return report_failure(c, ok, err);
-}
-
-/* After the run, where the other ranks may be blocked in a collective that
- * waits for this one: agree within AGREE_SECONDS, or report and abort. */
-static int settle_run(Coll *c, bool ok, const Error *err)
-{
-    bool agreed = true;
-    bool all = coll_agree(c, ok, AGREE_SECONDS, &agreed);
-    if (!agreed) {
-        Failure mine;
-        describe(err, &mine);
-        fprintf(stderr, "rank %d: %s", coll_rank(c), mine.line);
-        coll_abort(c, (int)mine.code);
-    }
-    return all ? 0 : report_failure(c, ok, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -500,7 +426,7 @@ static int emit_result(Coll *c, const Options *opt, const Value *result)
         Error err = { .code = ERR_OK };
         char path[PATH_SIZE];
         bool ok = write_outputs(opt->outputs, leaves, n, rank, path, &err);
-        status = settle(c, ok, &err);
+        status = fail_settle(c, ok, &err);
     } else if (opt->print || total_elements(leaves, n) <= PRINT_LIMIT) {
         StrBuf b;
         strbuf_init(&b);
@@ -527,7 +453,7 @@ static int compare_snapshot(Coll *c, const IrModule *m, const Value *result)
     if (coll_world(c) > 1)
         snprintf(who, sizeof who, "rank %d: ", coll_rank(c));
     int differ = check_snapshot_compare(m, result, who, &report, &err);
-    int status = settle(c, differ >= 0, &err);
+    int status = fail_settle(c, differ >= 0, &err);
     if (status == 0) {
         fflush(stdout);
         print_in_rank_order(c, &report);
@@ -567,10 +493,10 @@ static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevi
     int n_params = m->entry->n_params;
     Value **params = xcalloc((size_t)(n_params ? n_params : 1), sizeof *params);
     bool ok = load_inputs(opt, m, dev.rank, params, path, &err);
-    int status = settle(c, ok, &err);
+    int status = fail_settle(c, ok, &err);
     if (status == 0 && opt->save_inputs) {
         bool saved = save_inputs(opt->save_inputs, params, n_params, dev.rank, &err);
-        status = settle(c, saved, &err);
+        status = fail_settle(c, saved, &err);
     }
     if (status != 0) {
         if (ok)
@@ -588,7 +514,7 @@ static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevi
         for (int p = 0; p < n_params; p++)
             value_release(params[p]);
     free(params);
-    status = settle_run(c, ok, &err);
+    status = fail_settle_run(c, ok, &err);
     if (status == 0)
         status = emit_result(c, opt, result);
     if (status == 0 && opt->snapshot)
@@ -616,7 +542,7 @@ static int run(Coll *c, const Options *opt)
 {
     Error err = { .code = ERR_OK };
     IrModule *m = load_module(c, opt->in_path, &err);
-    int status = settle(c, m != NULL, &err);
+    int status = fail_settle(c, m != NULL, &err);
     if (status != 0)
         return status;
     if (coll_rank(c) == 0)
@@ -636,7 +562,7 @@ static int run(Coll *c, const Options *opt)
             ok = error_set(&err, ERR_MISMATCH, (IrLoc){ opt->in_path, 0, 0 },
                            "--snapshot: the ranks' snapshots hold different modules; each must record the same "
                            "program");
-        status = settle(c, ok, &err);
+        status = fail_settle(c, ok, &err);
         if (status != 0) {
             ir_module_free(m);
             return status;
@@ -648,7 +574,7 @@ static int run(Coll *c, const Options *opt)
     }
     char fill_note[1024];
     if (opt->fill_elided) {
-        status = settle(c, check_fill_elided_constants(m, opt->seed, fill_note, sizeof fill_note, &err) >= 0, &err);
+        status = fail_settle(c, check_fill_elided_constants(m, opt->seed, fill_note, sizeof fill_note, &err) >= 0, &err);
         if (status != 0) {
             ir_module_free(m);
             return status;
@@ -659,11 +585,11 @@ static int run(Coll *c, const Options *opt)
     InterpDevice dev;
     char note[512];
     bool ok = coll_setup_devices(c, m, (int)opt->replicas, (int)opt->partitions, &dev, note, sizeof note, &err);
-    status = settle(c, ok, &err);
+    status = fail_settle(c, ok, &err);
     if (status == 0 && note[0] && coll_rank(c) == 0)
         fprintf(stderr, "hlo-run: %s\n", note);
     if (status == 0)
-        status = settle(c, fits_memory(c, opt, m, &err), &err);
+        status = fail_settle(c, fits_memory(c, opt, m, &err), &err);
     if (status == 0)
         status = run_module(c, opt, m, dev);
     ir_module_free(m);
