@@ -107,6 +107,16 @@ bool check_snapshot_params(const IrSnapshot *s, const IrModule *m, Value **param
  * outputs differ, -1 (err) when there is nothing to compare with. */
 int check_snapshot_compare(const IrModule *m, const Value *result, const char *who, StrBuf *report, Error *err);
 
+/* given_inputs.c: --inputs DIR|F0.snapshot.pb[,F1...] */
+
+/* This rank's values for m's entry parameters: DIR/param<p>.rank<rank>.npy,
+ * or, for a file or a comma-separated list, the arguments the rank-th
+ * HloSnapshot recorded (one per rank: world of them).  *out (freed with
+ * check_given_free, also after a failure) holds *n_out values. */
+bool check_given_inputs(const char *spec, int rank, int world, const IrModule *m, Value ***out, int *n_out,
+                        Error *err);
+void check_given_free(Value **given, int n);
+
 /* ------------------------------------------------------------------ */
 /* compare.c: element comparisons and accuracy against an oracle        */
 
@@ -347,6 +357,10 @@ typedef struct CheckPerPass {
 bool check_per_pass(Coll *c, const IrModule *before, const Pass *const *passes, int n, const PassOptions *po,
                     const CheckOptions *co, CheckPerPass *out, Error *err);
 void check_per_pass_free(CheckPerPass *p);
+/* --per-pass: "after #N pass  equivalent|NOT EQUIVALENT", and the closing
+ * line naming the first pass that breaks equivalence. */
+void check_print_pass_step(FILE *out, const CheckPassStep *s);
+void check_print_per_pass_verdict(FILE *out, const CheckPerPass *pp, const char *passes);
 
 /* ------------------------------------------------------------------ */
 /* prove.c: equivalence for all inputs (hlo-check --prove)              */
@@ -401,6 +415,65 @@ bool check_region_one_group(CheckRegion *r, Error *err);
 int check_module_devices(const IrModule *m, int world);
 
 /* ------------------------------------------------------------------ */
+/* local_check.c: each region checked on its own (--local)             */
+
+typedef enum CheckRegionVerdict {
+    CHECK_REGION_NOT_RUN = -1,
+    CHECK_REGION_DIFFERS = 0,       /* on free inputs */
+    CHECK_REGION_EQUIVALENT = 1,
+    CHECK_REGION_PRECISION = 2,     /* an accumulation type changed here: judged on the whole pair */
+} CheckRegionVerdict;
+
+typedef enum CheckNotRun {
+    CHECK_RAN,
+    CHECK_NOT_RUN_P2P,              /* holds send / recv */
+    CHECK_NOT_RUN_RANKS,            /* needs more ranks than the job has */
+    CHECK_NOT_RUN_MEMORY,           /* needs more than the limit per rank */
+} CheckNotRun;
+
+/* One region's outcome, as report.c prints it. */
+typedef struct CheckRegionResult {
+    int index, n;                   /* region index (from 0) of n */
+    CheckRegionVerdict verdict;
+    CheckNotRun not_run;
+    int ranks, devices, world;      /* ranks it runs on, devices it spans, the job's ranks */
+    bool one_group;                 /* one group of its devices stands for all */
+    InterpMemory need;              /* per rank */
+    int64_t limit;                  /* --max-memory per rank (0: none) */
+    char limit_why[160];
+    double seconds;
+} CheckRegionResult;
+
+typedef struct CheckLocalOptions {
+    int region;                     /* > 0: check this region only (1-based) */
+    bool max_memory_given;          /* else a region's limit is the default over the ranks it runs on */
+    const char *regions_dir;        /* also write region<N>.before.hlo and .after.hlo there (rank 0) */
+    const char *before_name, *after_name;   /* for the report */
+    FILE *out;                      /* rank 0 reports each region here as it goes; NULL: quiet */
+} CheckLocalOptions;
+
+typedef struct CheckLocal {
+    int n_regions, region;
+    int equivalent, differ, precision, not_run;     /* regions by verdict */
+    InterpMemory whole_need;        /* when some region differs: the whole pair's need */
+    bool whole_checked;             /* the whole pair was checked on its own values: whole */
+    CheckReport whole;
+    int code;                       /* 0 equivalent, 1 different, 2 not checked */
+    bool stopped;                   /* some rank failed: returned where it did (false there) */
+} CheckLocal;
+
+/* Checks before against after region by region with co: each region on the
+ * ranks it needs, or reported as not run with the reason and what would
+ * run it; when a region differs on free inputs or changes an accumulation
+ * type, the whole pair on its own values when it fits.  Collective on c:
+ * false on a rank that failed, and then every rank returns at the same
+ * point (out->stopped) for the caller to settle the failure.  Free with
+ * check_local_free. */
+bool check_local(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *co,
+                 const CheckLocalOptions *lo, CheckLocal *out, Error *err);
+void check_local_free(CheckLocal *l);
+
+/* ------------------------------------------------------------------ */
 /* shrink.c: the smallest failing pair (--shrink)                      */
 
 typedef struct CheckShrink {
@@ -452,12 +525,18 @@ typedef struct CheckShrunk {
     int failing_rank;           /* in the pair's numbering (after a rank cut, its new number) */
     int ranks;                  /* the ranks the pair runs on: the world, or fewer after a
                                  * rank cut (the first ranks then hold the kept ranks' inputs) */
+    bool still;                 /* the final pair, checked once more on its inputs, differs */
+    bool rechecked;             /* recheck holds that check's report (on the ranks that ran it) */
+    CheckReport recheck;
 } CheckShrunk;
 /* Shrinks a pair that differs (rep with rep->diff.found), checks it again on
  * its own inputs, cuts it to the failing element and to one rank where it
- * can.  Collective on c. */
+ * can, and checks the result once more (still, recheck).  Collective on c:
+ * false on a rank that failed, for the caller to settle at once (fail.h).
+ * Free with check_shrunk_free. */
 bool check_shrink_pair(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *co,
                        const CheckReport *rep, CheckShrunk *out, Error *err);
+void check_shrunk_free(CheckShrunk *sh);
 /* Writes the shrunk pair (rank 0), its inputs (every rank's, or the failing
  * rank's alone as rank 0, the pair's header then saying one device) and
  * command.txt to dir.  Collective on c. */
@@ -470,6 +549,13 @@ int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **
 /* s as a JSON string literal, quotes and control characters escaped. */
 void check_json_string(FILE *f, const char *s);
 void check_print_report(FILE *out, const CheckReport *rep, const char *before_name, const char *after_name);
+/* --local's closing line (after the whole pair's report, when it was
+ * checked). */
+void check_print_local_verdict(FILE *out, const CheckLocal *l);
+/* --shrink: what the cut kept (before the re-check's report), and the
+ * closing line: the sizes, the ranks, and where the pair was written. */
+void check_print_shrinking(FILE *out, const CheckReport *rep, const CheckShrunk *sh);
+void check_print_shrunk(FILE *out, const CheckShrunk *sh, int world, const char *dir);
 bool check_write_json(const char *path, const CheckReport *rep, const char *before_name,
                       const char *after_name, Error *err);
 bool check_write_junit(const char *path, const CheckReport *rep, const char *before_name,

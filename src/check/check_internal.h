@@ -57,4 +57,18 @@ bool check_add_exact_probes(IrModule *p, CheckSite *sites, int n_sites, Error *e
 /* The instruction named name in the site's computation of m, or NULL. */
 IrInstr *check_site_instr(const IrModule *m, const CheckSite *site, const char *name);
 
+/* ---- report.c: --local's lines, as check_local goes */
+/* "hlo-check --local: A vs B: N regions where they differ" */
+void check_print_local_head(FILE *out, const char *before_name, const char *after_name, int n);
+/* "region i/n in C: what: a -> b instructions, ..." (the line left open) */
+void check_print_region_head(FILE *out, const CheckRegion *r, const CheckRegionResult *res);
+/* ", <need> per rank x <ranks> ranks" when with_need (the line still open). */
+void check_print_region_need(FILE *out, const CheckRegionResult *res, bool with_need);
+/* The verdict closing the line, and the region's report when it differs. */
+void check_print_region_verdict(FILE *out, const CheckRegionResult *res, const CheckReport *rep);
+/* ": NOT RUN: why, and what would run it" (node_memory: this node's bytes). */
+void check_print_region_not_run(FILE *out, const CheckRegionResult *res, int64_t node_memory);
+/* The regions differ or change precision and the whole pair is checked. */
+void check_print_local_whole(FILE *out, const CheckLocal *l);
+
 #endif /* CHECK_INTERNAL_H */

@@ -73,3 +73,18 @@ void check_per_pass_free(CheckPerPass *p)
     ir_module_free(p->after);
     *p = (CheckPerPass){ 0 };
 }
+
+void check_print_pass_step(FILE *out, const CheckPassStep *s)
+{
+    fprintf(out, "hlo-check: after #%-3d %-42s %s\n", s->pass->number, s->pass->name,
+            s->equivalent ? "equivalent" : "NOT EQUIVALENT");
+}
+
+void check_print_per_pass_verdict(FILE *out, const CheckPerPass *pp, const char *passes)
+{
+    if (pp->broken >= 0)
+        fprintf(out, "hlo-check: the first pass that breaks equivalence is #%d %s\n",
+                pp->steps[pp->broken].pass->number, pp->steps[pp->broken].pass->name);
+    else
+        fprintf(out, "hlo-check: EQUIVALENT after every pass of --passes=%s\n", passes);
+}

@@ -401,3 +401,135 @@ bool check_write_junit(const char *path, const CheckReport *rep, const char *bn,
     fputs("  </testsuite>\n</testsuites>\n", f);
     return ir_atomic_close(&a, true, err);
 }
+
+/* ---- --local */
+
+void check_print_local_head(FILE *out, const char *before_name, const char *after_name, int n)
+{
+    fprintf(out, "hlo-check --local: %s vs %s: %d region%s where they differ\n", before_name, after_name, n,
+            n == 1 ? "" : "s");
+}
+
+void check_print_region_head(FILE *out, const CheckRegion *r, const CheckRegionResult *res)
+{
+    fprintf(out, "region %d/%d in %s: %s: %d -> %d instructions, %d inputs, %d outputs", res->index + 1, res->n,
+            r->where, r->what, r->instrs[0], r->instrs[1], r->n_inputs, r->n_outputs);
+    if (res->one_group)
+        fprintf(out, ", one group of %d of its %d devices stands for all (every collective on the same groups, "
+                "no device id)", r->group_size, res->devices);
+    fflush(out);
+}
+
+void check_print_region_need(FILE *out, const CheckRegionResult *res, bool with_need)
+{
+    char bytes[32];
+    interp_format_bytes(res->need.peak, bytes, sizeof bytes);
+    if (with_need)
+        fprintf(out, ", %s per rank x %d ranks", bytes, res->ranks);
+    fflush(out);        /* said before a region's run, which may be long */
+}
+
+void check_print_region_verdict(FILE *out, const CheckRegionResult *res, const CheckReport *rep)
+{
+    bool precision = res->verdict == CHECK_REGION_PRECISION;
+    fprintf(out, ": %s (%d trials, %.1f s)\n",
+            precision ? "CHANGES PRECISION (an accumulation type changed here: judged on the whole pair)"
+            : rep->equivalent ? (rep->by_accuracy ? "AT LEAST AS ACCURATE" : "EQUIVALENT")
+                              : (rep->by_accuracy ? "LESS ACCURATE on free inputs" : "DIFFERS on free inputs"),
+            rep->trials_run, res->seconds);
+    if (!rep->equivalent && !precision)
+        check_print_report(out, rep, "the region before", "the region after");
+}
+
+void check_print_region_not_run(FILE *out, const CheckRegionResult *res, int64_t node_memory)
+{
+    int ranks = res->ranks, region = res->index + 1;
+    char bytes[32], lim[32];
+    interp_format_bytes(res->need.peak, bytes, sizeof bytes);
+    interp_format_bytes(res->limit, lim, sizeof lim);
+    if (res->not_run == CHECK_NOT_RUN_P2P) {
+        fputs(": NOT RUN: it holds send/recv, which cannot be cut out of the module: check the module whole\n", out);
+    } else if (res->not_run == CHECK_NOT_RUN_RANKS) {
+        fprintf(out, ": NOT RUN: needs %d ranks, this job has %d; on a machine that has them: mpirun -np %d "
+                "hlo-check --local --region=%d ...\n", ranks, res->world, ranks, region);
+    } else {
+        /* On nodes like this one, as many ranks a node as their need allows. */
+        int64_t per_node = res->need.peak > 0 ? node_memory / res->need.peak : 0;
+        if (per_node < 1)
+            fprintf(out, ": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s), and more than this "
+                    "whole node has: on nodes with at least %s each, mpirun -np %d --map-by ppr:1:node hlo-check "
+                    "--local --region=%d ...\n", ranks, bytes, lim, res->limit_why, bytes, ranks, region);
+        else
+            fprintf(out, ": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s); on %lld nodes like "
+                    "this one: mpirun -np %d --map-by ppr:%lld:node hlo-check --local --region=%d ...\n", ranks,
+                    bytes, lim, res->limit_why, (long long)((ranks + per_node - 1) / per_node), ranks,
+                    (long long)per_node, region);
+    }
+}
+
+static const char *plural(int n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+void check_print_local_whole(FILE *out, const CheckLocal *l)
+{
+    fprintf(out, "hlo-check --local: %d region%s differ%s on free inputs, %d change%s precision; checking the "
+            "whole pair, which fits, on its own values\n", l->differ, plural(l->differ, "", "s"),
+            plural(l->differ, "s", ""), l->precision, plural(l->precision, "s", ""));
+}
+
+void check_print_local_verdict(FILE *out, const CheckLocal *l)
+{
+    char b[32];
+    interp_format_bytes(l->whole_need.peak, b, sizeof b);
+    if (l->whole_checked) {
+        if (l->code == 0 && l->differ)
+            fputs("hlo-check --local: the differences do not occur on the module's own values\n", out);
+    } else if (l->differ) {
+        fprintf(out, "hlo-check: DIFFERENT on free inputs in %d region%s (not confirmed on the module's own "
+                "values: the whole pair needs %s per rank)\n", l->differ, plural(l->differ, "", "s"), b);
+    } else if (l->precision) {
+        fprintf(out, "hlo-check: NOT CHECKED: %d region%s change an accumulation type, which is judged by "
+                "accuracy on the whole pair: it needs %s per rank%s\n", l->precision,
+                plural(l->precision, "", "s"), b, l->region ? " (and --region checks one region only)" : "");
+    } else if (l->not_run) {
+        int n = l->equivalent + l->not_run;
+        fprintf(out, "hlo-check: NOT CHECKED: %d of %d region%s could not run here (%d equivalent)\n", l->not_run,
+                n, plural(n, "", "s"), l->equivalent);
+    } else if (l->region) {
+        fprintf(out, "hlo-check: EQUIVALENT in region %d (--local --region: the other regions were not checked)\n",
+                l->region);
+    } else {
+        fprintf(out, "hlo-check: EQUIVALENT (--local: %d region%s, each equivalent; what is outside them is "
+                "computed alike in both modules)\n", l->equivalent, plural(l->equivalent, "", "s"));
+    }
+}
+
+/* ---- --shrink */
+
+void check_print_shrinking(FILE *out, const CheckReport *rep, const CheckShrunk *sh)
+{
+    const CheckShrink *s = &sh->s;
+    fprintf(out, "\nhlo-check: shrinking: kept output %d of %d; %d instructions replaced by parameters, %d by "
+            "constants; %d unused parameters dropped", rep->diff.output, rep->n_outputs, s->to_parameters,
+            s->to_constants, s->parameters_dropped);
+    if (sh->element)
+        fprintf(out, "; element-wise: cut to element %s of the output, as scalars", sh->where);
+    if (sh->box)
+        fprintf(out, "; shapes cut to what element %s of the output depends on", sh->where);
+    fputc('\n', out);
+}
+
+void check_print_shrunk(FILE *out, const CheckShrunk *sh, int world, const char *dir)
+{
+    const CheckShrink *s = &sh->s;
+    fprintf(out, "hlo-check: shrunk from %d + %d to %d + %d instructions (%s)", s->instrs[0][0], s->instrs[1][0],
+            s->instrs[0][1], s->instrs[1][1], sh->still ? "still different" : "NOT reproduced: please report this");
+    if (sh->alone)
+        fprintf(out, " and from %d ranks to 1 (rank %d's inputs alone show it)", world, sh->failing_rank);
+    else if (sh->ranks < world)
+        fprintf(out, " and from %d ranks to %d (the ranks the failing one hears from, renumbered; it is rank %d)",
+                world, sh->ranks, sh->failing_rank);
+    fprintf(out, ", written with its inputs and the command to %s/\n", dir);
+}

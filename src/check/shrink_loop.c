@@ -147,6 +147,35 @@ static void set_one_device(IrModule *m)
         m->num_partitions = (IrOptInt){ true, 1 };
 }
 
+/* The pair as it will be written, checked once more on its own inputs
+ * (after a rank cut, on the first out->ranks ranks alone): out->still says
+ * whether it differs, out->recheck is the report.  A failure on a rank of a
+ * narrowed job returns there without widening: the caller settles it and
+ * the job ends (coll_finish on a narrowed job aborts). */
+static bool recheck(Coll *c, const CheckOptions *quiet, CheckShrunk *out, Error *err)
+{
+    CheckOptions co = *quiet;
+    co.prove = false;
+    co.inputs = out->s.inputs;
+    co.n_inputs = out->s.n_inputs;
+    bool narrowed = out->ranks < coll_world(c);
+    if (narrowed)
+        co.replicas = co.partitions = 0;
+    int64_t still = 1;
+    if (!narrowed || coll_narrow(c, out->ranks)) {
+        bool ok = check_modules(c, out->s.before, out->s.after, &co, &out->recheck, err), agreed;
+        out->rechecked = ok;
+        if (!coll_agree(c, ok, COLL_AGREE_SECONDS, &agreed))
+            return ok;
+        still = !out->recheck.equivalent;
+    }
+    if (narrowed)
+        coll_widen(c);
+    coll_bcast(c, &still, sizeof still, 0);
+    out->still = still != 0;
+    return true;
+}
+
 bool check_shrink_pair(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *co,
                        const CheckReport *rep, CheckShrunk *out, Error *err)
 {
@@ -176,7 +205,15 @@ bool check_shrink_pair(Coll *c, const IrModule *before, const IrModule *after, c
     if (still && (!check_rank_free(out->s.before) || !check_rank_free(out->s.after)))
         cut_ranks(c, &quiet, out);
     out->alone = still && differs_on_one_rank(c, &out->s, out->failing_rank);
-    return true;
+    return recheck(c, &quiet, out, err);
+}
+
+void check_shrunk_free(CheckShrunk *sh)
+{
+    if (sh->rechecked)
+        check_report_free(&sh->recheck);
+    sh->rechecked = false;
+    check_shrink_free(&sh->s);
 }
 
 bool check_shrunk_write(Coll *c, CheckShrunk *sh, const char *dir, const char *compare, Error *err)
@@ -205,13 +242,13 @@ bool check_shrunk_write(Coll *c, CheckShrunk *sh, const char *dir, const char *c
         return false;
     int world = sh->alone ? 1 : sh->ranks;
     snprintf(path, sizeof path, "%s/command.txt", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return true;
+    IrAtomicFile a;
+    if (!ir_atomic_open(&a, path, err))
+        return false;
+    FILE *f = a.f;
     fprintf(f, "mpirun --oversubscribe -np %d hlo-check %s/before.hlo %s/after.hlo --inputs %s --compare=%s\n",
             world, dir, dir, dir, compare);
     fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/before.hlo --inputs %s --print\n", world, dir, dir);
     fprintf(f, "mpirun --oversubscribe -np %d hlo-run %s/after.hlo --inputs %s --print\n", world, dir, dir);
-    fclose(f);
-    return true;
+    return ir_atomic_close(&a, true, err);
 }

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "cli.h"
 #include "coll.h"
+#include "fail.h"
 #include "pass.h"
 #include "pass_flags.h"
 #include "run_flags.h"
@@ -17,8 +18,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct Options {
@@ -118,19 +117,10 @@ static void defaults(Options *o)
     pass_options_default(&o->pass);
 }
 
-/* Errors every rank has alike: rank 0 says it, everyone exits. */
-__attribute__((noreturn)) static void fail_all(Tool *t, const Error *err)
-{
-    if (t->rank == 0)
-        error_print(err, stderr);
-    coll_finish(t->c, error_exit_code(err));
-}
-
+/* Errors follow fail.h: every rank the same way. */
 __attribute__((noreturn)) static void usage_error(Tool *t, const char *msg)
 {
-    if (t->rank == 0)
-        fprintf(stderr, "hlo-check: %s\n", msg);
-    coll_finish(t->c, 2);
+    fail_usage(t->c, "hlo-check", msg);
 }
 
 static void parse_args(Tool *t, int argc, char **argv)
@@ -208,12 +198,12 @@ static IrModule *load(Tool *t, const char *path)
     Error err = { 0 };
     IrModule *m = ir_parse_file(path, &err);
     if (!m || !ir_verify_module(m, &err))
-        fail_all(t, &err);
+        fail_all(t->c, &err);
     if (t->rank == 0)
         ir_note_source(m, "hlo-check", path, stderr);
     char note[1024];
     if (t->o.fill_elided && check_fill_elided_constants(m, t->o.seed, note, sizeof note, &err) < 0)
-        fail_all(t, &err);
+        fail_all(t->c, &err);
     if (t->o.fill_elided && note[0] && t->rank == 0)
         fprintf(stderr, "hlo-check: note: %s\n", note);
     return m;
@@ -233,7 +223,7 @@ static IrModule *rewrite_with(Tool *t, const IrModule *before, const Pass *const
     pass_options(t, &po);
     IrModule *after = check_rewrite(before, passes, n, &po, changed, &err);
     if (!after)
-        fail_all(t, &err);
+        fail_all(t->c, &err);
     return after;
 }
 
@@ -255,7 +245,7 @@ static IrModule *rewrite(Tool *t, const IrModule *before)
     bool changed = false;
     IrModule *after = rewrite_with(t, before, list, n, &changed);
     if (t->o.out_path && t->rank == 0 && !ir_write_module_file(after, t->o.out_path, &err))
-        fail_all(t, &err);
+        fail_all(t->c, &err);
     return after;
 }
 
@@ -284,19 +274,6 @@ static void check_options(const Tool *t, CheckOptions *co)
     co->prove = t->o.prove || t->o.require_proof;
 }
 
-/* A run-time error: when every rank has it, rank 0 reports once; when some
- * rank is stuck in a collective waiting for this one, report and abort. */
-__attribute__((noreturn)) static void fail_run(Tool *t, const Error *err)
-{
-    bool agreed;
-    coll_agree(t->c, false, 5.0, &agreed);
-    if (agreed)
-        fail_all(t, err);
-    fprintf(stderr, "rank %d: ", t->rank);
-    error_print(err, stderr);
-    coll_abort(t->c, error_exit_code(err));
-}
-
 static void write_reports(Tool *t, const CheckReport *rep, const char *bn, const char *an)
 {
     Error err = { 0 };
@@ -315,10 +292,7 @@ static bool check_with(Tool *t, const CheckOptions *co, const IrModule *before, 
 {
     CheckReport rep;
     Error err = { 0 };
-    if (!check_modules(t->c, before, after, co, &rep, &err))
-        fail_run(t, &err);
-    bool agreed;
-    coll_agree(t->c, true, 0, &agreed);
+    fail_unless_run(t->c, check_modules(t->c, before, after, co, &rep, &err), &err);
     if (report || !rep.equivalent)
         write_reports(t, &rep, before_name, after_name);
     bool equivalent = rep.equivalent;
@@ -329,93 +303,21 @@ static bool check_with(Tool *t, const CheckOptions *co, const IrModule *before, 
     return equivalent;
 }
 
-static bool check_one(Tool *t, const IrModule *before, const IrModule *after, const char *after_name, bool report)
-{
-    CheckOptions co;
-    check_options(t, &co);
-    return check_with(t, &co, before, after, t->inputs[0], after_name, report, NULL);
-}
+/* ---- --inputs: given values instead of drawn ones, one trial on them */
 
-/* ---- --inputs */
-
-/* --inputs F0.snapshot.pb[,F1...]: this rank's snapshot (the r-th; one
- * for a run of one rank), its recorded arguments as m's parameters. */
-static bool given_from_snapshot(Tool *t, const IrModule *m, Error *err)
-{
-    const char *list = t->o.inputs;
-    int n, world = coll_world(t->c);
-    char *path = cli_list_item(list, t->rank, &n);
-    if (n != world) {
-        free(path);
-        return error_set(err, ERR_MISMATCH, (IrLoc){ list, 0, 0 }, "--inputs %s: %d snapshot%s for %d rank%s: a "
-                         "snapshot records one device's run, so give one per rank (F0,F1,...)", list, n,
-                         n == 1 ? "" : "s", world, world == 1 ? "" : "s");
-    }
-    if (!path)
-        return error_set(err, ERR_MISMATCH, (IrLoc){ list, 0, 0 }, "--inputs %s: an empty file name", list);
-    IrModule *sm = ir_parse_file(path, err);
-    bool ok = sm != NULL;
-    if (ok && !sm->snapshot)
-        ok = error_set(err, ERR_MISMATCH, (IrLoc){ path, 0, 0 }, "--inputs %s: neither a directory of .npy "
-                       "inputs nor an HloSnapshot (it is %s)", path, sm->source_kind ? sm->source_kind : "HLO text");
-    if (ok && check_snapshot_params(sm->snapshot, m, t->given, err))
-        t->n_given = m->entry->n_params;
-    else
-        ok = false;
-    ir_module_free(sm);
-    free(path);
-    return ok;
-}
-
-/* This rank's values for m's parameters from DIR (or from snapshots); a
- * file missing or not matching its parameter on any rank stops every rank. */
 static void load_given(Tool *t, const IrModule *m)
 {
-    const IrComputation *e = m->entry;
     Error err = { 0 };
-    t->given = xcalloc((size_t)e->n_params + 1, sizeof *t->given);
-    struct stat st;
-    if ((stat(t->o.inputs, &st) == 0 && !S_ISDIR(st.st_mode)) || strchr(t->o.inputs, ',')) {
-        if (!given_from_snapshot(t, m, &err))
-            fail_run(t, &err);
-        t->o.trials = 1;
-        return;
-    }
-    bool ok = true;
-    for (int p = 0; p < e->n_params && ok; p++) {
-        bool rounded = false;
-        t->given[p] = npy_read_param(t->o.inputs, p, t->rank, e->params[p]->shape, &rounded, &err);
-        ok = t->given[p] != NULL;
-        t->n_given = p + 1;
-    }
-    if (!ok)
-        fail_run(t, &err);
+    bool ok = check_given_inputs(t->o.inputs, t->rank, coll_world(t->c), m, &t->given, &t->n_given, &err);
+    fail_unless(t->c, ok, &err);
     t->o.trials = 1;    /* the inputs are fixed: one trial says it all */
-}
-
-static void free_given(Tool *t)
-{
-    for (int p = 0; p < t->n_given; p++)
-        value_release(t->given[p]);
-    free(t->given);
-    t->given = NULL;
-    t->n_given = 0;
 }
 
 /* ---- --shrink */
 
-static void write_text(Tool *t, const IrModule *m, const char *dir, const char *name)
-{
-    char path[4096];
-    Error err = { 0 };
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (!ir_write_module_file(m, path, &err))
-        fail_run(t, &err);      /* rank 0 alone writes: the others must not wait in the next collective */
-}
-
 /* rep: the failing check.  Shrinks the pair on the failing trial's inputs
- * (check_shrink_pair), checks the result again on them with the report,
- * and writes the pair, its inputs and the command to DIR. */
+ * (check_shrink_pair, which checks the result once more), and writes the
+ * pair, its inputs and the command to DIR. */
 __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, const IrModule *after,
                                              const CheckReport *rep)
 {
@@ -425,55 +327,21 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
     co.prove = false;
     CheckShrunk sh;
     Error err = { 0 };
-    if (!check_shrink_pair(t->c, before, after, &co, rep, &sh, &err))
-        fail_run(t, &err);
-    const CheckShrink *s = &sh.s;
+    fail_unless_run(t->c, check_shrink_pair(t->c, before, after, &co, rep, &sh, &err), &err);
     const char *compare = co.tol.mode == CHECK_AUTO ? "exact" : t->o.compare;
-    if (co.tol.mode == CHECK_AUTO)
-        co.tol.mode = CHECK_EXACT;
-    co.trials = 1;
-    co.save_dir = NULL;
-    co.progress = false;
     if (t->rank == 0) {
-        printf("\nhlo-check: shrinking: kept output %d of %d; %d instructions replaced by parameters, %d by "
-               "constants; %d unused parameters dropped", rep->diff.output, rep->n_outputs, s->to_parameters,
-               s->to_constants, s->parameters_dropped);
-        if (sh.element)
-            printf("; element-wise: cut to element %s of the output, as scalars", sh.where);
-        if (sh.box)
-            printf("; shapes cut to what element %s of the output depends on", sh.where);
-        printf("\n");
+        check_print_shrinking(stdout, rep, &sh);
+        char bn[4096], an[4096];
+        snprintf(bn, sizeof bn, "%s/before.hlo", dir);
+        snprintf(an, sizeof an, "%s/after.hlo", dir);
+        write_reports(t, &sh.recheck, bn, an);
     }
-    char bn[4096], an[4096];
-    snprintf(bn, sizeof bn, "%s/before.hlo", dir);
-    snprintf(an, sizeof an, "%s/after.hlo", dir);
-    co.inputs = s->inputs;
-    co.n_inputs = s->n_inputs;
-    /* After a rank cut the pair runs on the first sh.ranks ranks alone. */
-    bool narrowed = sh.ranks < coll_world(t->c), still = true;
-    if (narrowed)
-        co.replicas = co.partitions = 0;
-    if (!narrowed || coll_narrow(t->c, sh.ranks))
-        still = !check_with(t, &co, s->before, s->after, bn, an, true, NULL);
-    if (narrowed)
-        coll_widen(t->c);
-    int64_t still64 = still;
-    coll_bcast(t->c, &still64, sizeof still64, 0);
-    still = still64 != 0;
-    if (!check_shrunk_write(t->c, &sh, dir, compare, &err))
-        fail_run(t, &err);
-    if (t->rank == 0) {
-        printf("hlo-check: shrunk from %d + %d to %d + %d instructions (%s)", s->instrs[0][0], s->instrs[1][0],
-               s->instrs[0][1], s->instrs[1][1], still ? "still different" : "NOT reproduced: please report this");
-        if (sh.alone)
-            printf(" and from %d ranks to 1 (rank %d's inputs alone show it)", coll_world(t->c), sh.failing_rank);
-        else if (narrowed)
-            printf(" and from %d ranks to %d (the ranks the failing one hears from, renumbered; it is rank %d)",
-                   coll_world(t->c), sh.ranks, sh.failing_rank);
-        printf(", written with its inputs and the command to %s/\n", dir);
-    }
-    check_shrink_free(&sh.s);
-    coll_finish(t->c, still ? 1 : 3);
+    fail_unless_run(t->c, check_shrunk_write(t->c, &sh, dir, compare, &err), &err);
+    if (t->rank == 0)
+        check_print_shrunk(stdout, &sh, coll_world(t->c), dir);
+    int code = sh.still ? 1 : 3;
+    check_shrunk_free(&sh);
+    coll_finish(t->c, code);
 }
 
 /* --per-pass --shrink: the pair across the guilty pass alone (the pipeline
@@ -516,10 +384,7 @@ __attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
     check_options(t, &co);
     CheckPerPass pp;
     Error err = { 0 };
-    if (!check_per_pass(t->c, before, list, n, &po, &co, &pp, &err))
-        fail_run(t, &err);
-    bool agreed;
-    coll_agree(t->c, true, 0, &agreed);
+    fail_unless_run(t->c, check_per_pass(t->c, before, list, n, &po, &co, &pp, &err), &err);
     for (int k = 0; k < pp.n_steps && t->rank == 0; k++) {
         const CheckPassStep *s = &pp.steps[k];
         if (!s->checked)
@@ -530,16 +395,11 @@ __attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
                      s->pass->name);
             write_reports(t, &s->report, t->inputs[0], name);
         }
-        printf("hlo-check: after #%-3d %-42s %s\n", s->pass->number, s->pass->name,
-               s->equivalent ? "equivalent" : "NOT EQUIVALENT");
+        check_print_pass_step(stdout, s);
     }
-    int code = pp.broken >= 0;
-    if (t->rank == 0 && code)
-        printf("hlo-check: the first pass that breaks equivalence is #%d %s\n", pp.steps[pp.broken].pass->number,
-               pp.steps[pp.broken].pass->name);
-    else if (t->rank == 0)
-        printf("hlo-check: EQUIVALENT after every pass of --passes=%s\n", t->o.passes);
-    int k = pp.broken;
+    if (t->rank == 0)
+        check_print_per_pass_verdict(stdout, &pp, t->o.passes);
+    int k = pp.broken, code = k >= 0;
     check_per_pass_free(&pp);
     if (code && t->o.shrink)
         shrink_one_pass(t, before, list, k);
@@ -548,219 +408,23 @@ __attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
 
 /* ---- --local */
 
-/* One region checked with co, or its need reported; *verdict gets 1
- * equivalent, 0 differs (on free inputs), -1 not run here. */
-/* The estimated need of checking a region: both sides' outputs held, or
- * before's as a digest when that is what fits (check.c does the same). */
-static void region_need(const CheckOptions *co, const CheckRegion *r, int64_t limit, InterpMemory *need)
-{
-    check_pair_need(r->before, r->after, NULL, need);
-    CheckSite *sites = NULL;
-    int n_sites = check_find_sites(r->before, r->after, &sites);
-    free(sites);
-    bool bitwise = co->tol.mode == CHECK_EXACT || (co->tol.mode == CHECK_AUTO && n_sites == 0);
-    if (limit > 0 && need->peak > limit && bitwise && co->oracle != 1)
-        check_pair_lean_need(r->before, r->after, need);
-}
-
-/* The region checked on the ranks it needs (the job narrowed to them when
- * fewer; one group of its devices when one stands for all), or the reason
- * it cannot run here.  *verdict: 1 equivalent, 0 differs (on free inputs),
- * -1 not run; the same on every rank. */
-/* Does the region hold one of the pair's sites (a reduction whose
- * accumulation type the rewrite changed)? */
-static bool holds_site(const CheckRegion *r, const CheckSite *sites, int n_sites)
-{
-    for (int i = 0; i < n_sites; i++) {
-        char name[96];
-        snprintf(name, sizeof name, "%s", sites[i].before_name);
-        char *bracket = strchr(name, '[');      /* "name[i]": operand i of a variadic reduction */
-        if (bracket)
-            *bracket = 0;
-        for (int c = 0; c < r->before->n_computations; c++)
-            if (ir_computation_find(r->before->computations[c], name))
-                return true;
-    }
-    return false;
-}
-
-static void check_region(Tool *t, const CheckOptions *co, CheckRegion *r, int index, int n, const CheckSite *sites,
-                         int n_sites, int *verdict)
-{
-    Error err = { 0 };
-    int world = coll_world(t->c), devices = check_module_devices(r->before, world);
-    bool one = r->group_size > 1 && r->group_size < devices;
-    if (one && !check_region_one_group(r, &err))
-        fail_all(t, &err);
-    int ranks = one ? r->group_size : devices;
-    if (t->rank == 0) {
-        printf("region %d/%d in %s: %s: %d -> %d instructions, %d inputs, %d outputs", index + 1, n, r->where,
-               r->what, r->instrs[0], r->instrs[1], r->n_inputs, r->n_outputs);
-        if (one)
-            printf(", one group of %d of its %d devices stands for all (every collective on the same groups, "
-                   "no device id)", r->group_size, devices);
-        fflush(stdout);
-    }
-    int64_t status[2] = { -1, 0 };      /* verdict; why not run: 0 ran, 1 p2p, 2 ranks, 3 memory */
-    InterpMemory need = { 0 };
-    int64_t limit = co->max_memory;
-    char why_limit[160] = "as given", bytes[32], lim[32];
-    if (r->point_to_point)
-        status[1] = 1;
-    else if (ranks > world)
-        status[1] = 2;
-    bool active = status[1] == 0 && (ranks == world || coll_narrow(t->c, ranks));
-    if (active) {
-        if (!t->max_memory_given) {     /* the default over the ranks working now */
-            limit = check_default_max_memory(t->c, why_limit, sizeof why_limit);
-            coll_allreduce_i64(t->c, &limit, 1, COLL_MIN);
-        }
-        region_need(co, r, limit, &need);
-        if (limit > 0 && need.peak > limit)
-            status[1] = 3;
-    }
-    interp_format_bytes(need.peak, bytes, sizeof bytes);
-    interp_format_bytes(limit, lim, sizeof lim);
-    if (t->rank == 0 && (status[1] == 0 || status[1] == 3))
-        printf(", %s per rank x %d ranks", bytes, ranks);
-    if (active && status[1] == 0) {
-        CheckReport rep;
-        CheckOptions quiet = *co;
-        quiet.progress = false;
-        quiet.max_memory = limit;
-        quiet.max_memory_why = why_limit;
-        if (t->rank == 0) {
-            printf(": ");
-            fflush(stdout);
-        }
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (!check_modules(t->c, r->before, r->after, &quiet, &rep, &err))
-            fail_run(t, &err);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        /* A region around a reduction whose accumulation type changed
-         * differs by design; its accuracy is judged on the whole pair. */
-        bool precision = !rep.equivalent && holds_site(r, sites, n_sites);
-        status[0] = precision ? 2 : rep.equivalent;
-        if (t->rank == 0) {
-            printf("%s (%d trials, %.1f s)\n",
-                   precision ? "CHANGES PRECISION (an accumulation type changed here: judged on the whole pair)"
-                   : rep.equivalent ? (rep.by_accuracy ? "AT LEAST AS ACCURATE" : "EQUIVALENT")
-                                    : (rep.by_accuracy ? "LESS ACCURATE on free inputs" : "DIFFERS on free inputs"),
-                   rep.trials_run, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-            if (!rep.equivalent && !precision)
-                check_print_report(stdout, &rep, "the region before", "the region after");
-        }
-        check_report_free(&rep);
-    }
-    if (ranks < world && status[1] != 1 && status[1] != 2)
-        coll_widen(t->c);
-    coll_bcast(t->c, status, sizeof status, 0);
-    *verdict = (int)status[0];
-    if (t->rank != 0 || status[1] == 0)
-        return;
-    if (status[1] == 1)
-        printf(": NOT RUN: it holds send/recv, which cannot be cut out of the module: check the module whole\n");
-    else if (status[1] == 2)
-        printf(": NOT RUN: needs %d ranks, this job has %d; on a machine that has them: mpirun -np %d hlo-check "
-               "--local --region=%d ...\n", ranks, world, ranks, index + 1);
-    else {
-        /* On nodes like this one, as many ranks a node as their need allows. */
-        int64_t per_node = need.peak > 0 ? coll_node_memory() / need.peak : 0;
-        if (per_node < 1)
-            printf(": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s), and more than this whole "
-                   "node has: on nodes with at least %s each, mpirun -np %d --map-by ppr:1:node hlo-check --local "
-                   "--region=%d ...\n", ranks, bytes, lim, why_limit, bytes, ranks, index + 1);
-        else
-            printf(": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s); on %lld nodes like this one: "
-                   "mpirun -np %d --map-by ppr:%lld:node hlo-check --local --region=%d ...\n", ranks, bytes, lim,
-                   why_limit, (long long)((ranks + per_node - 1) / per_node), ranks, (long long)per_node, index + 1);
-    }
-}
-
 __attribute__((noreturn)) static void local_check(Tool *t, const IrModule *before, const IrModule *after,
                                                   const char *after_name)
 {
-    CheckRegion *regions = NULL;
-    int n = 0;
-    Error err = { 0 };
-    if (!check_find_regions(before, after, &regions, &n, &err))
-        fail_all(t, &err);
-    if (t->o.region > n)
-        usage_error(t, "--region: there are fewer regions than that");
-    if (t->rank == 0)
-        printf("hlo-check --local: %s vs %s: %d region%s where they differ\n", t->inputs[0], after_name, n,
-               n == 1 ? "" : "s");
-    if (t->o.regions_dir && t->rank == 0) {
-        if (!ir_make_dirs(t->o.regions_dir, &err))
-            fail_run(t, &err);      /* rank 0 alone: the others must not wait in the next collective */
-        for (int i = 0; i < n; i++) {
-            char name[64];
-            snprintf(name, sizeof name, "region%d.before.hlo", i + 1);
-            write_text(t, regions[i].before, t->o.regions_dir, name);
-            snprintf(name, sizeof name, "region%d.after.hlo", i + 1);
-            write_text(t, regions[i].after, t->o.regions_dir, name);
-        }
-    }
     CheckOptions co;
     check_options(t, &co);
-    CheckSite *sites = NULL;
-    int n_sites = check_find_sites(before, after, &sites);
-    int equivalent = 0, differ = 0, precision = 0, not_run = 0;
-    for (int i = 0; i < n; i++) {
-        if (t->o.region && i + 1 != t->o.region)
-            continue;
-        int v;
-        check_region(t, &co, &regions[i], i, n, sites, n_sites, &v);
-        equivalent += v == 1;
-        differ += v == 0;
-        precision += v == 2;
-        not_run += v == -1;
-    }
-    free(sites);
-    check_regions_free(regions, n);
-    int code = 0;
-    if (differ || precision) {
-        /* A region may differ only on inputs the module never gives it, and
-         * a precision change is judged by accuracy on the module's own
-         * values: decide on the whole pair when it fits. */
-        InterpMemory need;
-        check_pair_need(before, after, NULL, &need);
-        bool fits = co.max_memory <= 0 || need.peak <= co.max_memory;
-        char b[32];
-        interp_format_bytes(need.peak, b, sizeof b);
-        if (fits && !t->o.region) {
-            if (t->rank == 0)
-                printf("hlo-check --local: %d region%s differ%s on free inputs, %d change%s precision; checking the "
-                       "whole pair, which fits, on its own values\n", differ, differ == 1 ? "" : "s",
-                       differ == 1 ? "s" : "", precision, precision == 1 ? "s" : "");
-            code = check_one(t, before, after, after_name, true) ? 0 : 1;
-            if (t->rank == 0 && code == 0 && differ)
-                printf("hlo-check --local: the differences do not occur on the module's own values\n");
-        } else if (differ) {
-            if (t->rank == 0)
-                printf("hlo-check: DIFFERENT on free inputs in %d region%s (not confirmed on the module's own values: "
-                       "the whole pair needs %s per rank)\n", differ, differ == 1 ? "" : "s", b);
-            code = 1;
-        } else {
-            if (t->rank == 0)
-                printf("hlo-check: NOT CHECKED: %d region%s change an accumulation type, which is judged by accuracy "
-                       "on the whole pair: it needs %s per rank%s\n", precision, precision == 1 ? "" : "s", b,
-                       t->o.region ? " (and --region checks one region only)" : "");
-            code = 2;
-        }
-    } else if (not_run) {
-        if (t->rank == 0)
-            printf("hlo-check: NOT CHECKED: %d of %d region%s could not run here (%d equivalent)\n", not_run,
-                   equivalent + not_run, equivalent + not_run == 1 ? "" : "s", equivalent);
-        code = 2;
-    } else if (t->rank == 0 && t->o.region) {
-        printf("hlo-check: EQUIVALENT in region %d (--local --region: the other regions were not checked)\n",
-               (int)t->o.region);
-    } else if (t->rank == 0) {
-        printf("hlo-check: EQUIVALENT (--local: %d region%s, each equivalent; what is outside them is computed alike "
-               "in both modules)\n", equivalent, equivalent == 1 ? "" : "s");
-    }
+    CheckLocalOptions lo = { .region = (int)t->o.region, .max_memory_given = t->max_memory_given,
+                             .regions_dir = t->o.regions_dir, .before_name = t->inputs[0],
+                             .after_name = after_name, .out = stdout };
+    CheckLocal l;
+    Error err = { 0 };
+    fail_unless_run(t->c, check_local(t->c, before, after, &co, &lo, &l, &err), &err);
+    if (l.whole_checked)
+        write_reports(t, &l.whole, t->inputs[0], after_name);
+    if (t->rank == 0)
+        check_print_local_verdict(stdout, &l);
+    int code = l.code;
+    check_local_free(&l);
     coll_finish(t->c, code);
 }
 
@@ -802,7 +466,7 @@ int main(int argc, char **argv)
         printf("hlo-check: --shrink: the pair was judged by accuracy, with no bitwise difference to keep; "
                "--compare=exact shrinks the first element that differs\n");
     check_report_free(&rep);
-    free_given(&t);
+    check_given_free(t.given, t.n_given);
     ir_module_free(before);
     ir_module_free(after);
     coll_finish(t.c, code);

@@ -79,8 +79,13 @@ static void test_a_difference_on_one_rank_is_everyones(void **state)
     assert_true(check_modules(coll, sh.s.before, sh.s.after, &again, &rep2, &err));
     assert_false(rep2.equivalent);
     assert_int_equal(rep2.diff.rank, coll_world(coll) - 1);
+    /* check_shrink_pair's own re-check says the same, on every rank. */
+    assert_true(sh.still);
+    assert_true(sh.rechecked);
+    assert_false(sh.recheck.equivalent);
+    assert_int_equal(sh.recheck.diff.rank, rep2.diff.rank);
     check_report_free(&rep2);
-    check_shrink_free(&sh.s);
+    check_shrunk_free(&sh);
     check_report_free(&rep);
     ir_module_free(b);
     ir_module_free(a);

@@ -473,6 +473,96 @@ static void test_rng_is_never_shared(void **state)
     ir_module_free(a);
 }
 
+/* check_local, the library's --local, on a pair: its counts, verdict and
+ * whether it took the whole pair's word. */
+static CheckLocal local_of(const char *before, const char *after, int region, int64_t max_memory)
+{
+    IrModule *b = parse(before), *a = parse(after);
+    CheckOptions co;
+    check_options_default(&co);
+    co.trials = 2;
+    co.max_memory = max_memory;
+    CheckLocalOptions lo = { .region = region, .max_memory_given = max_memory != 0, .before_name = "b",
+                             .after_name = "a" };
+    CheckLocal l;
+    Error err = { 0 };
+    if (!check_local(coll, b, a, &co, &lo, &l, &err)) {
+        error_print(&err, stderr);
+        fail_msg("check_local: %s", err.msg);
+    }
+    assert_false(l.stopped);
+    ir_module_free(b);
+    ir_module_free(a);
+    return l;
+}
+
+#define SUB_BEFORE \
+    "HloModule m\n" ADD "ENTRY e {\n  p = f32[8] parameter(0)\n  q = f32[8] parameter(1)\n" \
+    "  a0 = f32[8] all-reduce(p), replica_groups={}, to_apply=%add\n" \
+    "  a1 = f32[8] all-reduce(q), replica_groups={}, to_apply=%add\n" \
+    "  ROOT m = f32[8] subtract(a0, a1)\n}\n"
+#define SUB_AFTER(i0, i1) \
+    "HloModule m\n" ADD "ENTRY e {\n  p = f32[8] parameter(0)\n  q = f32[8] parameter(1)\n" \
+    "  c = (f32[8], f32[8]) all-reduce(p, q), replica_groups={}, to_apply=%add\n" \
+    "  a0 = f32[8] get-tuple-element(c), index=" i0 "\n  a1 = f32[8] get-tuple-element(c), index=" i1 "\n" \
+    "  ROOT m = f32[8] subtract(a0, a1)\n}\n"
+
+/* check_local on pairs whose outcome is known, one row each: the counts of
+ * regions by verdict, whether the whole pair was taken, and the code. */
+static void test_check_local_verdicts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *why, *before, *after;
+        int region;
+        int64_t max_memory;
+        int equivalent, differ, not_run;
+        bool whole_checked;
+        int code;
+    } rows[] = {
+        { "a faithful combine: one region, equivalent, no need of the whole pair", PAIR_BEFORE,
+          PAIR_AFTER("0", "1"), 0, 0, 1, 0, 0, false, 0 },
+        /* The region differs on free inputs; the module's own values never
+         * show it (a0 * a1 = a1 * a0), so the whole pair decides. */
+        { "swapped outputs feeding a multiply", PAIR_BEFORE, PAIR_AFTER("1", "0"), 0, 0, 0, 1, 0, true, 0 },
+        { "swapped outputs feeding a subtract", SUB_BEFORE, SUB_AFTER("1", "0"), 0, 0, 0, 1, 0, true, 1 },
+        /* The other regions were not checked, so the whole pair is not
+         * taken: DIFFERENT on free inputs. */
+        { "--region=1 of a differing pair", SUB_BEFORE, SUB_AFTER("1", "0"), 1, 0, 0, 1, 0, false, 1 },
+        /* Nothing fits: not run, and never called equivalent. */
+        { "a limit of one byte", SUB_BEFORE, SUB_AFTER("1", "0"), 0, 1, 0, 0, 1, false, 2 },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        CheckLocal l = local_of(rows[i].before, rows[i].after, rows[i].region, rows[i].max_memory);
+        if (l.n_regions != 1 || l.equivalent != rows[i].equivalent || l.differ != rows[i].differ ||
+            l.not_run != rows[i].not_run || l.precision != 0 || l.whole_checked != rows[i].whole_checked ||
+            l.code != rows[i].code)
+            fail_msg("%s: %d regions: %d equivalent, %d differ, %d not run, %d precision, whole %d, code %d",
+                     rows[i].why, l.n_regions, l.equivalent, l.differ, l.not_run, l.precision, l.whole_checked,
+                     l.code);
+        if (l.whole_checked)
+            assert_int_equal(l.whole.equivalent, l.code == 0);
+        check_local_free(&l);
+    }
+}
+
+/* --region past the last region is an error on every rank alike. */
+static void test_check_local_region_out_of_range(void **state)
+{
+    (void)state;
+    IrModule *b = parse(SUB_BEFORE), *a = parse(SUB_AFTER("0", "1"));
+    CheckOptions co;
+    check_options_default(&co);
+    CheckLocalOptions lo = { .region = 2 };
+    CheckLocal l;
+    Error err = { 0 };
+    assert_false(check_local(coll, b, a, &co, &lo, &l, &err));
+    assert_int_equal(err.code, ERR_MISMATCH);
+    assert_non_null(strstr(err.msg, "--region=2"));
+    ir_module_free(b);
+    ir_module_free(a);
+}
+
 int main(int argc, char **argv)
 {
     coll = coll_init(&argc, &argv);
@@ -490,6 +580,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_operand_order_is_kept),
         cmocka_unit_test(test_regions_of_parameters_and_whole_modules),
         cmocka_unit_test(test_rng_is_never_shared),
+        cmocka_unit_test(test_check_local_verdicts),
+        cmocka_unit_test(test_check_local_region_out_of_range),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     coll_finish(coll, rc);
