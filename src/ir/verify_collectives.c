@@ -1,7 +1,7 @@
 /* verify_collectives.c: the verifier's rules for collective instructions
  * (hlo-reference.md section 6), which checker_for() and ir_verify_instr()
  * in verify.c dispatch to: replica groups that partition the participants
- * and source-target pairs (check_collective_attrs); the shapes of
+ * and source-target pairs (verify_collective_attrs); the shapes of
  * all-gather, reduce-scatter, all-reduce, all-to-all, ragged-all-to-all,
  * collective-permute and the -start forms of all-gather, all-reduce and
  * collective-permute; the reducers' types; send, recv, send-done and
@@ -22,7 +22,7 @@
  * sugared -start, else the instruction's own. */
 static IrOpcode op_of(const IrInstr *in)
 {
-    return in->op == IR_OP_ASYNC_START && is_sugared_async(in) ? in->info->async_wrapped : in->op;
+    return in->op == IR_OP_ASYNC_START && verify_is_sugared_async(in) ? in->info->async_wrapped : in->op;
 }
 
 /* ------------------------------------------------------------------ */
@@ -174,27 +174,27 @@ static bool check_group_ids(const IrInstr *in, const IrReplicaGroups *g, int64_t
     int64_t n = partial ? partial_id_limit(g, count) : total;
     bool *seen = xmalloc_try((size_t)(n > 0 ? n : 1));
     if (!seen)
-        return out_of_memory(in->info->loc, err);
+        return verify_out_of_memory(in->info->loc, err);
     memset(seen, 0, (size_t)(n > 0 ? n : 1));
     bool ok = true;
     for (int i = 0; ok && i < g->n_groups; i++)
         for (int j = 0; ok && j < g->group_sizes[i]; j++) {
             long long id = (long long)g->groups[i][j];
             if (id < 0 || (count > 0 && id >= count) || (partial && id >= n))
-                ok = fail(in, err, "replica_groups id %lld out of range for %lld participants", id,
-                          (long long)(count > 0 ? count : n));
+                ok = verify_fail(in, err, "replica_groups id %lld out of range for %lld participants", id,
+                                 (long long)(count > 0 ? count : n));
             else if (id >= total && !partial)
-                ok = fail(in, err, "replica_groups must name ids 0..%lld once each, found id %lld",
-                          (long long)total - 1, id);
+                ok = verify_fail(in, err, "replica_groups must name ids 0..%lld once each, found id %lld",
+                                 (long long)total - 1, id);
             else if (seen[id])
-                ok = fail(in, err, "replica_groups name id %lld twice", id);
+                ok = verify_fail(in, err, "replica_groups name id %lld twice", id);
             else
                 seen[id] = true;
         }
     free(seen);
     if (ok && count > 0 && total != count && !partial)
-        return fail(in, err, "replica_groups cover %lld ids but there are %lld participants", (long long)total,
-                    (long long)count);
+        return verify_fail(in, err, "replica_groups cover %lld ids but there are %lld participants", (long long)total,
+                           (long long)count);
     return ok;
 }
 
@@ -203,16 +203,16 @@ static bool check_replica_groups(const IrInstr *in, IrOpcode op, Error *err)
     GroupMode mode = group_mode(in, op);
     const IrReplicaGroups *g = &in->info->replica_groups;
     if (mode == MODE_INVALID)
-        return fail(in, err, "use_global_device_ids=true requires a channel_id");
+        return verify_fail(in, err, "use_global_device_ids=true requires a channel_id");
     if (g->n_groups == 0 && mode == MODE_FLATTENED_ID)
-        return fail(in, err, "replica_groups must not be empty with use_global_device_ids=true");
+        return verify_fail(in, err, "replica_groups must not be empty with use_global_device_ids=true");
     int64_t total = 0;
     for (int i = 0; i < g->n_groups; i++) {
         if (g->group_sizes[i] <= 0)
-            return fail(in, err, "replica group %d is empty", i);
+            return verify_fail(in, err, "replica group %d is empty", i);
         if ((coll_traits[op] & COLL_UNIFORM) && g->group_sizes[i] != g->group_sizes[0])
-            return fail(in, err, "replica groups must have the same size: group %d has %d ids, group 0 has %d", i,
-                        g->group_sizes[i], g->group_sizes[0]);
+            return verify_fail(in, err, "replica groups must have the same size: group %d has %d ids, group 0 has %d",
+                               i, g->group_sizes[i], g->group_sizes[0]);
         total += g->group_sizes[i];
     }
     if (total == 0)
@@ -226,10 +226,10 @@ static bool mark_pair_id(const IrInstr *in, bool *seen, int64_t n, int64_t id, c
                          Error *err)
 {
     if (id < 0 || id >= n)
-        return fail(in, err, "%s %s %lld out of range for %lld participants", attr, what, (long long)id,
-                    (long long)n);
+        return verify_fail(in, err, "%s %s %lld out of range for %lld participants", attr, what, (long long)id,
+                           (long long)n);
     if (seen[id])
-        return fail(in, err, "%s name %s %lld twice", attr, what, (long long)id);
+        return verify_fail(in, err, "%s name %s %lld twice", attr, what, (long long)id);
     seen[id] = true;
     return true;
 }
@@ -248,7 +248,7 @@ static bool check_pair_list(const IrInstr *in, const char *attr, int64_t count, 
         n = limit;
     bool *seen = xmalloc_try(2 * (size_t)(n > 0 ? n : 1));
     if (!seen)
-        return out_of_memory(in->info->loc, err);
+        return verify_out_of_memory(in->info->loc, err);
     memset(seen, 0, 2 * (size_t)(n > 0 ? n : 1));
     bool ok = true;
     for (int i = 0; ok && i < n_pairs; i++)
@@ -264,7 +264,7 @@ static bool check_source_target_pairs(const IrInstr *in, IrOpcode op, Error *err
                            (const int64_t (*)[2])in->info->source_target_pairs, in->info->n_source_target_pairs, err);
 }
 
-bool check_collective_attrs(const IrInstr *in, Error *err)
+bool verify_collective_attrs(const IrInstr *in, Error *err)
 {
     IrOpcode op = op_of(in);
     if (coll_traits[op] & COLL_GROUPS)
@@ -288,35 +288,35 @@ static bool check_shard_dim(const IrInstr *in, const IrShape *x, const IrShape *
     if (big < 0 || small < 0)
         return true;
     if (gs.exact >= 1 && big != small * gs.exact)
-        return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by the group size %lld",
-                    (long long)d, sh(res), sh(x), verb, (long long)gs.exact);
+        return verify_fail(in, err, "dimension %lld of result %s must be that of operand %s %s by the group size %lld",
+                           (long long)d, verify_shape_text(res), verify_shape_text(x), verb, (long long)gs.exact);
     bool ok = small == 0 ? big == 0 : big % small == 0 && (big / small) % gs.factor == 0;
     if (ok)
         return true;
     if (gs.factor == 1)
-        return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by a whole number",
-                    (long long)d, sh(res), sh(x), verb);
-    return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by a multiple of %lld",
-                (long long)d, sh(res), sh(x), verb, (long long)gs.factor);
+        return verify_fail(in, err, "dimension %lld of result %s must be that of operand %s %s by a whole number",
+                           (long long)d, verify_shape_text(res), verify_shape_text(x), verb);
+    return verify_fail(in, err, "dimension %lld of result %s must be that of operand %s %s by a multiple of %lld",
+                       (long long)d, verify_shape_text(res), verify_shape_text(x), verb, (long long)gs.factor);
 }
 
 /* One operand of all-gather / reduce-scatter against its result. */
 static bool check_shard(const IrInstr *in, const IrShape *x, const IrShape *res, int64_t d, GroupSize gs,
                         bool scatter, Error *err)
 {
-    if (!need_array(in, x, "operand", err) || !need_array(in, res, "result", err) ||
-        !need_same_type(in, res, x, err))
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, res, "result", err) ||
+        !verify_need_same_type(in, res, x, err))
         return false;
     if (x->rank == 0 && res->rank == 0 && in->n_operands > 1)
         return true;    /* a scalar riding along a variadic one, as Neuron's dumps do */
     if (d >= x->rank)
-        return fail(in, err, "dimensions={%lld} out of range for %s", (long long)d, sh(x));
+        return verify_fail(in, err, "dimensions={%lld} out of range for %s", (long long)d, verify_shape_text(x));
     bool ok = res->rank == x->rank;
     for (int k = 0; ok && k < x->rank; k++)
-        ok = k == d || dim_eq(res->dims[k], x->dims[k]);
+        ok = k == d || verify_dim_eq(res->dims[k], x->dims[k]);
     if (!ok)
-        return fail(in, err, "result %s does not match operand %s outside dimension %lld", sh(res), sh(x),
-                    (long long)d);
+        return verify_fail(in, err, "result %s does not match operand %s outside dimension %lld",
+                           verify_shape_text(res), verify_shape_text(x), (long long)d);
     return check_shard_dim(in, x, res, d, gs, scatter, err);
 }
 
@@ -324,8 +324,9 @@ static bool check_shard(const IrInstr *in, const IrShape *x, const IrShape *res,
  * it for all-reduce, all-gather and reduce-scatter: a 1-tuple is refused. */
 static bool check_not_one_tuple(const IrInstr *in, const IrShape *out, Error *err)
 {
-    if (in->n_operands == 1 && ir_shape_is_tuple(out) && ir_shape_is_array(opshape(in, 0)))
-        return fail(in, err, "one operand %s gives an array result, not the tuple %s", sh(opshape(in, 0)), sh(out));
+    if (in->n_operands == 1 && ir_shape_is_tuple(out) && ir_shape_is_array(verify_operand_shape(in, 0)))
+        return verify_fail(in, err, "one operand %s gives an array result, not the tuple %s",
+                           verify_shape_text(verify_operand_shape(in, 0)), verify_shape_text(out));
     return true;
 }
 
@@ -334,35 +335,36 @@ static bool check_gather_like(const IrInstr *in, const IrShape *out, bool scatte
     const IrIntList *l = &in->lists[IR_LIST_DIMENSIONS];
     int n = in->n_operands;
     if (n < 1)
-        return fail(in, err, "expects at least one operand");
+        return verify_fail(in, err, "expects at least one operand");
     if (l->n != 1)
-        return fail(in, err, "dimensions=%s must name exactly one dimension", list_text(l));
+        return verify_fail(in, err, "dimensions=%s must name exactly one dimension", verify_list_text(l));
     if (l->v[0] < 0)
-        return fail(in, err, "dimensions=%s out of range", list_text(l));
+        return verify_fail(in, err, "dimensions=%s out of range", verify_list_text(l));
     if (!check_not_one_tuple(in, out, err))
         return false;
     GroupSize gs = group_size(module_of(in), in, op_of(in));
     for (int i = 0; i < n; i++) {
-        const IrShape *res = result_part(in, out, n, i, err);
-        if (!res || !check_shard(in, opshape(in, i), res, l->v[0], gs, scatter, err))
+        const IrShape *res = verify_result_part(in, out, n, i, err);
+        if (!res || !check_shard(in, verify_operand_shape(in, i), res, l->v[0], gs, scatter, err))
             return false;
     }
     return true;
 }
 
-bool check_all_gather(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_all_gather(const IrInstr *in, const IrShape *out, Error *err)
 {
     return check_gather_like(in, out, false, err);
 }
 
 /* all-gather-start: (operands, results). */
-bool check_all_gather_start(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_all_gather_start(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *t = start_tuple(in, out, err);
+    const IrShape *t = verify_start_tuple(in, out, err);
     if (!t)
         return false;
-    if (!operands_match(in, t->elements[0]))
-        return fail(in, err, "element 0 %s of the result must match the operands", sh(t->elements[0]));
+    if (!verify_operands_match(in, t->elements[0]))
+        return verify_fail(in, err, "element 0 %s of the result must match the operands",
+                           verify_shape_text(t->elements[0]));
     return check_gather_like(in, t->elements[1], false, err);
 }
 
@@ -376,68 +378,73 @@ static bool check_reducer_types(const IrInstr *in, Error *err)
     if (!c || !c->root)
         return true;
     for (int k = 0; k < in->n_operands; k++) {
-        const IrShape *s = opshape(in, k);
+        const IrShape *s = verify_operand_shape(in, k);
         if (!ir_shape_is_array(s))
             continue;
         for (int p = 0; p < c->n_params && c->params; p++)
             if (c->params[p] && c->params[p]->shape->type != s->type)
-                return fail(in, err, "to_apply=%s parameter %d is %s, but operand %d is %s: the reduction must take "
-                            "the operand's element type", c->name, p, sh(c->params[p]->shape), k, sh(s));
-        if (!is_scalar(c->root->shape) || c->root->shape->type != s->type)
-            return fail(in, err, "to_apply=%s returns %s, but operand %d is %s: the reduction must return a scalar "
-                        "of the operand's element type", c->name, sh(c->root->shape), k, sh(s));
+                return verify_fail(in, err,
+                                   "to_apply=%s parameter %d is %s, but operand %d is %s: the reduction must take "
+                                   "the operand's element type", c->name, p, verify_shape_text(c->params[p]->shape), k,
+                                   verify_shape_text(s));
+        if (!verify_is_scalar(c->root->shape) || c->root->shape->type != s->type)
+            return verify_fail(in, err,
+                               "to_apply=%s returns %s, but operand %d is %s: the reduction must return a scalar "
+                               "of the operand's element type", c->name, verify_shape_text(c->root->shape), k,
+                               verify_shape_text(s));
     }
     return true;
 }
 
-bool check_reduce_scatter(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_reduce_scatter(const IrInstr *in, const IrShape *out, Error *err)
 {
-    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_reducer_types(in, err) &&
+    return verify_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_reducer_types(in, err) &&
            check_gather_like(in, out, true, err);
 }
 
-bool check_all_reduce(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_all_reduce(const IrInstr *in, const IrShape *out, Error *err)
 {
-    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_reducer_types(in, err) &&
-           check_not_one_tuple(in, out, err) && check_same_as_operands(in, out, err);
+    return verify_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_reducer_types(in, err) &&
+           check_not_one_tuple(in, out, err) && verify_same_as_operands(in, out, err);
 }
 
 /* all-to-all: same shapes; a split dimension must divide by the group size. */
-bool check_all_to_all(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_all_to_all(const IrInstr *in, const IrShape *out, Error *err)
 {
-    if (!check_same_as_operands(in, out, err))
+    if (!verify_same_as_operands(in, out, err))
         return false;
     const IrIntList *l = &in->lists[IR_LIST_DIMENSIONS];
-    if (!l->present || in->n_operands != 1 || !ir_shape_is_array(opshape(in, 0)))
+    if (!l->present || in->n_operands != 1 || !ir_shape_is_array(verify_operand_shape(in, 0)))
         return true;
     int64_t d = 0;
-    const IrShape *x = opshape(in, 0);
-    if (!single_dim(in, x, &d, err))
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_single_dim(in, x, &d, err))
         return false;
     int64_t size = group_size(module_of(in), in, op_of(in)).exact;
     if (size > 1 && x->dims[d] >= 0 && x->dims[d] % size != 0)
-        return fail(in, err, "dimension %lld of %s is not divisible by the group size %lld", (long long)d, sh(x),
-                    (long long)size);
+        return verify_fail(in, err, "dimension %lld of %s is not divisible by the group size %lld", (long long)d,
+                           verify_shape_text(x), (long long)size);
     return true;
 }
 
 /* The one-operand form keeps the shape; the 4-operand in-place form is not
  * checked. */
-bool check_collective_permute(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_collective_permute(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (in->n_operands == 4)
         return true;
-    return check_same_as_operands(in, out, err);
+    return verify_same_as_operands(in, out, err);
 }
 
-bool check_collective_permute_start(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_collective_permute_start(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *t = start_tuple(in, out, err);
+    const IrShape *t = verify_start_tuple(in, out, err);
     if (!t || in->n_operands != 1)
         return t != NULL;
-    const IrShape *x = opshape(in, 0);
-    if (!same_shape(t->elements[0], x) || !same_shape(t->elements[1], x))
-        return fail(in, err, "result %s must start with two copies of %s", sh(out), sh(x));
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_same_shape(t->elements[0], x) || !verify_same_shape(t->elements[1], x))
+        return verify_fail(in, err, "result %s must start with two copies of %s", verify_shape_text(out),
+                           verify_shape_text(x));
     return true;
 }
 
@@ -450,9 +457,9 @@ static const char *frontend_value(const char *text, const char *key)
 {
     size_t n = strlen(key);
     for (const char *p = strstr(text, key); p; p = strstr(p + 1, key)) {
-        const char *q = skip_blanks(p + n);
+        const char *q = verify_skip_blanks(p + n);
         if (p > text && (p[-1] == '{' || p[-1] == ',' || p[-1] == ' ') && *q == '=')
-            return skip_blanks(q + 1);
+            return verify_skip_blanks(q + 1);
     }
     return NULL;
 }
@@ -460,17 +467,17 @@ static const char *frontend_value(const char *text, const char *key)
 /* One {a,b}: stores it and returns the text after it, or NULL. */
 static const char *parse_pair(const char *s, int64_t pair[2])
 {
-    s = skip_blanks(s);
+    s = verify_skip_blanks(s);
     if (*s++ != '{')
         return NULL;
     for (int k = 0; k < 2; k++) {
         char *end;
-        s = skip_blanks(s);
+        s = verify_skip_blanks(s);
         errno = 0;
         pair[k] = strtoll(s, &end, 10);
         if (end == s || errno)
             return NULL;
-        s = skip_blanks(end);
+        s = verify_skip_blanks(end);
         if (*s++ != (k ? '}' : ','))
             return NULL;
     }
@@ -481,11 +488,11 @@ static const char *parse_pair(const char *s, int64_t pair[2])
 static int parse_pair_list(const char *s, int64_t (*pairs)[2], int max)
 {
     bool quoted = *s == '"';
-    s = skip_blanks(s + quoted);
+    s = verify_skip_blanks(s + quoted);
     if (*s++ != '{')
         return -2;
     int n = 0;
-    bool more = *skip_blanks(s) != '}';
+    bool more = *verify_skip_blanks(s) != '}';
     while (more) {
         int64_t pair[2];
         if (!(s = parse_pair(s, pair)))
@@ -493,14 +500,14 @@ static int parse_pair_list(const char *s, int64_t (*pairs)[2], int max)
         if (n < max)
             memcpy(pairs[n], pair, sizeof pair);
         n++;
-        s = skip_blanks(s);
+        s = verify_skip_blanks(s);
         more = *s == ',';
         s += more;
     }
-    s = skip_blanks(s);
+    s = verify_skip_blanks(s);
     if (*s++ != '}')
         return -2;
-    s = skip_blanks(s);
+    s = verify_skip_blanks(s);
     return !quoted || *s == '"' ? n : -2;
 }
 
@@ -513,9 +520,9 @@ int ir_send_recv_pairs(const IrInstr *instr, int64_t (*pairs)[2], int max)
 
 static bool is_p2p_tuple(const IrShape *s, const IrShape *data)
 {
-    s = unbuffer(s);
-    return s->type == IR_TYPE_TUPLE && s->n_elements == 3 && (!data || same_shape(s->elements[0], data)) &&
-           is_scalar(s->elements[1]) && s->elements[1]->type == IR_TYPE_U32 &&
+    s = verify_unbuffer(s);
+    return s->type == IR_TYPE_TUPLE && s->n_elements == 3 && (!data || verify_same_shape(s->elements[0], data)) &&
+           verify_is_scalar(s->elements[1]) && s->elements[1]->type == IR_TYPE_U32 &&
            s->elements[2]->type == IR_TYPE_TOKEN;
 }
 
@@ -525,16 +532,16 @@ static bool is_p2p_tuple(const IrShape *s, const IrShape *data)
 static bool check_p2p_pairs(const IrInstr *in, Error *err)
 {
     if (!in->ints[IR_INT_CHANNEL_ID].present)
-        return fail(in, err, "needs a channel_id");
+        return verify_fail(in, err, "needs a channel_id");
     int n = ir_send_recv_pairs(in, NULL, 0);
     if (n == -2)
-        return fail(in, err, "frontend attribute _xla_send_recv_source_target_pairs must be a list of "
-                    "{source,target} pairs");
+        return verify_fail(in, err, "frontend attribute _xla_send_recv_source_target_pairs must be a list of "
+                           "{source,target} pairs");
     if (n <= 0)
         return true;
     int64_t (*pairs)[2] = xmalloc_try((size_t)n * sizeof *pairs);
     if (!pairs)
-        return out_of_memory(in->info->loc, err);
+        return verify_out_of_memory(in->info->loc, err);
     ir_send_recv_pairs(in, pairs, n);
     GroupMode mode = in->ints[IR_INT_CHANNEL_ID].v > 0 ? MODE_CROSS_PARTITION : MODE_CROSS_REPLICA;
     bool ok = check_pair_list(in, "_xla_send_recv_source_target_pairs", participant_count(module_of(in), mode),
@@ -544,38 +551,42 @@ static bool check_p2p_pairs(const IrInstr *in, Error *err)
 }
 
 /* send(data, token) -> (data, u32[], token[]) */
-bool check_send(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_send(const IrInstr *in, const IrShape *out, Error *err)
 {
-    if (opshape(in, 1)->type != IR_TYPE_TOKEN)
-        return fail(in, err, "operand 1 %s must be token[]", sh(opshape(in, 1)));
-    if (!is_p2p_tuple(out, opshape(in, 0)))
-        return fail(in, err, "result %s must be (%s, u32[], token[])", sh(out), sh(opshape(in, 0)));
+    if (verify_operand_shape(in, 1)->type != IR_TYPE_TOKEN)
+        return verify_fail(in, err, "operand 1 %s must be token[]", verify_shape_text(verify_operand_shape(in, 1)));
+    if (!is_p2p_tuple(out, verify_operand_shape(in, 0)))
+        return verify_fail(in, err, "result %s must be (%s, u32[], token[])", verify_shape_text(out),
+                           verify_shape_text(verify_operand_shape(in, 0)));
     return check_p2p_pairs(in, err);
 }
 
 /* recv(token) -> (data, u32[], token[]) */
-bool check_recv(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_recv(const IrInstr *in, const IrShape *out, Error *err)
 {
-    if (opshape(in, 0)->type != IR_TYPE_TOKEN)
-        return fail(in, err, "operand %s must be token[]", sh(opshape(in, 0)));
+    if (verify_operand_shape(in, 0)->type != IR_TYPE_TOKEN)
+        return verify_fail(in, err, "operand %s must be token[]", verify_shape_text(verify_operand_shape(in, 0)));
     if (!is_p2p_tuple(out, NULL))
-        return fail(in, err, "result %s must be (data, u32[], token[])", sh(out));
+        return verify_fail(in, err, "result %s must be (data, u32[], token[])", verify_shape_text(out));
     return check_p2p_pairs(in, err);
 }
 
 /* send-done(send) -> token[]; recv-done(recv) -> (data, token[]) */
-bool check_p2p_done(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_p2p_done(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *t = unbuffer(opshape(in, 0));
+    const IrShape *t = verify_unbuffer(verify_operand_shape(in, 0));
     bool send = in->op == IR_OP_SEND_DONE;
     if (!is_p2p_tuple(t, NULL))
-        return fail(in, err, "operand %s must be a %s's (data, u32[], token[])", sh(t), send ? "send" : "recv");
-    const IrShape *o = unbuffer(out);
+        return verify_fail(in, err, "operand %s must be a %s's (data, u32[], token[])", verify_shape_text(t),
+                           send ? "send" : "recv");
+    const IrShape *o = verify_unbuffer(out);
     if (send && o->type != IR_TYPE_TOKEN)
-        return fail(in, err, "result %s must be token[]", sh(out));
-    if (!send && !(o->type == IR_TYPE_TUPLE && o->n_elements == 2 && same_shape(o->elements[0], t->elements[0]) &&
-                   o->elements[1]->type == IR_TYPE_TOKEN))
-        return fail(in, err, "result %s must be (%s, token[])", sh(out), sh(t->elements[0]));
+        return verify_fail(in, err, "result %s must be token[]", verify_shape_text(out));
+    if (!send &&
+        !(o->type == IR_TYPE_TUPLE && o->n_elements == 2 && verify_same_shape(o->elements[0], t->elements[0]) &&
+          o->elements[1]->type == IR_TYPE_TOKEN))
+        return verify_fail(in, err, "result %s must be (%s, token[])", verify_shape_text(out),
+                           verify_shape_text(t->elements[0]));
     return true;
 }
 
@@ -583,41 +594,46 @@ bool check_p2p_done(const IrInstr *in, const IrShape *out, Error *err)
  * dimension 0) match; the result is the output's shape. */
 static bool check_ragged_data(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0), *y = opshape(in, 1);
-    if (!need_array(in, x, "input", err) || !need_array(in, y, "output", err) || !need_same_type(in, y, x, err))
+    const IrShape *x = verify_operand_shape(in, 0), *y = verify_operand_shape(in, 1);
+    if (!verify_need_array(in, x, "input", err) || !verify_need_array(in, y, "output", err) ||
+        !verify_need_same_type(in, y, x, err))
         return false;
     bool ok = x->rank >= 1 && x->rank == y->rank;
     for (int d = 1; ok && d < x->rank; d++)
-        ok = dim_eq(x->dims[d], y->dims[d]);
+        ok = verify_dim_eq(x->dims[d], y->dims[d]);
     if (!ok)
-        return fail(in, err, "input %s and output %s must have the same rows (all dimensions but 0)", sh(x), sh(y));
-    if (!same_shape(out, y))
-        return fail(in, err, "result %s must be the shape of the output %s", sh(out), sh(y));
+        return verify_fail(in, err, "input %s and output %s must have the same rows (all dimensions but 0)",
+                           verify_shape_text(x), verify_shape_text(y));
+    if (!verify_same_shape(out, y))
+        return verify_fail(in, err, "result %s must be the shape of the output %s", verify_shape_text(out),
+                           verify_shape_text(y));
     return true;
 }
 
 /* ragged-all-to-all(input, output, input_offsets, send_sizes,
  * output_offsets, recv_sizes): four integer arrays of one shape, rank 1 or
  * 2, whose entries split evenly among the group. */
-bool check_ragged_all_to_all(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_ragged_all_to_all(const IrInstr *in, const IrShape *out, Error *err)
 {
     static const char *const names[4] = { "input_offsets", "send_sizes", "output_offsets", "recv_sizes" };
     if (in->n_operands != 6)
-        return fail(in, err, "expects 6 operands (input, output, input_offsets, send_sizes, output_offsets, "
-                    "recv_sizes), got %d", in->n_operands);
+        return verify_fail(in, err, "expects 6 operands (input, output, input_offsets, send_sizes, output_offsets, "
+                           "recv_sizes), got %d", in->n_operands);
     if (!check_ragged_data(in, out, err))
         return false;
-    const IrShape *m0 = opshape(in, 2);
+    const IrShape *m0 = verify_operand_shape(in, 2);
     for (int i = 0; i < 4; i++) {
-        const IrShape *s = opshape(in, 2 + i);
+        const IrShape *s = verify_operand_shape(in, 2 + i);
         if (!ir_shape_is_array(s) || !ir_type_is_int(s->type) || (s->rank != 1 && s->rank != 2))
-            return fail(in, err, "%s %s must be an integer array of rank 1 or 2", names[i], sh(s));
-        if (!same_shape(s, m0))
-            return fail(in, err, "%s %s must have the shape of input_offsets %s", names[i], sh(s), sh(m0));
+            return verify_fail(in, err, "%s %s must be an integer array of rank 1 or 2", names[i],
+                               verify_shape_text(s));
+        if (!verify_same_shape(s, m0))
+            return verify_fail(in, err, "%s %s must have the shape of input_offsets %s", names[i], verify_shape_text(s),
+                               verify_shape_text(m0));
     }
     int64_t size = group_size(module_of(in), in, op_of(in)).exact, e = ir_shape_elements(m0);
-    if (size > 1 && !has_dynamic_dim(m0) && e % size != 0)
-        return fail(in, err, "the %lld offsets and sizes per operand do not split among the group size %lld",
-                    (long long)e, (long long)size);
+    if (size > 1 && !verify_has_dynamic_dim(m0) && e % size != 0)
+        return verify_fail(in, err, "the %lld offsets and sizes per operand do not split among the group size %lld",
+                           (long long)e, (long long)size);
     return true;
 }
