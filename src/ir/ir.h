@@ -702,6 +702,9 @@ bool ir_atomic_close(IrAtomicFile *a, bool ok, Error *err);
 bool ir_verify_module(const IrModule *m, Error *err);
 bool ir_verify_instr(const IrInstr *instr, Error *err);
 
+/* ------------------------------------------------------------------ */
+/* verify_collectives.c                                                 */
+
 /* Group size of a collective as the verifier counts it (for shape rules):
  * |group| (x num_partitions in cross-replica-and-partition mode).  Uses the
  * module header; -1 when it cannot be known statically. */

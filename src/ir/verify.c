@@ -7,17 +7,12 @@
  * entry_computation_layout.
  * Shapes: every instruction's result against its operands and attributes, by
  * the rules of hlo-reference.md sections 3, 5 and 6, and replica groups that
- * partition the participants.
- *
- * Collective shape rules need the group size (section 6.3).  Real dumps often
- * leave replica_count / num_partitions out of the header, so when the size
- * cannot be known the check falls back to what is certain (a divisor of the
- * size) instead of rejecting a valid module.  Like XLA's verifier, a group
- * size of 1 is treated as "nothing to check". */
+ * partition the participants.  The collectives' rules (section 6: replica
+ * groups, source-target pairs, their shapes) are in verify_collectives.c. */
 #include "ir.h"
+#include "verify_internal.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +26,7 @@ typedef bool CheckFn(const IrInstr *in, const IrShape *out, Error *err);
 
 /* Shape text for messages.  Four rotating buffers, so one message can show
  * several shapes (ir_shape_str itself has only one). */
-static const char *sh(const IrShape *s)
+const char *verify_shape_text(const IrShape *s)
 {
     static char bufs[4][TEXT_BYTES];
     static int next;
@@ -42,7 +37,7 @@ static const char *sh(const IrShape *s)
 }
 
 /* "{1,0}" for a list attribute; two rotating buffers. */
-static const char *list_text(const IrIntList *l)
+const char *verify_list_text(const IrIntList *l)
 {
     static char bufs[2][TEXT_BYTES];
     static int next;
@@ -63,22 +58,15 @@ static bool is_async_op(IrOpcode op)
 
 /* reduce-scatter-start and friends: an async op that names the op it wraps
  * instead of calling a computation. */
-static bool is_sugared_async(const IrInstr *in)
+bool verify_is_sugared_async(const IrInstr *in)
 {
     return is_async_op(in->op) && in->info->async_wrapped < IR_OP_COUNT && !is_async_op(in->info->async_wrapped);
-}
-
-/* The opcode whose attributes the instruction carries: the wrapped op for a
- * sugared -start, else the instruction's own. */
-static IrOpcode op_of(const IrInstr *in)
-{
-    return in->op == IR_OP_ASYNC_START && is_sugared_async(in) ? in->info->async_wrapped : in->op;
 }
 
 static const char *opname(const IrInstr *in)
 {
     static char buf[96];
-    if (!is_sugared_async(in))
+    if (!verify_is_sugared_async(in))
         return ir_opcode_name(in->op);
     const char *suffix = in->op == IR_OP_ASYNC_START ? "-start"
                        : in->op == IR_OP_ASYNC_UPDATE ? "-update" : "-done";
@@ -86,12 +74,11 @@ static const char *opname(const IrInstr *in)
     return buf;
 }
 
-static bool fail(const IrInstr *in, Error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool comp_fail(const IrComputation *c, Error *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* "<opcode>: <message>" at the instruction's name. */
-static bool fail(const IrInstr *in, Error *err, const char *fmt, ...)
+bool verify_fail(const IrInstr *in, Error *err, const char *fmt, ...)
 {
     char msg[sizeof err->msg];
     va_list ap;
@@ -112,7 +99,7 @@ static bool comp_fail(const IrComputation *c, Error *err, const char *fmt, ...)
     return error_set(err, ERR_SHAPE, c->loc, "computation %.*s: %.*s", 60, c->name, 400, msg);
 }
 
-static bool out_of_memory(IrLoc loc, Error *err)
+bool verify_out_of_memory(IrLoc loc, Error *err)
 {
     return error_set(err, ERR_NOMEM, loc, "out of memory in the verifier");
 }
@@ -121,7 +108,7 @@ static bool out_of_memory(IrLoc loc, Error *err)
 /* Shape helpers.  Unbounded dims (-1) match anything; layouts and the
  * bounded/static distinction are ignored, as XLA's compatibility check does. */
 
-static bool dim_eq(int64_t a, int64_t b)
+bool verify_dim_eq(int64_t a, int64_t b)
 {
     return a < 0 || b < 0 || a == b;
 }
@@ -131,41 +118,41 @@ static bool same_dims(const IrShape *a, const IrShape *b)
     if (a->rank != b->rank)
         return false;
     for (int i = 0; i < a->rank; i++)
-        if (!dim_eq(a->dims[i], b->dims[i]))
+        if (!verify_dim_eq(a->dims[i], b->dims[i]))
             return false;
     return true;
 }
 
-static const IrShape *unbuffer(const IrShape *s)
+const IrShape *verify_unbuffer(const IrShape *s)
 {
     while (s->is_buffer && s->n_elements > 0)
         s = s->elements[0];
     return s;
 }
 
-static bool same_shape(const IrShape *a, const IrShape *b)
+bool verify_same_shape(const IrShape *a, const IrShape *b)
 {
-    a = unbuffer(a);
-    b = unbuffer(b);
+    a = verify_unbuffer(a);
+    b = verify_unbuffer(b);
     if (a->type != b->type)
         return false;
     if (a->type == IR_TYPE_TUPLE) {
         if (a->n_elements != b->n_elements)
             return false;
         for (int i = 0; i < a->n_elements; i++)
-            if (!same_shape(a->elements[i], b->elements[i]))
+            if (!verify_same_shape(a->elements[i], b->elements[i]))
                 return false;
         return true;
     }
     return !ir_shape_is_array(a) || same_dims(a, b);
 }
 
-static bool is_scalar(const IrShape *s)
+bool verify_is_scalar(const IrShape *s)
 {
     return ir_shape_is_array(s) && s->rank == 0;
 }
 
-static bool has_dynamic_dim(const IrShape *s)
+bool verify_has_dynamic_dim(const IrShape *s)
 {
     for (int i = 0; i < s->rank; i++)
         if (s->dims[i] < 0 || (s->dim_kind && s->dim_kind[i] != IR_DIM_STATIC))
@@ -181,7 +168,7 @@ static bool has_unbounded_dim(const IrShape *s)
     return false;
 }
 
-static const IrShape *opshape(const IrInstr *in, int i)
+const IrShape *verify_operand_shape(const IrInstr *in, int i)
 {
     return in->operands[i]->shape;
 }
@@ -194,18 +181,18 @@ static bool is_listed(const IrIntList *l, int64_t v)
     return false;
 }
 
-static bool need_array(const IrInstr *in, const IrShape *s, const char *what, Error *err)
+bool verify_need_array(const IrInstr *in, const IrShape *s, const char *what, Error *err)
 {
     if (ir_shape_is_array(s))
         return true;
-    return fail(in, err, "%s %s must be an array", what, sh(s));
+    return verify_fail(in, err, "%s %s must be an array", what, verify_shape_text(s));
 }
 
-static bool need_same_type(const IrInstr *in, const IrShape *a, const IrShape *b, Error *err)
+bool verify_need_same_type(const IrInstr *in, const IrShape *a, const IrShape *b, Error *err)
 {
     if (a->type == b->type)
         return true;
-    return fail(in, err, "element type of %s differs from %s", sh(a), sh(b));
+    return verify_fail(in, err, "element type of %s differs from %s", verify_shape_text(a), verify_shape_text(b));
 }
 
 /* Every entry of a list attribute names a dimension of s, none twice. */
@@ -214,49 +201,50 @@ static bool check_dim_list(const IrInstr *in, IrListAttr which, const IrShape *s
     const IrIntList *l = &in->lists[which];
     for (int i = 0; i < l->n; i++) {
         if (l->v[i] < 0 || l->v[i] >= s->rank)
-            return fail(in, err, "%s=%s out of range for %s", ir_list_attr_name[which], list_text(l), sh(s));
+            return verify_fail(in, err, "%s=%s out of range for %s", ir_list_attr_name[which], verify_list_text(l),
+                               verify_shape_text(s));
         for (int j = 0; j < i; j++)
             if (l->v[j] == l->v[i])
-                return fail(in, err, "%s=%s names dimension %lld twice", ir_list_attr_name[which],
-                            list_text(l), (long long)l->v[i]);
+                return verify_fail(in, err, "%s=%s names dimension %lld twice", ir_list_attr_name[which],
+                                   verify_list_text(l), (long long)l->v[i]);
     }
     return true;
 }
 
 /* dimensions={d}: exactly one entry, in range for s. */
-static bool single_dim(const IrInstr *in, const IrShape *s, int64_t *d, Error *err)
+bool verify_single_dim(const IrInstr *in, const IrShape *s, int64_t *d, Error *err)
 {
     const IrIntList *l = &in->lists[IR_LIST_DIMENSIONS];
     *d = 0;
     if (l->n != 1)
-        return fail(in, err, "dimensions=%s must name exactly one dimension", list_text(l));
+        return verify_fail(in, err, "dimensions=%s must name exactly one dimension", verify_list_text(l));
     *d = l->v[0];
     return check_dim_list(in, IR_LIST_DIMENSIONS, s, err);
 }
 
 /* Result i of an op with n results: the shape itself when n == 1, else
  * element i of a tuple of n.  NULL (after reporting) otherwise. */
-static const IrShape *result_part(const IrInstr *in, const IrShape *out, int n, int i, Error *err)
+const IrShape *verify_result_part(const IrInstr *in, const IrShape *out, int n, int i, Error *err)
 {
     if (n == 1 && !ir_shape_is_tuple(out))
         return out;
     if (ir_shape_is_tuple(out) && out->n_elements == n)
         return out->elements[i];
-    fail(in, err, "result %s must be a tuple of %d shapes, one per operand", sh(out), n);
+    verify_fail(in, err, "result %s must be a tuple of %d shapes, one per operand", verify_shape_text(out), n);
     return NULL;
 }
 
 /* The shape matches the operands: the one operand's shape, or a tuple of
  * all of them. */
-static bool operands_match(const IrInstr *in, const IrShape *s)
+bool verify_operands_match(const IrInstr *in, const IrShape *s)
 {
     int n = in->n_operands;
-    if (n == 1 && same_shape(s, opshape(in, 0)))
+    if (n == 1 && verify_same_shape(s, verify_operand_shape(in, 0)))
         return true;
     if (!ir_shape_is_tuple(s) || s->n_elements != n)
         return false;
     for (int i = 0; i < n; i++)
-        if (!same_shape(s->elements[i], opshape(in, i)))
+        if (!verify_same_shape(s->elements[i], verify_operand_shape(in, i)))
             return false;
     return true;
 }
@@ -270,16 +258,17 @@ static bool check_callee_comp(const IrInstr *in, const IrComputation *c, const c
                               int n_args, const IrShape *result, Error *err)
 {
     if (c->n_params != n_args)
-        return fail(in, err, "%s=%s takes %d parameters, expected %d", attr, c->name, c->n_params, n_args);
+        return verify_fail(in, err, "%s=%s takes %d parameters, expected %d", attr, c->name, c->n_params, n_args);
     for (int k = 0; k < n_args && first + k < in->n_operands; k++) {
         const IrInstr *param = c->params ? c->params[k] : NULL;
-        const IrShape *arg = opshape(in, first + k);
-        if (param && !same_shape(param->shape, arg))
-            return fail(in, err, "parameter %d of %s is %s but operand %d is %s", k, c->name,
-                        sh(param->shape), first + k, sh(arg));
+        const IrShape *arg = verify_operand_shape(in, first + k);
+        if (param && !verify_same_shape(param->shape, arg))
+            return verify_fail(in, err, "parameter %d of %s is %s but operand %d is %s", k, c->name,
+                               verify_shape_text(param->shape), first + k, verify_shape_text(arg));
     }
-    if (result && c->root && !same_shape(c->root->shape, result))
-        return fail(in, err, "%s=%s returns %s, expected %s", attr, c->name, sh(c->root->shape), sh(result));
+    if (result && c->root && !verify_same_shape(c->root->shape, result))
+        return verify_fail(in, err, "%s=%s returns %s, expected %s", attr, c->name, verify_shape_text(c->root->shape),
+                           verify_shape_text(result));
     return true;
 }
 
@@ -288,23 +277,23 @@ static bool check_callee(const IrInstr *in, IrCompAttr which, int first, int n_a
 {
     const IrComputation *c = in->info->comps[which];
     if (!c)
-        return fail(in, err, "missing %s", ir_comp_attr_name[which]);
+        return verify_fail(in, err, "missing %s", ir_comp_attr_name[which]);
     return check_callee_comp(in, c, ir_comp_attr_name[which], first, n_args, result, err);
 }
 
 /* A computation attribute that takes n parameters (shapes not compared). */
-static bool check_callee_arity(const IrInstr *in, IrCompAttr which, int n, bool scalars, Error *err)
+bool verify_callee_arity(const IrInstr *in, IrCompAttr which, int n, bool scalars, Error *err)
 {
     const IrComputation *c = in->info->comps[which];
     const char *attr = ir_comp_attr_name[which];
     if (!c)
-        return fail(in, err, "missing %s", attr);
+        return verify_fail(in, err, "missing %s", attr);
     if (c->n_params != n)
-        return fail(in, err, "%s=%s takes %d parameters, expected %d", attr, c->name, c->n_params, n);
+        return verify_fail(in, err, "%s=%s takes %d parameters, expected %d", attr, c->name, c->n_params, n);
     for (int k = 0; scalars && c->params && k < n; k++)
-        if (c->params[k] && !is_scalar(c->params[k]->shape))
-            return fail(in, err, "%s=%s parameter %d is %s, expected a scalar", attr, c->name, k,
-                        sh(c->params[k]->shape));
+        if (c->params[k] && !verify_is_scalar(c->params[k]->shape))
+            return verify_fail(in, err, "%s=%s parameter %d is %s, expected a scalar", attr, c->name, k,
+                               verify_shape_text(c->params[k]->shape));
     return true;
 }
 
@@ -365,11 +354,12 @@ static bool need_elementwise_operands(const IrInstr *in, Error *err)
 {
     TypeClass c = (TypeClass)operand_class[in->op];
     for (int i = 0; i < in->n_operands; i++) {
-        const IrShape *x = opshape(in, i);
-        if (!need_array(in, x, "operand", err))
+        const IrShape *x = verify_operand_shape(in, i);
+        if (!verify_need_array(in, x, "operand", err))
             return false;
         if (!type_in_class(x->type, c))
-            return fail(in, err, "operand %s must have a %s element type", sh(x), type_class_name[c]);
+            return verify_fail(in, err, "operand %s must have a %s element type", verify_shape_text(x),
+                               type_class_name[c]);
     }
     return true;
 }
@@ -378,9 +368,10 @@ static bool need_elementwise_operands(const IrInstr *in, Error *err)
 static bool check_ew_result(const IrInstr *in, const IrShape *out, const IrShape *x, IrElemType want, Error *err)
 {
     if (!ir_shape_is_array(out) || !same_dims(out, x))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(x));
     if (want != IR_TYPE_INVALID && out->type != want)
-        return fail(in, err, "result %s must have element type %s", sh(out), ir_type_name(want));
+        return verify_fail(in, err, "result %s must have element type %s", verify_shape_text(out), ir_type_name(want));
     return true;
 }
 
@@ -407,7 +398,7 @@ static bool check_unary(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (!need_elementwise_operands(in, err))
         return false;
-    const IrShape *x = opshape(in, 0);
+    const IrShape *x = verify_operand_shape(in, 0);
     return check_ew_result(in, out, x, unary_result_type(in->op, x->type), err);
 }
 
@@ -424,13 +415,15 @@ static bool check_binary(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (!need_elementwise_operands(in, err))
         return false;
-    const IrShape *a = opshape(in, 0), *b = opshape(in, 1);
+    const IrShape *a = verify_operand_shape(in, 0), *b = verify_operand_shape(in, 1);
     if (!same_dims(a, b))
-        return fail(in, err, "operands %s and %s have different dimensions", sh(a), sh(b));
+        return verify_fail(in, err, "operands %s and %s have different dimensions", verify_shape_text(a),
+                           verify_shape_text(b));
     if (a->type != b->type)
-        return fail(in, err, "operands %s and %s have different element types", sh(a), sh(b));
+        return verify_fail(in, err, "operands %s and %s have different element types", verify_shape_text(a),
+                           verify_shape_text(b));
     if (in->op == IR_OP_COMPARE && in->info->direction == IR_CMP_NONE)
-        return fail(in, err, "missing direction");
+        return verify_fail(in, err, "missing direction");
     return check_ew_result(in, out, a, binary_result_type(in->op, a->type), err);
 }
 
@@ -440,41 +433,46 @@ static bool check_stochastic_convert(const IrInstr *in, const IrShape *out, Erro
 {
     if (!need_elementwise_operands(in, err))
         return false;
-    const IrShape *x = opshape(in, 0), *r = opshape(in, 1);
+    const IrShape *x = verify_operand_shape(in, 0), *r = verify_operand_shape(in, 1);
     if (!ir_type_is_float(x->type))
-        return fail(in, err, "operand %s must have a floating-point element type", sh(x));
+        return verify_fail(in, err, "operand %s must have a floating-point element type", verify_shape_text(x));
     if (!ir_type_is_unsigned_int(r->type) || ir_type_info[r->type].bits != ir_type_info[x->type].bits)
-        return fail(in, err, "random bits %s must be unsigned integers as wide as operand %s", sh(r), sh(x));
+        return verify_fail(in, err, "random bits %s must be unsigned integers as wide as operand %s",
+                           verify_shape_text(r), verify_shape_text(x));
     if (!same_dims(x, r))
-        return fail(in, err, "random bits %s do not match operand %s", sh(r), sh(x));
+        return verify_fail(in, err, "random bits %s do not match operand %s", verify_shape_text(r),
+                           verify_shape_text(x));
     return check_ew_result(in, out, x, IR_TYPE_INVALID, err);
 }
 
 /* select(pred, on_true, on_false): pred matches or is a scalar. */
 static bool check_select(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *p = opshape(in, 0), *t = opshape(in, 1), *f = opshape(in, 2);
+    const IrShape *p = verify_operand_shape(in, 0), *t = verify_operand_shape(in, 1), *f = verify_operand_shape(in, 2);
     if (!ir_shape_is_array(p) || p->type != IR_TYPE_PRED)
-        return fail(in, err, "predicate %s must be a pred array", sh(p));
-    if (!same_shape(t, f))
-        return fail(in, err, "on_true %s and on_false %s differ", sh(t), sh(f));
+        return verify_fail(in, err, "predicate %s must be a pred array", verify_shape_text(p));
+    if (!verify_same_shape(t, f))
+        return verify_fail(in, err, "on_true %s and on_false %s differ", verify_shape_text(t), verify_shape_text(f));
     if (p->rank != 0 && (!ir_shape_is_array(t) || !same_dims(p, t)))
-        return fail(in, err, "predicate %s must be a scalar or match %s", sh(p), sh(t));
-    if (!same_shape(out, t))
-        return fail(in, err, "result %s does not match operands %s", sh(out), sh(t));
+        return verify_fail(in, err, "predicate %s must be a scalar or match %s", verify_shape_text(p),
+                           verify_shape_text(t));
+    if (!verify_same_shape(out, t))
+        return verify_fail(in, err, "result %s does not match operands %s", verify_shape_text(out),
+                           verify_shape_text(t));
     return true;
 }
 
 /* clamp(lo, x, hi): lo and hi are scalars or match x. */
 static bool check_clamp(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 1);
+    const IrShape *x = verify_operand_shape(in, 1);
     for (int i = 0; i < 3; i++) {
-        const IrShape *s = opshape(in, i);
-        if (!need_array(in, s, "operand", err) || !need_same_type(in, s, x, err))
+        const IrShape *s = verify_operand_shape(in, i);
+        if (!verify_need_array(in, s, "operand", err) || !verify_need_same_type(in, s, x, err))
             return false;
         if (i != 1 && s->rank != 0 && !same_dims(s, x))
-            return fail(in, err, "bound %s must be a scalar or match %s", sh(s), sh(x));
+            return verify_fail(in, err, "bound %s must be a scalar or match %s", verify_shape_text(s),
+                               verify_shape_text(x));
     }
     return check_ew_result(in, out, x, x->type, err);
 }
@@ -483,25 +481,26 @@ static bool check_clamp(const IrInstr *in, const IrShape *out, Error *err)
  * in_bits/out_bits.  Wider: the operand's minor dim of that size goes. */
 static bool check_bitcast_convert(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err))
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err))
         return false;
     int ib = ir_type_info[x->type].bits, ob = ir_type_info[out->type].bits;
     if (ib <= 0 || ob <= 0)
         return true;
     if (ib == ob) {
         if (!same_dims(x, out))
-            return fail(in, err, "result %s must have the dimensions of %s", sh(out), sh(x));
+            return verify_fail(in, err, "result %s must have the dimensions of %s", verify_shape_text(out),
+                               verify_shape_text(x));
         return true;
     }
     const IrShape *wide = ib > ob ? x : out, *narrow = ib > ob ? out : x;
     int ratio = ib > ob ? ib / ob : ob / ib;
-    bool ok = narrow->rank == wide->rank + 1 && dim_eq(narrow->dims[wide->rank], ratio);
+    bool ok = narrow->rank == wide->rank + 1 && verify_dim_eq(narrow->dims[wide->rank], ratio);
     for (int i = 0; ok && i < wide->rank; i++)
-        ok = dim_eq(narrow->dims[i], wide->dims[i]);
+        ok = verify_dim_eq(narrow->dims[i], wide->dims[i]);
     if (!ok)
-        return fail(in, err, "%s and %s must differ only by a minor dimension of size %d", sh(x), sh(out),
-                    ratio);
+        return verify_fail(in, err, "%s and %s must differ only by a minor dimension of size %d", verify_shape_text(x),
+                           verify_shape_text(out), ratio);
     return true;
 }
 
@@ -510,15 +509,15 @@ static bool check_bitcast_convert(const IrInstr *in, const IrShape *out, Error *
 
 static bool check_reshape(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
-        !need_same_type(in, out, x, err))
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err) ||
+        !verify_need_same_type(in, out, x, err))
         return false;
-    if (has_dynamic_dim(x) || has_dynamic_dim(out))
+    if (verify_has_dynamic_dim(x) || verify_has_dynamic_dim(out))
         return true;
     if (ir_shape_elements(x) != ir_shape_elements(out))
-        return fail(in, err, "result %s has %lld elements, operand %s has %lld", sh(out),
-                    (long long)ir_shape_elements(out), sh(x), (long long)ir_shape_elements(x));
+        return verify_fail(in, err, "result %s has %lld elements, operand %s has %lld", verify_shape_text(out),
+                           (long long)ir_shape_elements(out), verify_shape_text(x), (long long)ir_shape_elements(x));
     return true;
 }
 
@@ -531,53 +530,54 @@ static int64_t bit_size(const IrShape *s)
  * logical bits, so sub-byte types are not rejected either way). */
 static bool check_bitcast(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
-    if (!ir_shape_is_array(x) || !ir_shape_is_array(out) || has_dynamic_dim(x) || has_dynamic_dim(out))
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!ir_shape_is_array(x) || !ir_shape_is_array(out) || verify_has_dynamic_dim(x) || verify_has_dynamic_dim(out))
         return true;
     if (ir_shape_byte_size(x) == ir_shape_byte_size(out) || bit_size(x) == bit_size(out))
         return true;
-    return fail(in, err, "result %s has %lld bytes, operand %s has %lld", sh(out),
-                (long long)ir_shape_byte_size(out), sh(x), (long long)ir_shape_byte_size(x));
+    return verify_fail(in, err, "result %s has %lld bytes, operand %s has %lld", verify_shape_text(out),
+                       (long long)ir_shape_byte_size(out), verify_shape_text(x), (long long)ir_shape_byte_size(x));
 }
 
 /* result dim i = operand dim p[i]. */
 static bool check_transpose(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
+    const IrShape *x = verify_operand_shape(in, 0);
     const IrIntList *p = &in->lists[IR_LIST_DIMENSIONS];
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err))
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err))
         return false;
     if (p->n != x->rank)
-        return fail(in, err, "dimensions=%s must be a permutation of the %d dimensions of %s", list_text(p),
-                    x->rank, sh(x));
-    if (!check_dim_list(in, IR_LIST_DIMENSIONS, x, err) || !need_same_type(in, out, x, err))
+        return verify_fail(in, err, "dimensions=%s must be a permutation of the %d dimensions of %s",
+                           verify_list_text(p), x->rank, verify_shape_text(x));
+    if (!check_dim_list(in, IR_LIST_DIMENSIONS, x, err) || !verify_need_same_type(in, out, x, err))
         return false;
     bool ok = out->rank == x->rank;
     for (int i = 0; ok && i < x->rank; i++)
-        ok = dim_eq(out->dims[i], x->dims[p->v[i]]);
+        ok = verify_dim_eq(out->dims[i], x->dims[p->v[i]]);
     if (!ok)
-        return fail(in, err, "result %s is not %s permuted by dimensions=%s", sh(out), sh(x), list_text(p));
+        return verify_fail(in, err, "result %s is not %s permuted by dimensions=%s", verify_shape_text(out),
+                           verify_shape_text(x), verify_list_text(p));
     return true;
 }
 
 /* operand dim k becomes result dim d[k], with the same size. */
 static bool check_broadcast(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
+    const IrShape *x = verify_operand_shape(in, 0);
     const IrIntList *d = &in->lists[IR_LIST_DIMENSIONS];
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
-        !need_same_type(in, out, x, err))
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err) ||
+        !verify_need_same_type(in, out, x, err))
         return false;
     if (d->n != x->rank)
-        return fail(in, err, "dimensions=%s must name one result dimension for each of the %d of %s",
-                    list_text(d), x->rank, sh(x));
+        return verify_fail(in, err, "dimensions=%s must name one result dimension for each of the %d of %s",
+                           verify_list_text(d), x->rank, verify_shape_text(x));
     if (!check_dim_list(in, IR_LIST_DIMENSIONS, out, err))
         return false;
     for (int k = 0; k < x->rank; k++)
-        if (!dim_eq(x->dims[k], out->dims[d->v[k]]))
-            return fail(in, err, "operand %s dimension %d has size %lld but result %s dimension %lld has %lld",
-                        sh(x), k, (long long)x->dims[k], sh(out), (long long)d->v[k],
-                        (long long)out->dims[d->v[k]]);
+        if (!verify_dim_eq(x->dims[k], out->dims[d->v[k]]))
+            return verify_fail(in, err, "operand %s dimension %d has size %lld but result %s dimension %lld has %lld",
+                               verify_shape_text(x), k, (long long)x->dims[k], verify_shape_text(out),
+                               (long long)d->v[k], (long long)out->dims[d->v[k]]);
     return true;
 }
 
@@ -585,28 +585,29 @@ static bool check_slice_dim(const IrInstr *in, const IrShape *x, const IrShape *
 {
     IrSliceDim s = in->info->slice[d];
     if (s.stride < 1)
-        return fail(in, err, "slice stride %lld in dimension %d must be positive", (long long)s.stride, d);
+        return verify_fail(in, err, "slice stride %lld in dimension %d must be positive", (long long)s.stride, d);
     if (s.start < 0 || s.start > s.limit || (x->dims[d] >= 0 && s.limit > x->dims[d]))
-        return fail(in, err, "slice [%lld:%lld] out of range for dimension %d of %s", (long long)s.start,
-                    (long long)s.limit, d, sh(x));
+        return verify_fail(in, err, "slice [%lld:%lld] out of range for dimension %d of %s", (long long)s.start,
+                           (long long)s.limit, d, verify_shape_text(x));
     int64_t want = (s.limit - s.start + s.stride - 1) / s.stride;
-    if (!dim_eq(out->dims[d], want))
-        return fail(in, err, "result %s dimension %d must be %lld", sh(out), d, (long long)want);
+    if (!verify_dim_eq(out->dims[d], want))
+        return verify_fail(in, err, "result %s dimension %d must be %lld", verify_shape_text(out), d, (long long)want);
     return true;
 }
 
 static bool check_slice(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
-        !need_same_type(in, out, x, err))
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err) ||
+        !verify_need_same_type(in, out, x, err))
         return false;
     if (in->info->n_slice < 0)
-        return fail(in, err, "missing slice");
+        return verify_fail(in, err, "missing slice");
     if (in->info->n_slice != x->rank)
-        return fail(in, err, "slice has %d ranges, %s has %d dimensions", in->info->n_slice, sh(x), x->rank);
+        return verify_fail(in, err, "slice has %d ranges, %s has %d dimensions", in->info->n_slice,
+                           verify_shape_text(x), x->rank);
     if (out->rank != x->rank)
-        return fail(in, err, "result %s must have the rank of %s", sh(out), sh(x));
+        return verify_fail(in, err, "result %s must have the rank of %s", verify_shape_text(out), verify_shape_text(x));
     for (int d = 0; d < x->rank; d++)
         if (!check_slice_dim(in, x, out, d, err))
             return false;
@@ -624,16 +625,16 @@ static bool check_start_indices(const IrInstr *in, int first, int rank, Error *e
 {
     int n = in->n_operands - first;
     if (n == 1 && rank != 1) {
-        const IrShape *v = opshape(in, first);
-        if (is_int_array(v) && v->rank == 1 && dim_eq(v->dims[0], rank))
+        const IrShape *v = verify_operand_shape(in, first);
+        if (is_int_array(v) && v->rank == 1 && verify_dim_eq(v->dims[0], rank))
             return true;
     }
     if (n != rank)
-        return fail(in, err, "expects %d start indices for rank %d, got %d", rank, rank, n);
+        return verify_fail(in, err, "expects %d start indices for rank %d, got %d", rank, rank, n);
     for (int i = first; i < in->n_operands; i++) {
-        const IrShape *s = opshape(in, i);
+        const IrShape *s = verify_operand_shape(in, i);
         if (!is_int_array(s) || (s->rank != 0 && !(n == 1 && s->rank == 1)))
-            return fail(in, err, "start index %s must be an integer scalar", sh(s));
+            return verify_fail(in, err, "start index %s must be an integer scalar", verify_shape_text(s));
     }
     return true;
 }
@@ -641,110 +642,116 @@ static bool check_start_indices(const IrInstr *in, int first, int rank, Error *e
 static bool check_dynamic_slice(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (in->n_operands < 1)
-        return fail(in, err, "expects an operand and start indices");
-    const IrShape *x = opshape(in, 0);
+        return verify_fail(in, err, "expects an operand and start indices");
+    const IrShape *x = verify_operand_shape(in, 0);
     const IrIntList *sizes = &in->lists[IR_LIST_DYNAMIC_SLICE_SIZES];
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
-        !check_start_indices(in, 1, x->rank, err) || !need_same_type(in, out, x, err))
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err) ||
+        !check_start_indices(in, 1, x->rank, err) || !verify_need_same_type(in, out, x, err))
         return false;
     if (sizes->n != x->rank)
-        return fail(in, err, "dynamic_slice_sizes=%s must have %d entries for %s", list_text(sizes), x->rank,
-                    sh(x));
+        return verify_fail(in, err, "dynamic_slice_sizes=%s must have %d entries for %s", verify_list_text(sizes),
+                           x->rank, verify_shape_text(x));
     for (int d = 0; d < x->rank; d++)
         if (sizes->v[d] < 0 || (x->dims[d] >= 0 && sizes->v[d] > x->dims[d]))
-            return fail(in, err, "dynamic_slice_sizes=%s exceeds %s in dimension %d", list_text(sizes), sh(x), d);
+            return verify_fail(in, err, "dynamic_slice_sizes=%s exceeds %s in dimension %d", verify_list_text(sizes),
+                               verify_shape_text(x), d);
     bool ok = out->rank == x->rank;
     for (int d = 0; ok && d < x->rank; d++)
-        ok = dim_eq(out->dims[d], sizes->v[d]);
+        ok = verify_dim_eq(out->dims[d], sizes->v[d]);
     if (!ok)
-        return fail(in, err, "result %s does not match dynamic_slice_sizes=%s", sh(out), list_text(sizes));
+        return verify_fail(in, err, "result %s does not match dynamic_slice_sizes=%s", verify_shape_text(out),
+                           verify_list_text(sizes));
     return true;
 }
 
 static bool check_dynamic_update_slice(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (in->n_operands < 2)
-        return fail(in, err, "expects an operand, an update and start indices");
-    const IrShape *x = opshape(in, 0), *u = opshape(in, 1);
-    if (!need_array(in, x, "operand", err) || !need_array(in, u, "update", err) ||
-        !need_same_type(in, u, x, err) || !check_start_indices(in, 2, x->rank, err))
+        return verify_fail(in, err, "expects an operand, an update and start indices");
+    const IrShape *x = verify_operand_shape(in, 0), *u = verify_operand_shape(in, 1);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, u, "update", err) ||
+        !verify_need_same_type(in, u, x, err) || !check_start_indices(in, 2, x->rank, err))
         return false;
     bool fits = u->rank == x->rank;
     for (int d = 0; fits && d < x->rank; d++)
         fits = u->dims[d] < 0 || x->dims[d] < 0 || u->dims[d] <= x->dims[d];
     if (!fits)
-        return fail(in, err, "update %s does not fit in %s", sh(u), sh(x));
-    if (!same_shape(out, x))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+        return verify_fail(in, err, "update %s does not fit in %s", verify_shape_text(u), verify_shape_text(x));
+    if (!verify_same_shape(out, x))
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(x));
     return true;
 }
 
 /* Operand i of a concatenate agrees with operand 0 outside dimension d. */
 static bool check_concat_operand(const IrInstr *in, const IrShape *x0, int i, int64_t d, Error *err)
 {
-    const IrShape *x = opshape(in, i);
-    if (!need_array(in, x, "operand", err) || !need_same_type(in, x, x0, err))
+    const IrShape *x = verify_operand_shape(in, i);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_same_type(in, x, x0, err))
         return false;
     bool ok = x->rank == x0->rank;
     for (int k = 0; ok && k < x->rank; k++)
-        ok = k == d || dim_eq(x->dims[k], x0->dims[k]);
+        ok = k == d || verify_dim_eq(x->dims[k], x0->dims[k]);
     if (!ok)
-        return fail(in, err, "operand %s does not match %s outside dimension %lld", sh(x), sh(x0), (long long)d);
+        return verify_fail(in, err, "operand %s does not match %s outside dimension %lld", verify_shape_text(x),
+                           verify_shape_text(x0), (long long)d);
     return true;
 }
 
 static bool check_concatenate(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (in->n_operands < 1)
-        return fail(in, err, "expects at least one operand");
-    const IrShape *x0 = opshape(in, 0);
+        return verify_fail(in, err, "expects at least one operand");
+    const IrShape *x0 = verify_operand_shape(in, 0);
     int64_t d = 0, sum = 0;
-    if (!need_array(in, x0, "operand", err) || !need_array(in, out, "result", err) ||
-        !single_dim(in, x0, &d, err))
+    if (!verify_need_array(in, x0, "operand", err) || !verify_need_array(in, out, "result", err) ||
+        !verify_single_dim(in, x0, &d, err))
         return false;
     for (int i = 0; i < in->n_operands; i++) {
         if (!check_concat_operand(in, x0, i, d, err))
             return false;
-        int64_t n = opshape(in, i)->dims[d];
+        int64_t n = verify_operand_shape(in, i)->dims[d];
         sum = sum < 0 || n < 0 ? -1 : sum + n;
     }
     bool ok = out->rank == x0->rank && out->type == x0->type;
     for (int k = 0; ok && k < out->rank; k++)
-        ok = dim_eq(out->dims[k], k == d ? sum : x0->dims[k]);
+        ok = verify_dim_eq(out->dims[k], k == d ? sum : x0->dims[k]);
     if (!ok)
-        return fail(in, err, "result %s must be %s with dimension %lld of size %lld", sh(out), sh(x0),
-                    (long long)d, (long long)sum);
+        return verify_fail(in, err, "result %s must be %s with dimension %lld of size %lld", verify_shape_text(out),
+                           verify_shape_text(x0), (long long)d, (long long)sum);
     return true;
 }
 
 /* Result dim = lo + hi + n + max(n-1, 0) * interior. */
 static bool check_pad(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0), *v = opshape(in, 1);
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) ||
-        !need_same_type(in, out, x, err) || !need_same_type(in, v, x, err))
+    const IrShape *x = verify_operand_shape(in, 0), *v = verify_operand_shape(in, 1);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err) ||
+        !verify_need_same_type(in, out, x, err) || !verify_need_same_type(in, v, x, err))
         return false;
     if (v->rank != 0)
-        return fail(in, err, "padding value %s must be a scalar", sh(v));
+        return verify_fail(in, err, "padding value %s must be a scalar", verify_shape_text(v));
     if (!in->info->has_padding || in->info->n_padding != x->rank)
-        return fail(in, err, "padding must have one entry for each of the %d dimensions of %s", x->rank, sh(x));
+        return verify_fail(in, err, "padding must have one entry for each of the %d dimensions of %s", x->rank,
+                           verify_shape_text(x));
     if (out->rank != x->rank)
-        return fail(in, err, "result %s must have the rank of %s", sh(out), sh(x));
+        return verify_fail(in, err, "result %s must have the rank of %s", verify_shape_text(out), verify_shape_text(x));
     for (int d = 0; d < x->rank; d++) {
         IrPadDim p = in->info->padding[d];
         int64_t n = x->dims[d];
         if (p.interior < 0)
-            return fail(in, err, "interior padding %lld in dimension %d is negative", (long long)p.interior, d);
+            return verify_fail(in, err, "interior padding %lld in dimension %d is negative", (long long)p.interior, d);
         if (n < 0)
             continue;
         int64_t want, inner;
         if (__builtin_mul_overflow(n > 0 ? n - 1 : 0, p.interior, &inner) || __builtin_add_overflow(inner, n, &want) ||
             __builtin_add_overflow(want, p.lo, &want) || __builtin_add_overflow(want, p.hi, &want))
-            return fail(in, err, "padding of dimension %d of %s overflows 64 bits", d, sh(x));
+            return verify_fail(in, err, "padding of dimension %d of %s overflows 64 bits", d, verify_shape_text(x));
         if (want < 0)
-            return fail(in, err, "padding makes dimension %d of %s negative", d, sh(x));
-        if (!dim_eq(out->dims[d], want))
-            return fail(in, err, "result %s dimension %d must be %lld", sh(out), d, (long long)want);
+            return verify_fail(in, err, "padding makes dimension %d of %s negative", d, verify_shape_text(x));
+        if (!verify_dim_eq(out->dims[d], want))
+            return verify_fail(in, err, "result %s dimension %d must be %lld", verify_shape_text(out), d,
+                               (long long)want);
     }
     return true;
 }
@@ -752,22 +759,23 @@ static bool check_pad(const IrInstr *in, const IrShape *out, Error *err)
 static bool check_iota(const IrInstr *in, const IrShape *out, Error *err)
 {
     IrOptInt d = in->ints[IR_INT_IOTA_DIMENSION];
-    if (!need_array(in, out, "result", err))
+    if (!verify_need_array(in, out, "result", err))
         return false;
     if (!d.present)
-        return fail(in, err, "missing iota_dimension");
+        return verify_fail(in, err, "missing iota_dimension");
     if (d.v < 0 || d.v >= out->rank)
-        return fail(in, err, "iota_dimension=%lld out of range for %s", (long long)d.v, sh(out));
+        return verify_fail(in, err, "iota_dimension=%lld out of range for %s", (long long)d.v, verify_shape_text(out));
     return true;
 }
 
 static bool check_reverse(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "operand", err) || !check_dim_list(in, IR_LIST_DIMENSIONS, x, err))
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "operand", err) || !check_dim_list(in, IR_LIST_DIMENSIONS, x, err))
         return false;
-    if (!same_shape(out, x))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    if (!verify_same_shape(out, x))
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(x));
     return true;
 }
 
@@ -776,20 +784,22 @@ static bool check_index_vector_dim(const IrInstr *in, const IrShape *indices, Er
 {
     IrOptInt d = in->ints[IR_INT_INDEX_VECTOR_DIM];
     if (d.present && (d.v < 0 || d.v > indices->rank))
-        return fail(in, err, "index_vector_dim=%lld out of range for %s", (long long)d.v, sh(indices));
+        return verify_fail(in, err, "index_vector_dim=%lld out of range for %s", (long long)d.v,
+                           verify_shape_text(indices));
     return true;
 }
 
 /* gather: attribute dimensions in range; the full shape rule is not checked. */
 static bool check_gather(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0), *idx = opshape(in, 1);
-    if (!need_array(in, x, "operand", err) || !need_array(in, idx, "start indices", err) ||
-        !need_array(in, out, "result", err))
+    const IrShape *x = verify_operand_shape(in, 0), *idx = verify_operand_shape(in, 1);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, idx, "start indices", err) ||
+        !verify_need_array(in, out, "result", err))
         return false;
     const IrIntList *sizes = &in->lists[IR_LIST_SLICE_SIZES];
     if (sizes->present && sizes->n != x->rank)
-        return fail(in, err, "slice_sizes=%s must have %d entries for %s", list_text(sizes), x->rank, sh(x));
+        return verify_fail(in, err, "slice_sizes=%s must have %d entries for %s", verify_list_text(sizes), x->rank,
+                           verify_shape_text(x));
     return check_dim_list(in, IR_LIST_OFFSET_DIMS, out, err) &&
            check_dim_list(in, IR_LIST_COLLAPSED_SLICE_DIMS, x, err) &&
            check_dim_list(in, IR_LIST_START_INDEX_MAP, x, err) &&
@@ -803,38 +813,40 @@ static bool check_scatter(const IrInstr *in, const IrShape *out, Error *err)
 {
     int n = in->n_operands;
     if (n < 3 || n % 2 == 0)
-        return fail(in, err, "expects operands, indices and as many updates, got %d operands", n);
+        return verify_fail(in, err, "expects operands, indices and as many updates, got %d operands", n);
     int k = (n - 1) / 2;
-    const IrShape *x = opshape(in, 0), *idx = opshape(in, k), *upd = opshape(in, k + 1);
-    if (!need_array(in, x, "operand", err) || !need_array(in, idx, "scatter indices", err) ||
-        !need_array(in, upd, "updates", err))
+    const IrShape *x = verify_operand_shape(in, 0), *idx = verify_operand_shape(in, k);
+    const IrShape *upd = verify_operand_shape(in, k + 1);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, idx, "scatter indices", err) ||
+        !verify_need_array(in, upd, "updates", err))
         return false;
-    if (k == 1 && !same_shape(out, x))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    if (k == 1 && !verify_same_shape(out, x))
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(x));
     return check_dim_list(in, IR_LIST_UPDATE_WINDOW_DIMS, upd, err) &&
            check_dim_list(in, IR_LIST_INSERTED_WINDOW_DIMS, x, err) &&
            check_dim_list(in, IR_LIST_SCATTER_DIMS_TO_OPERAND_DIMS, x, err) &&
            check_dim_list(in, IR_LIST_INPUT_BATCHING_DIMS, x, err) &&
            check_dim_list(in, IR_LIST_SCATTER_INDICES_BATCHING_DIMS, idx, err) &&
-           check_index_vector_dim(in, idx, err) && check_callee_arity(in, IR_COMP_TO_APPLY, 2 * k, false, err);
+           check_index_vector_dim(in, idx, err) && verify_callee_arity(in, IR_COMP_TO_APPLY, 2 * k, false, err);
 }
 
 static bool is_s32_scalar(const IrShape *s)
 {
-    return is_scalar(s) && s->type == IR_TYPE_S32;
+    return verify_is_scalar(s) && s->type == IR_TYPE_S32;
 }
 
 /* get-dimension-size(x), dimensions={d} -> s32[] (InferGetDimensionSizeShape). */
 static bool check_get_dimension_size(const IrInstr *in, const IrShape *out, Error *err)
 {
     int64_t d = 0;
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "operand", err) || !verify_single_dim(in, x, &d, err))
         return false;
     if (!is_s32_scalar(out))
-        return fail(in, err, "result %s must be s32[]", sh(out));
+        return verify_fail(in, err, "result %s must be s32[]", verify_shape_text(out));
     if (x->dims[d] > INT32_MAX)
-        return fail(in, err, "dimension %lld of %s does not fit in s32", (long long)d, sh(x));
+        return verify_fail(in, err, "dimension %lld of %s does not fit in s32", (long long)d, verify_shape_text(x));
     return true;
 }
 
@@ -842,13 +854,14 @@ static bool check_get_dimension_size(const IrInstr *in, const IrShape *out, Erro
 static bool check_set_dimension_size(const IrInstr *in, const IrShape *out, Error *err)
 {
     int64_t d = 0;
-    const IrShape *x = opshape(in, 0), *n = opshape(in, 1);
-    if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
+    const IrShape *x = verify_operand_shape(in, 0), *n = verify_operand_shape(in, 1);
+    if (!verify_need_array(in, x, "operand", err) || !verify_single_dim(in, x, &d, err))
         return false;
     if (!is_s32_scalar(n))
-        return fail(in, err, "size %s must be s32[]", sh(n));
+        return verify_fail(in, err, "size %s must be s32[]", verify_shape_text(n));
     if (!ir_shape_is_array(out) || out->type != x->type || !same_dims(out, x))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(x));
     return true;
 }
 
@@ -857,17 +870,20 @@ static bool check_set_dimension_size(const IrInstr *in, const IrShape *out, Erro
  * (XLA's verifier). */
 static bool check_dynamic_reshape(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) || !need_same_type(in, out, x, err))
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err) ||
+        !verify_need_same_type(in, out, x, err))
         return false;
     if (in->n_operands != out->rank + 1)
-        return fail(in, err, "result %s needs %d sizes, got %d", sh(out), out->rank, in->n_operands - 1);
+        return verify_fail(in, err, "result %s needs %d sizes, got %d", verify_shape_text(out), out->rank,
+                           in->n_operands - 1);
     for (int i = 1; i < in->n_operands; i++)
-        if (!is_s32_scalar(opshape(in, i)))
-            return fail(in, err, "size %d is %s, not s32[]", i - 1, sh(opshape(in, i)));
+        if (!is_s32_scalar(verify_operand_shape(in, i)))
+            return verify_fail(in, err, "size %d is %s, not s32[]", i - 1,
+                               verify_shape_text(verify_operand_shape(in, i)));
     if (!has_unbounded_dim(x) && !has_unbounded_dim(out) && ir_shape_elements(x) != ir_shape_elements(out))
-        return fail(in, err, "result %s does not have the %lld elements of operand %s", sh(out),
-                    (long long)ir_shape_elements(x), sh(x));
+        return verify_fail(in, err, "result %s does not have the %lld elements of operand %s", verify_shape_text(out),
+                           (long long)ir_shape_elements(x), verify_shape_text(x));
     return true;
 }
 
@@ -880,24 +896,25 @@ static bool check_dynamic_reshape(const IrInstr *in, const IrShape *out, Error *
 static bool check_rng(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (in->n_operands != 2)
-        return fail(in, err, "expects 2 operands (a, b), got %d", in->n_operands);
+        return verify_fail(in, err, "expects 2 operands (a, b), got %d", in->n_operands);
     const char *dist = in->info->words[IR_WORD_DISTRIBUTION];
     if (!dist)
-        return fail(in, err, "missing distribution");
+        return verify_fail(in, err, "missing distribution");
     bool normal = strcmp(dist, "rng_normal") == 0;
     if (!normal && strcmp(dist, "rng_uniform") != 0)
-        return fail(in, err, "distribution=%s must be rng_uniform or rng_normal", dist);
-    if (!need_array(in, out, "result", err))
+        return verify_fail(in, err, "distribution=%s must be rng_uniform or rng_normal", dist);
+    if (!verify_need_array(in, out, "result", err))
         return false;
     for (int i = 0; i < 2; i++)
-        if (!is_scalar(opshape(in, i)) || opshape(in, i)->type != out->type)
-            return fail(in, err, "operand %s must be a scalar of the result's type %s", sh(opshape(in, i)),
-                        ir_type_name(out->type));
+        if (!verify_is_scalar(verify_operand_shape(in, i)) || verify_operand_shape(in, i)->type != out->type)
+            return verify_fail(in, err, "operand %s must be a scalar of the result's type %s",
+                               verify_shape_text(verify_operand_shape(in, i)), ir_type_name(out->type));
     IrElemType t = out->type;
     if (normal && !ir_type_is_float(t))
-        return fail(in, err, "rng_normal needs a floating-point type, not %s", ir_type_name(t));
+        return verify_fail(in, err, "rng_normal needs a floating-point type, not %s", ir_type_name(t));
     if (!normal && !ir_type_is_float(t) && !ir_type_is_int(t) && t != IR_TYPE_PRED)
-        return fail(in, err, "rng_uniform needs a floating-point, integer or pred type, not %s", ir_type_name(t));
+        return verify_fail(in, err, "rng_uniform needs a floating-point, integer or pred type, not %s",
+                           ir_type_name(t));
     return true;
 }
 
@@ -910,24 +927,26 @@ static bool check_rng_bit_generator(const IrInstr *in, const IrShape *out, Error
 {
     const char *alg = ir_raw_attr_get(in, "algorithm");
     if (!alg)
-        return fail(in, err, "missing algorithm");
+        return verify_fail(in, err, "missing algorithm");
     bool three_fry = strcmp(alg, "rng_three_fry") == 0;
     if (!three_fry && strcmp(alg, "rng_philox") != 0 && strcmp(alg, "rng_default") != 0)
-        return fail(in, err, "algorithm=%s must be rng_default, rng_three_fry or rng_philox", alg);
-    const IrShape *st = opshape(in, 0);
-    bool ok = ir_shape_is_array(st) && st->type == IR_TYPE_U64 && st->rank == 1 && !has_dynamic_dim(st) &&
+        return verify_fail(in, err, "algorithm=%s must be rng_default, rng_three_fry or rng_philox", alg);
+    const IrShape *st = verify_operand_shape(in, 0);
+    bool ok = ir_shape_is_array(st) && st->type == IR_TYPE_U64 && st->rank == 1 && !verify_has_dynamic_dim(st) &&
               (st->dims[0] == 2 || (!three_fry && st->dims[0] == 3));
     if (!ok)
-        return fail(in, err, "state %s must be u64[2]%s", sh(st), three_fry ? " for rng_three_fry" : " or u64[3]");
+        return verify_fail(in, err, "state %s must be u64[2]%s", verify_shape_text(st),
+                           three_fry ? " for rng_three_fry" : " or u64[3]");
     if (!ir_shape_is_tuple(out))
         return true;
     if (out->n_elements != 2)
-        return fail(in, err, "result %s must be a tuple (new state, bits)", sh(out));
-    if (!same_shape(out->elements[0], st))
-        return fail(in, err, "new state %s does not match state %s", sh(out->elements[0]), sh(st));
+        return verify_fail(in, err, "result %s must be a tuple (new state, bits)", verify_shape_text(out));
+    if (!verify_same_shape(out->elements[0], st))
+        return verify_fail(in, err, "new state %s does not match state %s", verify_shape_text(out->elements[0]),
+                           verify_shape_text(st));
     const IrShape *bits = out->elements[1];
     if (!ir_shape_is_array(bits) || (!ir_type_is_int(bits->type) && !ir_type_is_float(bits->type)))
-        return fail(in, err, "bits %s must be an integer or floating-point array", sh(bits));
+        return verify_fail(in, err, "bits %s must be an integer or floating-point array", verify_shape_text(bits));
     return true;
 }
 
@@ -937,12 +956,12 @@ static bool check_rng_get_and_update_state(const IrInstr *in, const IrShape *out
     const char *delta = ir_raw_attr_get(in, "delta");
     char *end = NULL;
     if (!delta)
-        return fail(in, err, "missing delta");
+        return verify_fail(in, err, "missing delta");
     (void)strtoll(delta, &end, 10);
     if (end == delta || *end)
-        return fail(in, err, "delta=%s must be an integer", delta);
+        return verify_fail(in, err, "delta=%s must be an integer", delta);
     if (!ir_shape_is_array(out) || out->type != IR_TYPE_U64 || out->rank != 1 || out->dims[0] != 2)
-        return fail(in, err, "result %s must be u64[2]", sh(out));
+        return verify_fail(in, err, "result %s must be u64[2]", verify_shape_text(out));
     return true;
 }
 
@@ -957,10 +976,10 @@ static bool check_reduce_result(const IrInstr *in, const IrShape *res, const IrS
     bool ok = ir_shape_is_array(res) && res->rank == x->rank - red->n && res->type == init->type;
     for (int d = 0, j = 0; ok && d < x->rank; d++)
         if (!is_listed(red, d))
-            ok = dim_eq(res->dims[j++], x->dims[d]);
+            ok = verify_dim_eq(res->dims[j++], x->dims[d]);
     if (!ok)
-        return fail(in, err, "result %s must be %s without dimensions=%s, of type %s", sh(res), sh(x),
-                    list_text(red), ir_type_name(init->type));
+        return verify_fail(in, err, "result %s must be %s without dimensions=%s, of type %s", verify_shape_text(res),
+                           verify_shape_text(x), verify_list_text(red), ir_type_name(init->type));
     return true;
 }
 
@@ -968,21 +987,22 @@ static bool check_reduce(const IrInstr *in, const IrShape *out, Error *err)
 {
     int n = in->n_operands;
     if (n < 2 || n % 2)
-        return fail(in, err, "expects inputs then as many init values, got %d operands", n);
+        return verify_fail(in, err, "expects inputs then as many init values, got %d operands", n);
     int k = n / 2;
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "input", err) || !check_callee_arity(in, IR_COMP_TO_APPLY, 2 * k, false, err) ||
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "input", err) || !verify_callee_arity(in, IR_COMP_TO_APPLY, 2 * k, false, err) ||
         !check_dim_list(in, IR_LIST_DIMENSIONS, x, err))
         return false;
     for (int i = 0; i < k; i++) {
-        const IrShape *xi = opshape(in, i), *init = opshape(in, k + i);
-        if (!need_array(in, xi, "input", err))
+        const IrShape *xi = verify_operand_shape(in, i), *init = verify_operand_shape(in, k + i);
+        if (!verify_need_array(in, xi, "input", err))
             return false;
         if (!same_dims(xi, x))
-            return fail(in, err, "input %s does not match input %s", sh(xi), sh(x));
-        if (!is_scalar(init))
-            return fail(in, err, "init value %s must be a scalar", sh(init));
-        const IrShape *res = result_part(in, out, k, i, err);
+            return verify_fail(in, err, "input %s does not match input %s", verify_shape_text(xi),
+                               verify_shape_text(x));
+        if (!verify_is_scalar(init))
+            return verify_fail(in, err, "init value %s must be a scalar", verify_shape_text(init));
+        const IrShape *res = verify_result_part(in, out, k, i, err);
         if (!res || !check_reduce_result(in, res, xi, init, err))
             return false;
     }
@@ -994,13 +1014,14 @@ static bool check_reduce_window(const IrInstr *in, const IrShape *out, Error *er
     (void)out;
     int n = in->n_operands;
     if (n < 2 || n % 2)
-        return fail(in, err, "expects inputs then as many init values, got %d operands", n);
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "input", err))
+        return verify_fail(in, err, "expects inputs then as many init values, got %d operands", n);
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "input", err))
         return false;
     if (in->info->has_window && in->info->n_window != x->rank)
-        return fail(in, err, "window has %d dimensions, %s has %d", in->info->n_window, sh(x), x->rank);
-    return check_callee_arity(in, IR_COMP_TO_APPLY, n, false, err);
+        return verify_fail(in, err, "window has %d dimensions, %s has %d", in->info->n_window, verify_shape_text(x),
+                           x->rank);
+    return verify_callee_arity(in, IR_COMP_TO_APPLY, n, false, err);
 }
 
 /* A computation attribute taking two scalars of type t and returning a
@@ -1008,17 +1029,17 @@ static bool check_reduce_window(const IrInstr *in, const IrShape *out, Error *er
 static bool check_scalar_binary_callee(const IrInstr *in, IrCompAttr which, IrElemType t, IrElemType ret,
                                        Error *err)
 {
-    if (!check_callee_arity(in, which, 2, true, err))
+    if (!verify_callee_arity(in, which, 2, true, err))
         return false;
     const IrComputation *c = in->info->comps[which];
     const char *attr = ir_comp_attr_name[which];
     for (int k = 0; c->params && k < 2; k++)
         if (c->params[k] && c->params[k]->shape->type != t)
-            return fail(in, err, "%s=%s parameter %d is %s, expected %s[]", attr, c->name, k,
-                        sh(c->params[k]->shape), ir_type_name(t));
-    if (c->root && (!is_scalar(c->root->shape) || c->root->shape->type != ret))
-        return fail(in, err, "%s=%s returns %s, expected %s[]", attr, c->name, sh(c->root->shape),
-                    ir_type_name(ret));
+            return verify_fail(in, err, "%s=%s parameter %d is %s, expected %s[]", attr, c->name, k,
+                               verify_shape_text(c->params[k]->shape), ir_type_name(t));
+    if (c->root && (!verify_is_scalar(c->root->shape) || c->root->shape->type != ret))
+        return verify_fail(in, err, "%s=%s returns %s, expected %s[]", attr, c->name, verify_shape_text(c->root->shape),
+                           ir_type_name(ret));
     return true;
 }
 
@@ -1049,17 +1070,18 @@ static bool check_window(const IrInstr *in, const IrShape *x, Error *err)
 {
     const IrInstrInfo *info = in->info;
     if (x->rank > 0 && !info->has_window)
-        return fail(in, err, "missing window for %s", sh(x));
+        return verify_fail(in, err, "missing window for %s", verify_shape_text(x));
     if (info->n_window != x->rank)
-        return fail(in, err, "window has %d dimensions, %s has %d", info->n_window, sh(x), x->rank);
+        return verify_fail(in, err, "window has %d dimensions, %s has %d", info->n_window, verify_shape_text(x),
+                           x->rank);
     for (int d = 0; d < x->rank; d++) {
         const IrWindowDim *w = &info->window[d];
         const int64_t lim = INT32_MAX;
         if (w->size < 1 || w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1 || w->size > lim ||
             w->stride > lim || w->lhs_dilate > lim || w->rhs_dilate > lim || w->pad_lo < -lim || w->pad_lo > lim ||
             w->pad_hi < -lim || w->pad_hi > lim)
-            return fail(in, err, "window dimension %d must have size, stride and dilations in [1, 2^31) "
-                        "and padding within 2^31", d);
+            return verify_fail(in, err, "window dimension %d must have size, stride and dilations in [1, 2^31) "
+                               "and padding within 2^31", d);
     }
     return true;
 }
@@ -1069,24 +1091,27 @@ static bool check_window(const IrInstr *in, const IrShape *x, Error *err)
  * (T, T) -> pred, scatter (T, T) -> T; the result is operand's shape. */
 static bool check_select_and_scatter(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0), *src = opshape(in, 1), *init = opshape(in, 2);
-    if (!need_array(in, x, "operand", err) || !need_array(in, src, "source", err) ||
+    const IrShape *x = verify_operand_shape(in, 0), *src = verify_operand_shape(in, 1);
+    const IrShape *init = verify_operand_shape(in, 2);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, src, "source", err) ||
         !check_window(in, x, err))
         return false;
     int64_t want[IR_MAX_RANK];
     bool ok = src->type == x->type && src->rank == x->rank;
     for (int d = 0; d < x->rank && d < IR_MAX_RANK; d++) {
         want[d] = window_out_dim(x->dims[d], &in->info->window[d]);
-        ok = ok && dim_eq(src->dims[d], want[d]);
+        ok = ok && verify_dim_eq(src->dims[d], want[d]);
     }
     char buf[TEXT_BYTES];
     if (!ok)
-        return fail(in, err, "source %s must be %s, one element per window over %s", sh(src),
-                    dims_text(buf, x->type, x->rank < IR_MAX_RANK ? x->rank : IR_MAX_RANK, want), sh(x));
-    if (!is_scalar(init) || init->type != x->type)
-        return fail(in, err, "init value %s must be %s[]", sh(init), ir_type_name(x->type));
-    if (!same_shape(out, x))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+        return verify_fail(in, err, "source %s must be %s, one element per window over %s", verify_shape_text(src),
+                           dims_text(buf, x->type, x->rank < IR_MAX_RANK ? x->rank : IR_MAX_RANK, want),
+                           verify_shape_text(x));
+    if (!verify_is_scalar(init) || init->type != x->type)
+        return verify_fail(in, err, "init value %s must be %s[]", verify_shape_text(init), ir_type_name(x->type));
+    if (!verify_same_shape(out, x))
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(x));
     return check_scalar_binary_callee(in, IR_COMP_SELECT, x->type, IR_TYPE_PRED, err) &&
            check_scalar_binary_callee(in, IR_COMP_SCATTER, x->type, x->type, err);
 }
@@ -1095,10 +1120,11 @@ static bool check_select_and_scatter(const IrInstr *in, const IrShape *out, Erro
 static bool check_dot_pair(const IrInstr *in, const IrShape *l, int64_t a, const IrShape *r, int64_t b,
                            const char *what, Error *err)
 {
-    if (dim_eq(l->dims[a], r->dims[b]))
+    if (verify_dim_eq(l->dims[a], r->dims[b]))
         return true;
-    return fail(in, err, "%s dimension %lld of %s (%lld) and %lld of %s (%lld) differ", what, (long long)a, sh(l),
-                (long long)l->dims[a], (long long)b, sh(r), (long long)r->dims[b]);
+    return verify_fail(in, err, "%s dimension %lld of %s (%lld) and %lld of %s (%lld) differ", what, (long long)a,
+                       verify_shape_text(l), (long long)l->dims[a], (long long)b, verify_shape_text(r),
+                       (long long)r->dims[b]);
 }
 
 static bool check_dot_dims(const IrInstr *in, const IrShape *l, const IrShape *r, Error *err)
@@ -1106,17 +1132,17 @@ static bool check_dot_dims(const IrInstr *in, const IrShape *l, const IrShape *r
     const IrIntList *lb = &in->lists[IR_LIST_LHS_BATCH_DIMS], *lc = &in->lists[IR_LIST_LHS_CONTRACTING_DIMS];
     const IrIntList *rb = &in->lists[IR_LIST_RHS_BATCH_DIMS], *rc = &in->lists[IR_LIST_RHS_CONTRACTING_DIMS];
     if (lb->n != rb->n)
-        return fail(in, err, "lhs_batch_dims=%s and rhs_batch_dims=%s differ in length", list_text(lb),
-                    list_text(rb));
+        return verify_fail(in, err, "lhs_batch_dims=%s and rhs_batch_dims=%s differ in length", verify_list_text(lb),
+                           verify_list_text(rb));
     if (lc->n != rc->n)
-        return fail(in, err, "lhs_contracting_dims=%s and rhs_contracting_dims=%s differ in length",
-                    list_text(lc), list_text(rc));
+        return verify_fail(in, err, "lhs_contracting_dims=%s and rhs_contracting_dims=%s differ in length",
+                           verify_list_text(lc), verify_list_text(rc));
     if (!check_dim_list(in, IR_LIST_LHS_BATCH_DIMS, l, err) || !check_dim_list(in, IR_LIST_LHS_CONTRACTING_DIMS, l, err) ||
         !check_dim_list(in, IR_LIST_RHS_BATCH_DIMS, r, err) || !check_dim_list(in, IR_LIST_RHS_CONTRACTING_DIMS, r, err))
         return false;
     for (int i = 0; i < lb->n; i++)
         if (is_listed(lc, lb->v[i]) || is_listed(rc, rb->v[i]))
-            return fail(in, err, "batch dimension %lld is also a contracting dimension", (long long)lb->v[i]);
+            return verify_fail(in, err, "batch dimension %lld is also a contracting dimension", (long long)lb->v[i]);
     for (int i = 0; i < lb->n; i++)
         if (!check_dot_pair(in, l, lb->v[i], r, rb->v[i], "batch", err))
             return false;
@@ -1130,15 +1156,15 @@ static bool check_dot_dims(const IrInstr *in, const IrShape *l, const IrShape *r
 static bool dot_result_dim_ok(const IrShape *out, int *j, int64_t want)
 {
     int k = (*j)++;
-    return k < out->rank && dim_eq(out->dims[k], want);
+    return k < out->rank && verify_dim_eq(out->dims[k], want);
 }
 
 /* Result dims: batch (lhs order), lhs free (ascending), rhs free (ascending). */
 static bool check_dot(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *l = opshape(in, 0), *r = opshape(in, 1);
-    if (!need_array(in, l, "lhs", err) || !need_array(in, r, "rhs", err) || !need_array(in, out, "result", err) ||
-        !check_dot_dims(in, l, r, err))
+    const IrShape *l = verify_operand_shape(in, 0), *r = verify_operand_shape(in, 1);
+    if (!verify_need_array(in, l, "lhs", err) || !verify_need_array(in, r, "rhs", err) ||
+        !verify_need_array(in, out, "result", err) || !check_dot_dims(in, l, r, err))
         return false;
     const IrIntList *lb = &in->lists[IR_LIST_LHS_BATCH_DIMS], *lc = &in->lists[IR_LIST_LHS_CONTRACTING_DIMS];
     const IrIntList *rb = &in->lists[IR_LIST_RHS_BATCH_DIMS], *rc = &in->lists[IR_LIST_RHS_CONTRACTING_DIMS];
@@ -1153,8 +1179,8 @@ static bool check_dot(const IrInstr *in, const IrShape *out, Error *err)
         if (!is_listed(rb, d) && !is_listed(rc, d))
             ok = dot_result_dim_ok(out, &j, r->dims[d]);
     if (!ok || j != out->rank)
-        return fail(in, err, "result %s does not match %s x %s (batch, lhs free, rhs free dimensions)", sh(out),
-                    sh(l), sh(r));
+        return verify_fail(in, err, "result %s does not match %s x %s (batch, lhs free, rhs free dimensions)",
+                           verify_shape_text(out), verify_shape_text(l), verify_shape_text(r));
     return true;
 }
 
@@ -1167,7 +1193,7 @@ static bool conv_group_count(const IrInstr *in, IrIntAttr which, int64_t *v, Err
     *v = a.present ? a.v : 1;
     if (*v >= 1)
         return true;
-    return fail(in, err, "%s=%lld must be positive", ir_int_attr_name[which], (long long)a.v);
+    return verify_fail(in, err, "%s=%lld must be positive", ir_int_attr_name[which], (long long)a.v);
 }
 
 /* *out = a + b; false if that overflows. */
@@ -1194,13 +1220,14 @@ static bool conv_window_dim(const IrInstr *in, int k, int64_t n, int64_t *out, E
 {
     const IrWindowDim *w = &in->info->window[k];
     if (w->size < 1 || w->stride < 1 || w->lhs_dilate < 1 || w->rhs_dilate < 1)
-        return fail(in, err, "window dimension %d: size, stride and dilations must be positive (size=%lld stride=%lld "
-                    "lhs_dilate=%lld rhs_dilate=%lld)", k, (long long)w->size, (long long)w->stride,
-                    (long long)w->lhs_dilate, (long long)w->rhs_dilate);
+        return verify_fail(in, err,
+                           "window dimension %d: size, stride and dilations must be positive (size=%lld stride=%lld "
+                           "lhs_dilate=%lld rhs_dilate=%lld)", k, (long long)w->size, (long long)w->stride,
+                           (long long)w->lhs_dilate, (long long)w->rhs_dilate);
     int64_t base, window, padded;
     if (!dilated_ok(n, w->lhs_dilate, &base) || !dilated_ok(w->size, w->rhs_dilate, &window) ||
         !add_ok(w->pad_lo, base, &padded) || !add_ok(padded, w->pad_hi, &padded))
-        return fail(in, err, "window dimension %d: the padded, dilated size overflows", k);
+        return verify_fail(in, err, "window dimension %d: the padded, dilated size overflows", k);
     /* A negative padded size (negative padding beyond the input) gives no
      * window, as XLA's StridedBound does: XLA accepts and runs it. */
     *out = padded < window ? 0 : (padded - window) / w->stride + 1;
@@ -1215,13 +1242,13 @@ static bool check_conv_ranks(const IrInstr *in, const IrShape *l, const IrShape 
     static const char *const what[3] = { "lhs", "rhs", "result" };
     for (int i = 0; i < 3; i++)
         if (s[i]->rank != d->n_spatial + 2)
-            return fail(in, err, "%s %s must have rank %d: dim_labels name %d spatial dimensions", what[i], sh(s[i]),
-                        d->n_spatial + 2, d->n_spatial);
+            return verify_fail(in, err, "%s %s must have rank %d: dim_labels name %d spatial dimensions", what[i],
+                               verify_shape_text(s[i]), d->n_spatial + 2, d->n_spatial);
     if (!in->info->has_window && d->n_spatial > 0)
-        return fail(in, err, "window= is missing: dim_labels name %d spatial dimensions", d->n_spatial);
+        return verify_fail(in, err, "window= is missing: dim_labels name %d spatial dimensions", d->n_spatial);
     if (in->info->n_window != d->n_spatial)
-        return fail(in, err, "window has %d dimension%s, dim_labels name %d spatial dimensions", in->info->n_window,
-                    in->info->n_window == 1 ? "" : "s", d->n_spatial);
+        return verify_fail(in, err, "window has %d dimension%s, dim_labels name %d spatial dimensions",
+                           in->info->n_window, in->info->n_window == 1 ? "" : "s", d->n_spatial);
     return true;
 }
 
@@ -1232,13 +1259,13 @@ static bool check_conv_types(const IrInstr *in, const IrShape *l, const IrShape 
 {
     bool cl = ir_type_is_complex(l->type), cr = ir_type_is_complex(r->type), co = ir_type_is_complex(out->type);
     if (cl != cr || cl != co)
-        return fail(in, err, "element types %s x %s -> %s mix complex and real", ir_type_name(l->type),
-                    ir_type_name(r->type), ir_type_name(out->type));
+        return verify_fail(in, err, "element types %s x %s -> %s mix complex and real", ir_type_name(l->type),
+                           ir_type_name(r->type), ir_type_name(out->type));
     int bits = ir_type_info[l->type].bits > ir_type_info[r->type].bits ? ir_type_info[l->type].bits
                                                                          : ir_type_info[r->type].bits;
     if (!ir_type_is_float(l->type) && !ir_type_is_float(r->type) && !cl && ir_type_info[out->type].bits < bits)
-        return fail(in, err, "result type %s is narrower than the operands %s x %s", ir_type_name(out->type),
-                    ir_type_name(l->type), ir_type_name(r->type));
+        return verify_fail(in, err, "result type %s is narrower than the operands %s x %s", ir_type_name(out->type),
+                           ir_type_name(l->type), ir_type_name(r->type));
     return true;
 }
 
@@ -1250,16 +1277,18 @@ static bool check_conv_groups(const IrInstr *in, const IrShape *l, const IrShape
     int64_t c = l->dims[d->input_feature], ki = r->dims[d->kernel_input_feature];
     int64_t ko = r->dims[d->kernel_output_feature], nb = l->dims[d->input_batch];
     if (c >= 0 && ki >= 0 && (c % fgc != 0 || c / fgc != ki))
-        return fail(in, err, "input feature dimension %lld of %s (%lld) must be feature_group_count=%lld x the "
-                    "kernel input feature dimension %lld of %s (%lld)", (long long)d->input_feature, sh(l),
-                    (long long)c, (long long)fgc, (long long)d->kernel_input_feature, sh(r), (long long)ki);
+        return verify_fail(in, err, "input feature dimension %lld of %s (%lld) must be feature_group_count=%lld x the "
+                           "kernel input feature dimension %lld of %s (%lld)", (long long)d->input_feature,
+                           verify_shape_text(l), (long long)c, (long long)fgc, (long long)d->kernel_input_feature,
+                           verify_shape_text(r), (long long)ki);
     if (ko >= 0 && (ko % fgc != 0 || ko % bgc != 0))
-        return fail(in, err, "kernel output feature dimension %lld of %s (%lld) must be divisible by "
-                    "feature_group_count=%lld and batch_group_count=%lld", (long long)d->kernel_output_feature,
-                    sh(r), (long long)ko, (long long)fgc, (long long)bgc);
+        return verify_fail(in, err, "kernel output feature dimension %lld of %s (%lld) must be divisible by "
+                           "feature_group_count=%lld and batch_group_count=%lld", (long long)d->kernel_output_feature,
+                           verify_shape_text(r), (long long)ko, (long long)fgc, (long long)bgc);
     if (nb >= 0 && nb % bgc != 0)
-        return fail(in, err, "input batch dimension %lld of %s (%lld) must be divisible by batch_group_count=%lld",
-                    (long long)d->input_batch, sh(l), (long long)nb, (long long)bgc);
+        return verify_fail(in, err,
+                           "input batch dimension %lld of %s (%lld) must be divisible by batch_group_count=%lld",
+                           (long long)d->input_batch, verify_shape_text(l), (long long)nb, (long long)bgc);
     return true;
 }
 
@@ -1275,35 +1304,40 @@ static bool check_conv_result(const IrInstr *in, const IrShape *l, const IrShape
     for (int k = 0; k < d->n_spatial; k++) {
         int64_t ks = r->dims[d->kernel_spatial[k]], n = l->dims[d->input_spatial[k]];
         if (ks >= 0 && ks != in->info->window[k].size)
-            return fail(in, err, "window size %lld of spatial dimension %d differs from the kernel's (dimension %lld "
-                        "of %s)", (long long)in->info->window[k].size, k, (long long)d->kernel_spatial[k], sh(r));
+            return verify_fail(in, err,
+                               "window size %lld of spatial dimension %d differs from the kernel's (dimension %lld "
+                               "of %s)", (long long)in->info->window[k].size, k, (long long)d->kernel_spatial[k],
+                               verify_shape_text(r));
         want[d->output_spatial[k]] = -1;
         if (n >= 0 && !conv_window_dim(in, k, n, &want[d->output_spatial[k]], err))
             return false;
     }
     char buf[TEXT_BYTES];
     for (int i = 0; i < out->rank; i++)
-        if (!dim_eq(out->dims[i], want[i]))
-            return fail(in, err, "result %s must have dimensions %s (input batch / batch_group_count, kernel output "
-                        "features, the window over the input)", sh(out), dims_text(buf, IR_TYPE_INVALID, out->rank, want));
+        if (!verify_dim_eq(out->dims[i], want[i]))
+            return verify_fail(in, err,
+                               "result %s must have dimensions %s (input batch / batch_group_count, kernel output "
+                               "features, the window over the input)", verify_shape_text(out),
+                               dims_text(buf, IR_TYPE_INVALID, out->rank, want));
     return true;
 }
 
 static bool check_convolution(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *l = opshape(in, 0), *r = opshape(in, 1);
+    const IrShape *l = verify_operand_shape(in, 0), *r = verify_operand_shape(in, 1);
     const IrConvDims *d = in->info->conv_dims;
     int64_t fgc, bgc;
-    if (!need_array(in, l, "lhs", err) || !need_array(in, r, "rhs", err) || !need_array(in, out, "result", err))
+    if (!verify_need_array(in, l, "lhs", err) || !verify_need_array(in, r, "rhs", err) ||
+        !verify_need_array(in, out, "result", err))
         return false;
     if (!d)
-        return fail(in, err, "dim_labels= is missing");
+        return verify_fail(in, err, "dim_labels= is missing");
     if (!conv_group_count(in, IR_INT_FEATURE_GROUP_COUNT, &fgc, err) ||
         !conv_group_count(in, IR_INT_BATCH_GROUP_COUNT, &bgc, err))
         return false;
     if (fgc > 1 && bgc > 1)
-        return fail(in, err, "feature_group_count=%lld and batch_group_count=%lld cannot both exceed 1",
-                    (long long)fgc, (long long)bgc);
+        return verify_fail(in, err, "feature_group_count=%lld and batch_group_count=%lld cannot both exceed 1",
+                           (long long)fgc, (long long)bgc);
     return check_conv_ranks(in, l, r, out, d, err) && check_conv_types(in, l, r, out, err) &&
            check_conv_groups(in, l, r, d, fgc, bgc, err) && check_conv_result(in, l, r, out, d, bgc, err);
 }
@@ -1313,28 +1347,30 @@ static bool check_sort(const IrInstr *in, const IrShape *out, Error *err)
     int64_t d = 0;
     int n = in->n_operands;
     if (n < 1)
-        return fail(in, err, "expects at least one operand");
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "operand", err) || !single_dim(in, x, &d, err))
+        return verify_fail(in, err, "expects at least one operand");
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "operand", err) || !verify_single_dim(in, x, &d, err))
         return false;
     for (int i = 1; i < n; i++)
-        if (!ir_shape_is_array(opshape(in, i)) || !same_dims(opshape(in, i), x))
-            return fail(in, err, "operand %s does not match %s", sh(opshape(in, i)), sh(x));
-    if (!operands_match(in, out))
-        return fail(in, err, "result %s does not match the operands", sh(out));
-    return check_callee_arity(in, IR_COMP_TO_APPLY, 2 * n, true, err);
+        if (!ir_shape_is_array(verify_operand_shape(in, i)) || !same_dims(verify_operand_shape(in, i), x))
+            return verify_fail(in, err, "operand %s does not match %s", verify_shape_text(verify_operand_shape(in, i)),
+                               verify_shape_text(x));
+    if (!verify_operands_match(in, out))
+        return verify_fail(in, err, "result %s does not match the operands", verify_shape_text(out));
+    return verify_callee_arity(in, IR_COMP_TO_APPLY, 2 * n, true, err);
 }
 
 static bool check_map(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (in->n_operands < 1)
-        return fail(in, err, "expects at least one operand");
-    const IrShape *x = opshape(in, 0);
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err))
+        return verify_fail(in, err, "expects at least one operand");
+    const IrShape *x = verify_operand_shape(in, 0);
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err))
         return false;
     if (!same_dims(out, x))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
-    return check_callee_arity(in, IR_COMP_TO_APPLY, in->n_operands, true, err);
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(x));
+    return verify_callee_arity(in, IR_COMP_TO_APPLY, in->n_operands, true, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1347,30 +1383,32 @@ static bool check_raw_bool(const IrInstr *in, const char *name, Error *err)
     const char *v = ir_raw_attr_get(in, name);
     if (!v || strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
         return true;
-    return fail(in, err, "%s=%s must be true or false", name, v);
+    return verify_fail(in, err, "%s=%s must be true or false", name, v);
 }
 
 /* a is a batch of square matrices of a floating-point or complex type. */
 static bool need_square_matrices(const IrInstr *in, const IrShape *a, const char *what, Error *err)
 {
-    if (!need_array(in, a, what, err))
+    if (!verify_need_array(in, a, what, err))
         return false;
     if (!ir_type_is_float(a->type) && !ir_type_is_complex(a->type))
-        return fail(in, err, "%s %s must have a floating-point or complex element type", what, sh(a));
+        return verify_fail(in, err, "%s %s must have a floating-point or complex element type", what,
+                           verify_shape_text(a));
     if (a->rank < 2)
-        return fail(in, err, "%s %s must have at least 2 dimensions", what, sh(a));
-    if (!dim_eq(a->dims[a->rank - 2], a->dims[a->rank - 1]))
-        return fail(in, err, "%s %s must be square in its last two dimensions", what, sh(a));
+        return verify_fail(in, err, "%s %s must have at least 2 dimensions", what, verify_shape_text(a));
+    if (!verify_dim_eq(a->dims[a->rank - 2], a->dims[a->rank - 1]))
+        return verify_fail(in, err, "%s %s must be square in its last two dimensions", what, verify_shape_text(a));
     return true;
 }
 
 static bool check_cholesky(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *a = opshape(in, 0);
+    const IrShape *a = verify_operand_shape(in, 0);
     if (!need_square_matrices(in, a, "operand", err) || !check_raw_bool(in, "lower", err))
         return false;
-    if (!same_shape(out, a))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(a));
+    if (!verify_same_shape(out, a))
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(a));
     return true;
 }
 
@@ -1378,9 +1416,9 @@ static bool check_transpose_a(const IrInstr *in, Error *err)
 {
     const char *v = ir_raw_attr_get(in, "transpose_a");
     if (!v)
-        return fail(in, err, "missing transpose_a (NO_TRANSPOSE, TRANSPOSE or ADJOINT)");
+        return verify_fail(in, err, "missing transpose_a (NO_TRANSPOSE, TRANSPOSE or ADJOINT)");
     if (strcmp(v, "NO_TRANSPOSE") != 0 && strcmp(v, "TRANSPOSE") != 0 && strcmp(v, "ADJOINT") != 0)
-        return fail(in, err, "transpose_a=%s must be NO_TRANSPOSE, TRANSPOSE or ADJOINT", v);
+        return verify_fail(in, err, "transpose_a=%s must be NO_TRANSPOSE, TRANSPOSE or ADJOINT", v);
     return true;
 }
 
@@ -1388,30 +1426,33 @@ static bool check_transpose_a(const IrInstr *in, Error *err)
 static bool check_solve_dims(const IrInstr *in, const IrShape *a, const IrShape *b, Error *err)
 {
     if (b->rank != a->rank)
-        return fail(in, err, "b %s must have as many dimensions as a %s", sh(b), sh(a));
+        return verify_fail(in, err, "b %s must have as many dimensions as a %s", verify_shape_text(b),
+                           verify_shape_text(a));
     for (int d = 0; d < a->rank - 2; d++)
-        if (!dim_eq(a->dims[d], b->dims[d]))
-            return fail(in, err, "batch dimensions of a %s and b %s differ", sh(a), sh(b));
+        if (!verify_dim_eq(a->dims[d], b->dims[d]))
+            return verify_fail(in, err, "batch dimensions of a %s and b %s differ", verify_shape_text(a),
+                               verify_shape_text(b));
     const char *v = ir_raw_attr_get(in, "left_side");
     bool left = v && strcmp(v, "true") == 0;
     int shared = b->rank - (left ? 2 : 1);
-    if (!dim_eq(a->dims[a->rank - 1], b->dims[shared]))
-        return fail(in, err, "dimension %d of b %s must equal the order of a %s (left_side=%s)", shared, sh(b),
-                    sh(a), left ? "true" : "false");
+    if (!verify_dim_eq(a->dims[a->rank - 1], b->dims[shared]))
+        return verify_fail(in, err, "dimension %d of b %s must equal the order of a %s (left_side=%s)", shared,
+                           verify_shape_text(b), verify_shape_text(a), left ? "true" : "false");
     return true;
 }
 
 static bool check_triangular_solve(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *a = opshape(in, 0), *b = opshape(in, 1);
-    if (!need_square_matrices(in, a, "a", err) || !need_array(in, b, "b", err) || !need_same_type(in, a, b, err))
+    const IrShape *a = verify_operand_shape(in, 0), *b = verify_operand_shape(in, 1);
+    if (!need_square_matrices(in, a, "a", err) || !verify_need_array(in, b, "b", err) ||
+        !verify_need_same_type(in, a, b, err))
         return false;
     if (!check_raw_bool(in, "left_side", err) || !check_raw_bool(in, "lower", err) ||
         !check_raw_bool(in, "unit_diagonal", err) || !check_transpose_a(in, err) ||
         !check_solve_dims(in, a, b, err))
         return false;
-    if (!same_shape(out, b))
-        return fail(in, err, "result %s does not match b %s", sh(out), sh(b));
+    if (!verify_same_shape(out, b))
+        return verify_fail(in, err, "result %s does not match b %s", verify_shape_text(out), verify_shape_text(b));
     return true;
 }
 
@@ -1423,7 +1464,7 @@ static bool fft_kind(const IrInstr *in, FftKind *k, Error *err)
 {
     const char *t = in->info->words[IR_WORD_FFT_TYPE];
     if (!t)
-        return fail(in, err, "missing fft_type (FFT, IFFT, RFFT or IRFFT)");
+        return verify_fail(in, err, "missing fft_type (FFT, IFFT, RFFT or IRFFT)");
     if (strcmp(t, "FFT") == 0 || strcmp(t, "IFFT") == 0)
         *k = FFT_C2C;
     else if (strcmp(t, "RFFT") == 0)
@@ -1431,7 +1472,7 @@ static bool fft_kind(const IrInstr *in, FftKind *k, Error *err)
     else if (strcmp(t, "IRFFT") == 0)
         *k = FFT_C2R;
     else
-        return fail(in, err, "fft_type=%s must be FFT, IFFT, RFFT or IRFFT", t);
+        return verify_fail(in, err, "fft_type=%s must be FFT, IFFT, RFFT or IRFFT", t);
     return true;
 }
 
@@ -1441,13 +1482,13 @@ static bool check_fft_types(const IrInstr *in, FftKind k, const IrShape *x, cons
 {
     bool real_in = x->type == IR_TYPE_F32 || x->type == IR_TYPE_F64;
     if (k == FFT_R2C ? !real_in : !ir_type_is_complex(x->type))
-        return fail(in, err, "operand %s must be %s for fft_type=%s", sh(x), k == FFT_R2C ? "f32 or f64" : "complex",
-                    in->info->words[IR_WORD_FFT_TYPE]);
+        return verify_fail(in, err, "operand %s must be %s for fft_type=%s", verify_shape_text(x),
+                           k == FFT_R2C ? "f32 or f64" : "complex", in->info->words[IR_WORD_FFT_TYPE]);
     bool wide = x->type == IR_TYPE_F64 || x->type == IR_TYPE_C128;
     IrElemType want = k == FFT_C2C ? x->type
                     : k == FFT_R2C ? (wide ? IR_TYPE_C128 : IR_TYPE_C64) : (wide ? IR_TYPE_F64 : IR_TYPE_F32);
     if (out->type != want)
-        return fail(in, err, "result %s must have element type %s", sh(out), ir_type_name(want));
+        return verify_fail(in, err, "result %s must have element type %s", verify_shape_text(out), ir_type_name(want));
     return true;
 }
 
@@ -1470,37 +1511,42 @@ static bool check_fft_dims(const IrInstr *in, FftKind k, const IrShape *x, const
     const IrIntList *len = &in->lists[IR_LIST_FFT_LENGTH];
     int first = x->rank - len->n;
     if (out->rank != x->rank)
-        return fail(in, err, "result %s must have as many dimensions as operand %s", sh(out), sh(x));
+        return verify_fail(in, err, "result %s must have as many dimensions as operand %s", verify_shape_text(out),
+                           verify_shape_text(x));
     for (int d = 0; d < x->rank; d++) {
         int64_t n = d < first || k == FFT_C2C ? x->dims[d] : len->v[d - first];
         bool last = d == x->rank - 1 && d >= first;
         int64_t want_in = last && k == FFT_C2R ? fft_half(n) : n;
         int64_t want_out = last && k == FFT_R2C ? fft_half(n) : n;
-        bool in_ok = dim_eq(x->dims[d], want_in) || (last && k == FFT_C2R && n == 0 && x->dims[d] == 1);
+        bool in_ok = verify_dim_eq(x->dims[d], want_in) || (last && k == FFT_C2R && n == 0 && x->dims[d] == 1);
         if (!in_ok)
-            return fail(in, err, "operand %s does not match fft_length=%s: dimension %d must be %lld", sh(x),
-                        list_text(len), d, (long long)want_in);
-        if (!dim_eq(out->dims[d], want_out))
-            return fail(in, err, "result %s does not match operand %s and fft_length=%s: dimension %d must be %lld",
-                        sh(out), sh(x), list_text(len), d, (long long)want_out);
+            return verify_fail(in, err, "operand %s does not match fft_length=%s: dimension %d must be %lld",
+                               verify_shape_text(x), verify_list_text(len), d, (long long)want_in);
+        if (!verify_dim_eq(out->dims[d], want_out))
+            return verify_fail(in, err,
+                               "result %s does not match operand %s and fft_length=%s: dimension %d must be %lld",
+                               verify_shape_text(out), verify_shape_text(x), verify_list_text(len), d,
+                               (long long)want_out);
     }
     return true;
 }
 
 static bool check_fft(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
+    const IrShape *x = verify_operand_shape(in, 0);
     const IrIntList *len = &in->lists[IR_LIST_FFT_LENGTH];
     FftKind k = FFT_C2C;
-    if (!need_array(in, x, "operand", err) || !need_array(in, out, "result", err) || !fft_kind(in, &k, err))
+    if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err) ||
+        !fft_kind(in, &k, err))
         return false;
     if (len->n < 1 || len->n > 3)
-        return fail(in, err, "fft_length=%s must have 1 to 3 entries", list_text(len));
+        return verify_fail(in, err, "fft_length=%s must have 1 to 3 entries", verify_list_text(len));
     if (x->rank < len->n)
-        return fail(in, err, "operand %s has fewer dimensions than fft_length=%s", sh(x), list_text(len));
+        return verify_fail(in, err, "operand %s has fewer dimensions than fft_length=%s", verify_shape_text(x),
+                           verify_list_text(len));
     for (int i = 0; i < len->n; i++)
         if (len->v[i] < 0)
-            return fail(in, err, "fft_length=%s has a negative entry", list_text(len));
+            return verify_fail(in, err, "fft_length=%s has a negative entry", verify_list_text(len));
     return check_fft_types(in, k, x, out, err) && check_fft_dims(in, k, x, out, err);
 }
 
@@ -1512,21 +1558,21 @@ static bool check_fft(const IrInstr *in, const IrShape *out, Error *err)
 static bool check_batch_norm_attrs(const IrInstr *in, const IrShape *x, int64_t *features, Error *err)
 {
     IrOptInt fi = in->ints[IR_INT_FEATURE_INDEX];
-    if (!need_array(in, x, "operand", err))
+    if (!verify_need_array(in, x, "operand", err))
         return false;
     if (!ir_type_is_float(x->type) || x->rank < 1)
-        return fail(in, err, "operand %s must be a floating-point array of rank >= 1", sh(x));
+        return verify_fail(in, err, "operand %s must be a floating-point array of rank >= 1", verify_shape_text(x));
     if (!fi.present)
-        return fail(in, err, "missing feature_index");
+        return verify_fail(in, err, "missing feature_index");
     if (fi.v < 0 || fi.v >= x->rank)
-        return fail(in, err, "feature_index=%lld out of range for %s", (long long)fi.v, sh(x));
+        return verify_fail(in, err, "feature_index=%lld out of range for %s", (long long)fi.v, verify_shape_text(x));
     const char *eps = ir_raw_attr_get(in, "epsilon");
     char *end = NULL;
     if (!eps)
-        return fail(in, err, "missing epsilon");
+        return verify_fail(in, err, "missing epsilon");
     (void)strtod(eps, &end);
     if (end == eps || *end != '\0')
-        return fail(in, err, "epsilon=%s is not a float", eps);
+        return verify_fail(in, err, "epsilon=%s is not a float", eps);
     *features = x->dims[fi.v];
     return true;
 }
@@ -1535,25 +1581,26 @@ static bool check_batch_norm_attrs(const IrInstr *in, const IrShape *x, int64_t 
 static bool check_feature_operand(const IrInstr *in, int k, const char *what, const IrShape *x, int64_t features,
                                   Error *err)
 {
-    const IrShape *s = opshape(in, k);
-    if (ir_shape_is_array(s) && s->type == x->type && s->rank == 1 && dim_eq(s->dims[0], features))
+    const IrShape *s = verify_operand_shape(in, k);
+    if (ir_shape_is_array(s) && s->type == x->type && s->rank == 1 && verify_dim_eq(s->dims[0], features))
         return true;
-    return fail(in, err, "%s %s must be %s[%lld], the feature dimension of %s", what, sh(s), ir_type_name(x->type),
-                (long long)features, sh(x));
+    return verify_fail(in, err, "%s %s must be %s[%lld], the feature dimension of %s", what, verify_shape_text(s),
+                       ir_type_name(x->type), (long long)features, verify_shape_text(x));
 }
 
 /* A tuple (x's shape, [features], [features]) of x's type. */
 static bool check_batch_norm_tuple(const IrInstr *in, const IrShape *out, const IrShape *x, int64_t features,
                                    Error *err)
 {
-    bool ok = ir_shape_is_tuple(out) && out->n_elements == 3 && same_shape(out->elements[0], x);
+    bool ok = ir_shape_is_tuple(out) && out->n_elements == 3 && verify_same_shape(out->elements[0], x);
     for (int i = 1; ok && i < 3; i++) {
         const IrShape *e = out->elements[i];
-        ok = ir_shape_is_array(e) && e->type == x->type && e->rank == 1 && dim_eq(e->dims[0], features);
+        ok = ir_shape_is_array(e) && e->type == x->type && e->rank == 1 && verify_dim_eq(e->dims[0], features);
     }
     if (!ok)
-        return fail(in, err, "result %s must be (%s, %s[%lld], %s[%lld])", sh(out), sh(x), ir_type_name(x->type),
-                    (long long)features, ir_type_name(x->type), (long long)features);
+        return verify_fail(in, err, "result %s must be (%s, %s[%lld], %s[%lld])", verify_shape_text(out),
+                           verify_shape_text(x), ir_type_name(x->type), (long long)features, ir_type_name(x->type),
+                           (long long)features);
     return true;
 }
 
@@ -1566,7 +1613,7 @@ static bool check_batch_norm(const IrInstr *in, const IrShape *out, Error *err)
     static const char *const training[] = { "scale", "offset" };
     static const char *const inference[] = { "scale", "offset", "mean", "variance" };
     static const char *const grad[] = { "scale", "mean", "variance" };
-    const IrShape *x = opshape(in, 0);
+    const IrShape *x = verify_operand_shape(in, 0);
     int64_t features = 0;
     if (!check_batch_norm_attrs(in, x, &features, err))
         return false;
@@ -1576,44 +1623,46 @@ static bool check_batch_norm(const IrInstr *in, const IrShape *out, Error *err)
     for (int k = 0; k < n; k++)
         if (!check_feature_operand(in, k + 1, names[k], x, features, err))
             return false;
-    if (is_grad && !same_shape(opshape(in, 4), x))
-        return fail(in, err, "grad_output %s does not match operand %s", sh(opshape(in, 4)), sh(x));
+    if (is_grad && !verify_same_shape(verify_operand_shape(in, 4), x))
+        return verify_fail(in, err, "grad_output %s does not match operand %s",
+                           verify_shape_text(verify_operand_shape(in, 4)), verify_shape_text(x));
     if (!is_inference)
         return check_batch_norm_tuple(in, out, x, features, err);
-    if (!same_shape(out, x))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(x));
+    if (!verify_same_shape(out, x))
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(x));
     return true;
 }
 
 /* topk(x), k=K: (x with its last dim K, s32 of those dims), 0 <= K <= last dim. */
 static bool check_topk(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *x = opshape(in, 0);
+    const IrShape *x = verify_operand_shape(in, 0);
     IrOptInt k = in->ints[IR_INT_K];
-    if (!need_array(in, x, "operand", err))
+    if (!verify_need_array(in, x, "operand", err))
         return false;
     if (x->rank < 1)
-        return fail(in, err, "operand %s must have rank >= 1", sh(x));
+        return verify_fail(in, err, "operand %s must have rank >= 1", verify_shape_text(x));
     if (!k.present)
-        return fail(in, err, "missing k");
+        return verify_fail(in, err, "missing k");
     int64_t last = x->dims[x->rank - 1];
     if (k.v < 0 || (last >= 0 && k.v > last))
-        return fail(in, err, "k=%lld out of range for %s", (long long)k.v, sh(x));
+        return verify_fail(in, err, "k=%lld out of range for %s", (long long)k.v, verify_shape_text(x));
     bool ok = ir_shape_is_tuple(out) && out->n_elements == 2;
     for (int i = 0; ok && i < 2; i++) {
         const IrShape *e = out->elements[i];
         ok = ir_shape_is_array(e) && e->type == (i ? IR_TYPE_S32 : x->type) && e->rank == x->rank &&
-             dim_eq(e->dims[x->rank - 1], k.v);
+             verify_dim_eq(e->dims[x->rank - 1], k.v);
         for (int d = 0; ok && d < x->rank - 1; d++)
-            ok = dim_eq(e->dims[d], x->dims[d]);
+            ok = verify_dim_eq(e->dims[d], x->dims[d]);
     }
     if (!ok) {
         int64_t dims[IR_MAX_RANK];
         char v[TEXT_BYTES], i[TEXT_BYTES];
         memcpy(dims, x->dims, sizeof dims[0] * (size_t)x->rank);
         dims[x->rank - 1] = k.v;
-        return fail(in, err, "result %s must be (%s, %s)", sh(out), dims_text(v, x->type, x->rank, dims),
-                    dims_text(i, IR_TYPE_S32, x->rank, dims));
+        return verify_fail(in, err, "result %s must be (%s, %s)", verify_shape_text(out),
+                           dims_text(v, x->type, x->rank, dims), dims_text(i, IR_TYPE_S32, x->rank, dims));
     }
     return true;
 }
@@ -1635,45 +1684,48 @@ static bool check_parameter(const IrInstr *in, const IrShape *out, Error *err)
     const IrComputation *c = in->parent;
     int64_t k = in->info->parameter_number;
     if (k < 0 || (c && k >= c->n_params))
-        return fail(in, err, "parameter(%lld) out of range: computation %s has %d parameters", (long long)k,
-                    c ? c->name : "?", c ? c->n_params : 0);
+        return verify_fail(in, err, "parameter(%lld) out of range: computation %s has %d parameters", (long long)k,
+                           c ? c->name : "?", c ? c->n_params : 0);
     return true;
 }
 
-static bool check_same_as_operands(const IrInstr *in, const IrShape *out, Error *err)
+bool verify_same_as_operands(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (in->n_operands < 1)
-        return fail(in, err, "expects at least one operand");
-    if (operands_match(in, out))
+        return verify_fail(in, err, "expects at least one operand");
+    if (verify_operands_match(in, out))
         return true;
     if (in->n_operands == 1)
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(opshape(in, 0)));
-    return fail(in, err, "result %s must be the tuple of the %d operand shapes", sh(out), in->n_operands);
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(verify_operand_shape(in, 0)));
+    return verify_fail(in, err, "result %s must be the tuple of the %d operand shapes", verify_shape_text(out),
+                       in->n_operands);
 }
 
 static bool check_tuple(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (!ir_shape_is_tuple(out) || out->n_elements != in->n_operands)
-        return fail(in, err, "result %s must be a tuple of %d elements", sh(out), in->n_operands);
+        return verify_fail(in, err, "result %s must be a tuple of %d elements", verify_shape_text(out), in->n_operands);
     for (int i = 0; i < in->n_operands; i++)
-        if (!same_shape(out->elements[i], opshape(in, i)))
-            return fail(in, err, "result element %d %s does not match operand %s", i, sh(out->elements[i]),
-                        sh(opshape(in, i)));
+        if (!verify_same_shape(out->elements[i], verify_operand_shape(in, i)))
+            return verify_fail(in, err, "result element %d %s does not match operand %s", i,
+                               verify_shape_text(out->elements[i]), verify_shape_text(verify_operand_shape(in, i)));
     return true;
 }
 
 static bool check_get_tuple_element(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *t = unbuffer(opshape(in, 0));
+    const IrShape *t = verify_unbuffer(verify_operand_shape(in, 0));
     IrOptInt index = in->ints[IR_INT_INDEX];
     if (t->type != IR_TYPE_TUPLE)
-        return fail(in, err, "operand %s is not a tuple", sh(t));
+        return verify_fail(in, err, "operand %s is not a tuple", verify_shape_text(t));
     if (!index.present)
-        return fail(in, err, "missing index");
+        return verify_fail(in, err, "missing index");
     if (index.v < 0 || index.v >= t->n_elements)
-        return fail(in, err, "index=%lld out of range for %s", (long long)index.v, sh(t));
-    if (!same_shape(out, t->elements[index.v]))
-        return fail(in, err, "result %s does not match element %lld of %s", sh(out), (long long)index.v, sh(t));
+        return verify_fail(in, err, "index=%lld out of range for %s", (long long)index.v, verify_shape_text(t));
+    if (!verify_same_shape(out, t->elements[index.v]))
+        return verify_fail(in, err, "result %s does not match element %lld of %s", verify_shape_text(out),
+                           (long long)index.v, verify_shape_text(t));
     return true;
 }
 
@@ -1689,25 +1741,26 @@ static bool check_fusion(const IrInstr *in, const IrShape *out, Error *err)
 
 static bool check_while(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *init = opshape(in, 0);
-    if (!same_shape(out, init))
-        return fail(in, err, "result %s does not match init %s", sh(out), sh(init));
+    const IrShape *init = verify_operand_shape(in, 0);
+    if (!verify_same_shape(out, init))
+        return verify_fail(in, err, "result %s does not match init %s", verify_shape_text(out),
+                           verify_shape_text(init));
     if (!check_callee(in, IR_COMP_BODY, 0, 1, out, err) || !check_callee(in, IR_COMP_CONDITION, 0, 1, NULL, err))
         return false;
     const IrInstr *root = in->info->comps[IR_COMP_CONDITION]->root;
-    if (root && !(is_scalar(root->shape) && root->shape->type == IR_TYPE_PRED))
-        return fail(in, err, "condition=%s must return pred[], returns %s", in->info->comps[IR_COMP_CONDITION]->name,
-                    sh(root->shape));
+    if (root && !(verify_is_scalar(root->shape) && root->shape->type == IR_TYPE_PRED))
+        return verify_fail(in, err, "condition=%s must return pred[], returns %s",
+                           in->info->comps[IR_COMP_CONDITION]->name, verify_shape_text(root->shape));
     return true;
 }
 
 static bool check_conditional_branches(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (in->info->n_branches < 1)
-        return fail(in, err, "missing branch_computations");
+        return verify_fail(in, err, "missing branch_computations");
     if (in->n_operands != 1 + in->info->n_branches)
-        return fail(in, err, "expects %d operands for %d branches, got %d", 1 + in->info->n_branches, in->info->n_branches,
-                    in->n_operands);
+        return verify_fail(in, err, "expects %d operands for %d branches, got %d", 1 + in->info->n_branches,
+                           in->info->n_branches, in->n_operands);
     for (int b = 0; b < in->info->n_branches; b++)
         if (!check_callee_comp(in, in->info->branches[b], "branch_computations", 1 + b, 1, out, err))
             return false;
@@ -1719,14 +1772,14 @@ static bool check_conditional_branches(const IrInstr *in, const IrShape *out, Er
 static bool check_conditional(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (in->n_operands < 1)
-        return fail(in, err, "expects a branch index");
-    const IrShape *idx = opshape(in, 0);
-    if (is_scalar(idx) && idx->type == IR_TYPE_S32)
+        return verify_fail(in, err, "expects a branch index");
+    const IrShape *idx = verify_operand_shape(in, 0);
+    if (verify_is_scalar(idx) && idx->type == IR_TYPE_S32)
         return check_conditional_branches(in, out, err);
-    if (!is_scalar(idx) || idx->type != IR_TYPE_PRED)
-        return fail(in, err, "branch index %s must be pred[] or s32[]", sh(idx));
+    if (!verify_is_scalar(idx) || idx->type != IR_TYPE_PRED)
+        return verify_fail(in, err, "branch index %s must be pred[] or s32[]", verify_shape_text(idx));
     if (in->n_operands != 3)
-        return fail(in, err, "expects 3 operands with a pred[] index, got %d", in->n_operands);
+        return verify_fail(in, err, "expects 3 operands with a pred[] index, got %d", in->n_operands);
     return check_callee(in, IR_COMP_TRUE_COMPUTATION, 1, 1, out, err) &&
            check_callee(in, IR_COMP_FALSE_COMPUTATION, 2, 1, out, err);
 }
@@ -1734,81 +1787,85 @@ static bool check_conditional(const IrInstr *in, const IrShape *out, Error *err)
 static bool check_after_all(const IrInstr *in, const IrShape *out, Error *err)
 {
     if (out->type != IR_TYPE_TOKEN)
-        return fail(in, err, "result %s must be token[]", sh(out));
+        return verify_fail(in, err, "result %s must be token[]", verify_shape_text(out));
     for (int i = 0; i < in->n_operands; i++)
-        if (opshape(in, i)->type != IR_TYPE_TOKEN)
-            return fail(in, err, "operand %s must be token[]", sh(opshape(in, i)));
+        if (verify_operand_shape(in, i)->type != IR_TYPE_TOKEN)
+            return verify_fail(in, err, "operand %s must be token[]", verify_shape_text(verify_operand_shape(in, i)));
     return true;
 }
 
 static bool check_add_dependency(const IrInstr *in, const IrShape *out, Error *err)
 {
-    if (opshape(in, 1)->type != IR_TYPE_TOKEN)
-        return fail(in, err, "operand %s must be token[]", sh(opshape(in, 1)));
-    if (!same_shape(out, opshape(in, 0)))
-        return fail(in, err, "result %s does not match operand %s", sh(out), sh(opshape(in, 0)));
+    if (verify_operand_shape(in, 1)->type != IR_TYPE_TOKEN)
+        return verify_fail(in, err, "operand %s must be token[]", verify_shape_text(verify_operand_shape(in, 1)));
+    if (!verify_same_shape(out, verify_operand_shape(in, 0)))
+        return verify_fail(in, err, "result %s does not match operand %s", verify_shape_text(out),
+                           verify_shape_text(verify_operand_shape(in, 0)));
     return true;
 }
 
 static bool check_device_id(const IrInstr *in, const IrShape *out, Error *err)
 {
-    if (!is_scalar(out) || out->type != IR_TYPE_U32)
-        return fail(in, err, "result %s must be u32[]", sh(out));
+    if (!verify_is_scalar(out) || out->type != IR_TYPE_U32)
+        return verify_fail(in, err, "result %s must be u32[]", verify_shape_text(out));
     return true;
 }
 
 /* The start's tuple, checked to have at least two elements. */
-static const IrShape *start_tuple(const IrInstr *in, const IrShape *s, Error *err)
+const IrShape *verify_start_tuple(const IrInstr *in, const IrShape *s, Error *err)
 {
-    s = unbuffer(s);
+    s = verify_unbuffer(s);
     if (s->type == IR_TYPE_TUPLE && s->n_elements >= 2)
         return s;
-    fail(in, err, "%s must be a tuple of at least 2 elements (operands, result, ...)", sh(s));
+    verify_fail(in, err, "%s must be a tuple of at least 2 elements (operands, result, ...)", verify_shape_text(s));
     return NULL;
 }
 
 /* x-done(start): the result part, element 1 of the start's tuple. */
 static bool check_done(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *t = start_tuple(in, opshape(in, 0), err);
+    const IrShape *t = verify_start_tuple(in, verify_operand_shape(in, 0), err);
     if (!t)
         return false;
-    if (!same_shape(out, t->elements[1]))
-        return fail(in, err, "result %s does not match %s, element 1 of the start", sh(out), sh(t->elements[1]));
+    if (!verify_same_shape(out, t->elements[1]))
+        return verify_fail(in, err, "result %s does not match %s, element 1 of the start", verify_shape_text(out),
+                           verify_shape_text(t->elements[1]));
     return true;
 }
 
 /* copy-start = (destination, source, context); copy-done yields element 0. */
 static bool check_copy_start(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *t = start_tuple(in, out, err), *x = opshape(in, 0);
+    const IrShape *t = verify_start_tuple(in, out, err), *x = verify_operand_shape(in, 0);
     if (!t)
         return false;
-    if (!same_shape(t->elements[0], x) || !same_shape(t->elements[1], x))
-        return fail(in, err, "result %s must start with two copies of %s", sh(out), sh(x));
+    if (!verify_same_shape(t->elements[0], x) || !verify_same_shape(t->elements[1], x))
+        return verify_fail(in, err, "result %s must start with two copies of %s", verify_shape_text(out),
+                           verify_shape_text(x));
     return true;
 }
 
 static bool check_copy_done(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *t = start_tuple(in, opshape(in, 0), err);
+    const IrShape *t = verify_start_tuple(in, verify_operand_shape(in, 0), err);
     if (!t)
         return false;
-    if (!same_shape(out, t->elements[0]))
-        return fail(in, err, "result %s does not match %s, element 0 of the copy-start", sh(out),
-                    sh(t->elements[0]));
+    if (!verify_same_shape(out, t->elements[0]))
+        return verify_fail(in, err, "result %s does not match %s, element 0 of the copy-start", verify_shape_text(out),
+                           verify_shape_text(t->elements[0]));
     return true;
 }
 
 /* Element 0 of an async-start is the tuple of its operand shapes. */
 static bool check_async_operands(const IrInstr *in, const IrShape *t, Error *err)
 {
-    const IrShape *ops = unbuffer(t->elements[0]);
+    const IrShape *ops = verify_unbuffer(t->elements[0]);
     bool ok = ops->type == IR_TYPE_TUPLE && ops->n_elements == in->n_operands;
     for (int i = 0; ok && i < in->n_operands; i++)
-        ok = same_shape(ops->elements[i], opshape(in, i));
+        ok = verify_same_shape(ops->elements[i], verify_operand_shape(in, i));
     if (!ok)
-        return fail(in, err, "element 0 %s of the result must be the tuple of the operand shapes", sh(ops));
+        return verify_fail(in, err, "element 0 %s of the result must be the tuple of the operand shapes",
+                           verify_shape_text(ops));
     return true;
 }
 
@@ -1820,616 +1877,12 @@ static bool check_arity(const IrInstr *in, IrOpcode op, Error *err);
  * part by the wrapped op's own rule. */
 static bool check_async_start(const IrInstr *in, const IrShape *out, Error *err)
 {
-    const IrShape *t = start_tuple(in, out, err);
+    const IrShape *t = verify_start_tuple(in, out, err);
     if (!t || !check_async_operands(in, t, err))
         return false;
-    if (!is_sugared_async(in))
+    if (!verify_is_sugared_async(in))
         return check_callee(in, IR_COMP_CALLS, 0, in->n_operands, t->elements[1], err);
     return check_arity(in, in->info->async_wrapped, err) && checker_for(in->info->async_wrapped)(in, t->elements[1], err);
-}
-
-/* ------------------------------------------------------------------ */
-/* Collectives: group modes and sizes (hlo-reference.md section 6.3)    */
-
-typedef enum GroupMode {
-    MODE_CROSS_REPLICA, MODE_CROSS_PARTITION, MODE_CROSS_REPLICA_AND_PARTITION, MODE_FLATTENED_ID, MODE_INVALID
-} GroupMode;
-
-enum {
-    COLL_GROUPS = 1,        /* has replica_groups */
-    COLL_UNIFORM = 2,       /* all groups must have the same size */
-    COLL_PAIRS = 4,         /* has source_target_pairs */
-    COLL_GLOBAL_FLAG = 8,   /* has the use_global_device_ids flag */
-    COLL_PARTIAL = 16,      /* groups may leave devices out (they get zeros) */
-};
-
-static const unsigned char coll_traits[IR_OP_COUNT] = {
-    [IR_OP_ALL_GATHER] = COLL_GROUPS | COLL_UNIFORM | COLL_GLOBAL_FLAG,
-    [IR_OP_ALL_GATHER_START] = COLL_GROUPS | COLL_UNIFORM | COLL_GLOBAL_FLAG,
-    [IR_OP_REDUCE_SCATTER] = COLL_GROUPS | COLL_UNIFORM | COLL_GLOBAL_FLAG,
-    [IR_OP_ALL_REDUCE] = COLL_GROUPS | COLL_GLOBAL_FLAG,
-    [IR_OP_ALL_REDUCE_START] = COLL_GROUPS | COLL_GLOBAL_FLAG,
-    [IR_OP_ALL_TO_ALL] = COLL_GROUPS | COLL_UNIFORM,
-    [IR_OP_RAGGED_ALL_TO_ALL] = COLL_GROUPS | COLL_UNIFORM,
-    [IR_OP_COLLECTIVE_BROADCAST] = COLL_GROUPS | COLL_PARTIAL,
-    [IR_OP_COLLECTIVE_PERMUTE] = COLL_PAIRS,
-    [IR_OP_COLLECTIVE_PERMUTE_START] = COLL_PAIRS,
-};
-
-static GroupMode group_mode(const IrInstr *in, IrOpcode op)
-{
-    bool channel = in->ints[IR_INT_CHANNEL_ID].present;
-    bool global = in->info->bools[IR_BOOL_USE_GLOBAL_DEVICE_IDS];
-    if (!(coll_traits[op] & COLL_GLOBAL_FLAG))
-        return channel ? MODE_CROSS_PARTITION : MODE_CROSS_REPLICA;
-    if (!channel)
-        return global ? MODE_INVALID : MODE_CROSS_REPLICA;
-    return global ? MODE_FLATTENED_ID : MODE_CROSS_REPLICA_AND_PARTITION;
-}
-
-static const IrModule *module_of(const IrInstr *in)
-{
-    return in->parent ? in->parent->module : NULL;
-}
-
-/* How many ids the groups must cover, from the header; -1 when the header
- * does not say.  Like XLA, a count of 1 is "not set" and checks nothing. */
-static int64_t participant_count(const IrModule *m, GroupMode mode)
-{
-    if (!m)
-        return -1;
-    IrOptInt r = m->replica_count, p = m->num_partitions;
-    int64_t count = -1;
-    switch (mode) {
-    case MODE_CROSS_REPLICA:
-    case MODE_CROSS_REPLICA_AND_PARTITION:
-        count = r.present ? r.v : -1;
-        break;
-    case MODE_CROSS_PARTITION:
-        count = p.present ? p.v : -1;
-        break;
-    case MODE_FLATTENED_ID:
-        count = r.present || p.present ? (r.present ? r.v : 1) * (p.present ? p.v : 1) : -1;
-        break;
-    case MODE_INVALID:
-        break;
-    }
-    return count > 1 ? count : -1;
-}
-
-/* Size of every group, or -1 when there are none or they differ. */
-static int64_t uniform_group_size(const IrReplicaGroups *g)
-{
-    if (g->n_groups == 0)
-        return -1;
-    for (int i = 1; i < g->n_groups; i++)
-        if (g->group_sizes[i] != g->group_sizes[0])
-            return -1;
-    return g->group_sizes[0];
-}
-
-typedef struct GroupSize {
-    int64_t exact;      /* participants per group; -1 unknown */
-    int64_t factor;     /* a known divisor of the size (>= 1) */
-} GroupSize;
-
-static GroupSize group_size(const IrModule *m, const IrInstr *in, IrOpcode op)
-{
-    GroupSize gs = { -1, 1 };
-    IrOptInt r = m ? m->replica_count : (IrOptInt){ false, 0 };
-    IrOptInt p = m ? m->num_partitions : (IrOptInt){ false, 0 };
-    const IrReplicaGroups *g = &in->info->replica_groups;
-    int64_t size = uniform_group_size(g);
-    switch (group_mode(in, op)) {
-    case MODE_CROSS_REPLICA:
-        gs.exact = g->n_groups ? size : r.present ? r.v : -1;
-        break;
-    case MODE_CROSS_PARTITION:
-        gs.exact = g->n_groups ? size : p.present ? p.v : -1;
-        break;
-    case MODE_CROSS_REPLICA_AND_PARTITION: {
-        int64_t replicas = g->n_groups ? size : r.present ? r.v : -1;
-        if (replicas > 0 && p.present)
-            gs.exact = replicas * p.v;
-        else if (replicas > 0)
-            gs.factor = replicas;       /* times an unknown partition count */
-        break;
-    }
-    case MODE_FLATTENED_ID:
-        gs.exact = g->n_groups ? size : -1;
-        break;
-    case MODE_INVALID:
-        break;
-    }
-    if (gs.exact > 0)
-        gs.factor = gs.exact;
-    return gs;
-}
-
-int64_t ir_collective_group_size(const IrModule *m, const IrInstr *instr)
-{
-    IrOpcode op = op_of(instr);
-    if (!(coll_traits[op] & COLL_GROUPS))
-        return -1;
-    return group_size(m, instr, op).exact;
-}
-
-/* Ids of groups that may leave devices out: below count when it is known,
- * else up to the largest id named (capped: such a module names ids no
- * device count reaches). */
-static int64_t partial_id_limit(const IrReplicaGroups *g, int64_t count)
-{
-    if (count > 0)
-        return count;
-    int64_t max = 0;
-    for (int i = 0; i < g->n_groups; i++)
-        for (int j = 0; j < g->group_sizes[i]; j++)
-            if (g->groups[i][j] >= max)
-                max = g->groups[i][j] + 1;
-    return max < ((int64_t)1 << 24) ? max : (int64_t)1 << 24;
-}
-
-/* Ids are 0..total-1, each once, and cover count participants if known;
- * with partial, ids are below count (if known), each at most once. */
-static bool check_group_ids(const IrInstr *in, const IrReplicaGroups *g, int64_t total, int64_t count,
-                            bool partial, Error *err)
-{
-    int64_t n = partial ? partial_id_limit(g, count) : total;
-    bool *seen = xmalloc_try((size_t)(n > 0 ? n : 1));
-    if (!seen)
-        return out_of_memory(in->info->loc, err);
-    memset(seen, 0, (size_t)(n > 0 ? n : 1));
-    bool ok = true;
-    for (int i = 0; ok && i < g->n_groups; i++)
-        for (int j = 0; ok && j < g->group_sizes[i]; j++) {
-            long long id = (long long)g->groups[i][j];
-            if (id < 0 || (count > 0 && id >= count) || (partial && id >= n))
-                ok = fail(in, err, "replica_groups id %lld out of range for %lld participants", id,
-                          (long long)(count > 0 ? count : n));
-            else if (id >= total && !partial)
-                ok = fail(in, err, "replica_groups must name ids 0..%lld once each, found id %lld",
-                          (long long)total - 1, id);
-            else if (seen[id])
-                ok = fail(in, err, "replica_groups name id %lld twice", id);
-            else
-                seen[id] = true;
-        }
-    free(seen);
-    if (ok && count > 0 && total != count && !partial)
-        return fail(in, err, "replica_groups cover %lld ids but there are %lld participants", (long long)total,
-                    (long long)count);
-    return ok;
-}
-
-static bool check_replica_groups(const IrInstr *in, IrOpcode op, Error *err)
-{
-    GroupMode mode = group_mode(in, op);
-    const IrReplicaGroups *g = &in->info->replica_groups;
-    if (mode == MODE_INVALID)
-        return fail(in, err, "use_global_device_ids=true requires a channel_id");
-    if (g->n_groups == 0 && mode == MODE_FLATTENED_ID)
-        return fail(in, err, "replica_groups must not be empty with use_global_device_ids=true");
-    int64_t total = 0;
-    for (int i = 0; i < g->n_groups; i++) {
-        if (g->group_sizes[i] <= 0)
-            return fail(in, err, "replica group %d is empty", i);
-        if ((coll_traits[op] & COLL_UNIFORM) && g->group_sizes[i] != g->group_sizes[0])
-            return fail(in, err, "replica groups must have the same size: group %d has %d ids, group 0 has %d", i,
-                        g->group_sizes[i], g->group_sizes[0]);
-        total += g->group_sizes[i];
-    }
-    if (total == 0)
-        return true;
-    return check_group_ids(in, g, total, participant_count(module_of(in), mode), coll_traits[op] & COLL_PARTIAL,
-                           err);
-}
-
-/* Marks id in seen (n entries); false if it is out of range or repeated. */
-static bool mark_pair_id(const IrInstr *in, bool *seen, int64_t n, int64_t id, const char *attr, const char *what,
-                         Error *err)
-{
-    if (id < 0 || id >= n)
-        return fail(in, err, "%s %s %lld out of range for %lld participants", attr, what, (long long)id,
-                    (long long)n);
-    if (seen[id])
-        return fail(in, err, "%s name %s %lld twice", attr, what, (long long)id);
-    seen[id] = true;
-    return true;
-}
-
-/* Each device sends at most once and receives at most once, to and from
- * ids below count (when the header gives it). */
-static bool check_pair_list(const IrInstr *in, const char *attr, int64_t count, const int64_t (*pairs)[2], int n_pairs,
-                            Error *err)
-{
-    int64_t n = count, limit = (int64_t)1 << 24;
-    for (int i = 0; count < 0 && i < n_pairs; i++)
-        for (int k = 0; k < 2; k++)
-            if (pairs[i][k] >= n)
-                n = pairs[i][k] + 1;
-    if (n > limit)
-        n = limit;
-    bool *seen = xmalloc_try(2 * (size_t)(n > 0 ? n : 1));
-    if (!seen)
-        return out_of_memory(in->info->loc, err);
-    memset(seen, 0, 2 * (size_t)(n > 0 ? n : 1));
-    bool ok = true;
-    for (int i = 0; ok && i < n_pairs; i++)
-        ok = mark_pair_id(in, seen, n, pairs[i][0], attr, "source", err) &&
-             mark_pair_id(in, seen + n, n, pairs[i][1], attr, "target", err);
-    free(seen);
-    return ok;
-}
-
-static bool check_source_target_pairs(const IrInstr *in, IrOpcode op, Error *err)
-{
-    return check_pair_list(in, "source_target_pairs", participant_count(module_of(in), group_mode(in, op)),
-                           (const int64_t (*)[2])in->info->source_target_pairs, in->info->n_source_target_pairs, err);
-}
-
-static bool check_collective_attrs(const IrInstr *in, Error *err)
-{
-    IrOpcode op = op_of(in);
-    if (coll_traits[op] & COLL_GROUPS)
-        return check_replica_groups(in, op, err);
-    if (coll_traits[op] & COLL_PAIRS)
-        return check_source_target_pairs(in, op, err);
-    return true;
-}
-
-/* ------------------------------------------------------------------ */
-/* Collectives: shapes                                                  */
-
-/* all-gather multiplies dimension d by the group size, reduce-scatter
- * divides it: big = small x size.  With the size unknown, big must still be
- * a multiple of small by a multiple of the known factor. */
-static bool check_shard_dim(const IrInstr *in, const IrShape *x, const IrShape *res, int64_t d, GroupSize gs,
-                            bool scatter, Error *err)
-{
-    int64_t big = scatter ? x->dims[d] : res->dims[d], small = scatter ? res->dims[d] : x->dims[d];
-    const char *verb = scatter ? "divided" : "multiplied";
-    if (big < 0 || small < 0)
-        return true;
-    if (gs.exact >= 1 && big != small * gs.exact)
-        return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by the group size %lld",
-                    (long long)d, sh(res), sh(x), verb, (long long)gs.exact);
-    bool ok = small == 0 ? big == 0 : big % small == 0 && (big / small) % gs.factor == 0;
-    if (ok)
-        return true;
-    if (gs.factor == 1)
-        return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by a whole number",
-                    (long long)d, sh(res), sh(x), verb);
-    return fail(in, err, "dimension %lld of result %s must be that of operand %s %s by a multiple of %lld",
-                (long long)d, sh(res), sh(x), verb, (long long)gs.factor);
-}
-
-/* One operand of all-gather / reduce-scatter against its result. */
-static bool check_shard(const IrInstr *in, const IrShape *x, const IrShape *res, int64_t d, GroupSize gs,
-                        bool scatter, Error *err)
-{
-    if (!need_array(in, x, "operand", err) || !need_array(in, res, "result", err) ||
-        !need_same_type(in, res, x, err))
-        return false;
-    if (x->rank == 0 && res->rank == 0 && in->n_operands > 1)
-        return true;    /* a scalar riding along a variadic one, as Neuron's dumps do */
-    if (d >= x->rank)
-        return fail(in, err, "dimensions={%lld} out of range for %s", (long long)d, sh(x));
-    bool ok = res->rank == x->rank;
-    for (int k = 0; ok && k < x->rank; k++)
-        ok = k == d || dim_eq(res->dims[k], x->dims[k]);
-    if (!ok)
-        return fail(in, err, "result %s does not match operand %s outside dimension %lld", sh(res), sh(x),
-                    (long long)d);
-    return check_shard_dim(in, x, res, d, gs, scatter, err);
-}
-
-/* One array operand gives an array result, as XLA's shape inference has
- * it for all-reduce, all-gather and reduce-scatter: a 1-tuple is refused. */
-static bool check_not_one_tuple(const IrInstr *in, const IrShape *out, Error *err)
-{
-    if (in->n_operands == 1 && ir_shape_is_tuple(out) && ir_shape_is_array(opshape(in, 0)))
-        return fail(in, err, "one operand %s gives an array result, not the tuple %s", sh(opshape(in, 0)), sh(out));
-    return true;
-}
-
-static bool check_gather_like(const IrInstr *in, const IrShape *out, bool scatter, Error *err)
-{
-    const IrIntList *l = &in->lists[IR_LIST_DIMENSIONS];
-    int n = in->n_operands;
-    if (n < 1)
-        return fail(in, err, "expects at least one operand");
-    if (l->n != 1)
-        return fail(in, err, "dimensions=%s must name exactly one dimension", list_text(l));
-    if (l->v[0] < 0)
-        return fail(in, err, "dimensions=%s out of range", list_text(l));
-    if (!check_not_one_tuple(in, out, err))
-        return false;
-    GroupSize gs = group_size(module_of(in), in, op_of(in));
-    for (int i = 0; i < n; i++) {
-        const IrShape *res = result_part(in, out, n, i, err);
-        if (!res || !check_shard(in, opshape(in, i), res, l->v[0], gs, scatter, err))
-            return false;
-    }
-    return true;
-}
-
-static bool check_all_gather(const IrInstr *in, const IrShape *out, Error *err)
-{
-    return check_gather_like(in, out, false, err);
-}
-
-/* all-gather-start: (operands, results). */
-static bool check_all_gather_start(const IrInstr *in, const IrShape *out, Error *err)
-{
-    const IrShape *t = start_tuple(in, out, err);
-    if (!t)
-        return false;
-    if (!operands_match(in, t->elements[0]))
-        return fail(in, err, "element 0 %s of the result must match the operands", sh(t->elements[0]));
-    return check_gather_like(in, t->elements[1], false, err);
-}
-
-/* A collective's reduction computation folds elements of each operand's
- * type: both parameters and the root are scalars of that type.  (A pass
- * that retypes a collective but not its reducer leaves a module that
- * would otherwise run, converting silently, and be blamed on the input.) */
-static bool check_reducer_types(const IrInstr *in, Error *err)
-{
-    const IrComputation *c = in->info->comps[IR_COMP_TO_APPLY];
-    if (!c || !c->root)
-        return true;
-    for (int k = 0; k < in->n_operands; k++) {
-        const IrShape *s = opshape(in, k);
-        if (!ir_shape_is_array(s))
-            continue;
-        for (int p = 0; p < c->n_params && c->params; p++)
-            if (c->params[p] && c->params[p]->shape->type != s->type)
-                return fail(in, err, "to_apply=%s parameter %d is %s, but operand %d is %s: the reduction must take "
-                            "the operand's element type", c->name, p, sh(c->params[p]->shape), k, sh(s));
-        if (!is_scalar(c->root->shape) || c->root->shape->type != s->type)
-            return fail(in, err, "to_apply=%s returns %s, but operand %d is %s: the reduction must return a scalar "
-                        "of the operand's element type", c->name, sh(c->root->shape), k, sh(s));
-    }
-    return true;
-}
-
-static bool check_reduce_scatter(const IrInstr *in, const IrShape *out, Error *err)
-{
-    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_reducer_types(in, err) &&
-           check_gather_like(in, out, true, err);
-}
-
-static bool check_all_reduce(const IrInstr *in, const IrShape *out, Error *err)
-{
-    return check_callee_arity(in, IR_COMP_TO_APPLY, 2, true, err) && check_reducer_types(in, err) &&
-           check_not_one_tuple(in, out, err) && check_same_as_operands(in, out, err);
-}
-
-/* all-to-all: same shapes; a split dimension must divide by the group size. */
-static bool check_all_to_all(const IrInstr *in, const IrShape *out, Error *err)
-{
-    if (!check_same_as_operands(in, out, err))
-        return false;
-    const IrIntList *l = &in->lists[IR_LIST_DIMENSIONS];
-    if (!l->present || in->n_operands != 1 || !ir_shape_is_array(opshape(in, 0)))
-        return true;
-    int64_t d = 0;
-    const IrShape *x = opshape(in, 0);
-    if (!single_dim(in, x, &d, err))
-        return false;
-    int64_t size = group_size(module_of(in), in, op_of(in)).exact;
-    if (size > 1 && x->dims[d] >= 0 && x->dims[d] % size != 0)
-        return fail(in, err, "dimension %lld of %s is not divisible by the group size %lld", (long long)d, sh(x),
-                    (long long)size);
-    return true;
-}
-
-/* The one-operand form keeps the shape; the 4-operand in-place form is not
- * checked. */
-static bool check_collective_permute(const IrInstr *in, const IrShape *out, Error *err)
-{
-    if (in->n_operands == 4)
-        return true;
-    return check_same_as_operands(in, out, err);
-}
-
-static bool check_collective_permute_start(const IrInstr *in, const IrShape *out, Error *err)
-{
-    const IrShape *t = start_tuple(in, out, err);
-    if (!t || in->n_operands != 1)
-        return t != NULL;
-    const IrShape *x = opshape(in, 0);
-    if (!same_shape(t->elements[0], x) || !same_shape(t->elements[1], x))
-        return fail(in, err, "result %s must start with two copies of %s", sh(out), sh(x));
-    return true;
-}
-
-/* ------------------------------------------------------------------ */
-/* Point to point and ragged collectives                                */
-
-static const char *skip_blanks(const char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    return s;
-}
-
-/* The value of key in frontend_attributes text {k1=v1,k2="v2"}: where it
- * starts, or NULL. */
-static const char *frontend_value(const char *text, const char *key)
-{
-    size_t n = strlen(key);
-    for (const char *p = strstr(text, key); p; p = strstr(p + 1, key)) {
-        const char *q = skip_blanks(p + n);
-        if (p > text && (p[-1] == '{' || p[-1] == ',' || p[-1] == ' ') && *q == '=')
-            return skip_blanks(q + 1);
-    }
-    return NULL;
-}
-
-/* One {a,b}: stores it and returns the text after it, or NULL. */
-static const char *parse_pair(const char *s, int64_t pair[2])
-{
-    s = skip_blanks(s);
-    if (*s++ != '{')
-        return NULL;
-    for (int k = 0; k < 2; k++) {
-        char *end;
-        s = skip_blanks(s);
-        errno = 0;
-        pair[k] = strtoll(s, &end, 10);
-        if (end == s || errno)
-            return NULL;
-        s = skip_blanks(end);
-        if (*s++ != (k ? '}' : ','))
-            return NULL;
-    }
-    return s;
-}
-
-/* "{{a,b},{c,d}}" or {{a,b},{c,d}}; {} is no pairs. */
-static int parse_pair_list(const char *s, int64_t (*pairs)[2], int max)
-{
-    bool quoted = *s == '"';
-    s = skip_blanks(s + quoted);
-    if (*s++ != '{')
-        return -2;
-    int n = 0;
-    bool more = *skip_blanks(s) != '}';
-    while (more) {
-        int64_t pair[2];
-        if (!(s = parse_pair(s, pair)))
-            return -2;
-        if (n < max)
-            memcpy(pairs[n], pair, sizeof pair);
-        n++;
-        s = skip_blanks(s);
-        more = *s == ',';
-        s += more;
-    }
-    s = skip_blanks(s);
-    if (*s++ != '}')
-        return -2;
-    s = skip_blanks(s);
-    return !quoted || *s == '"' ? n : -2;
-}
-
-int ir_send_recv_pairs(const IrInstr *instr, int64_t (*pairs)[2], int max)
-{
-    const char *text = ir_raw_attr_get(instr, "frontend_attributes");
-    const char *v = text ? frontend_value(text, "_xla_send_recv_source_target_pairs") : NULL;
-    return v ? parse_pair_list(v, pairs, max) : -1;
-}
-
-static bool is_p2p_tuple(const IrShape *s, const IrShape *data)
-{
-    s = unbuffer(s);
-    return s->type == IR_TYPE_TUPLE && s->n_elements == 3 && (!data || same_shape(s->elements[0], data)) &&
-           is_scalar(s->elements[1]) && s->elements[1]->type == IR_TYPE_U32 &&
-           s->elements[2]->type == IR_TYPE_TOKEN;
-}
-
-/* A channel_id, and pairs of ids in range, each source and target once:
- * partition ids with a channel_id above 0, replica ids otherwise (XLA's
- * send/recv thunks). */
-static bool check_p2p_pairs(const IrInstr *in, Error *err)
-{
-    if (!in->ints[IR_INT_CHANNEL_ID].present)
-        return fail(in, err, "needs a channel_id");
-    int n = ir_send_recv_pairs(in, NULL, 0);
-    if (n == -2)
-        return fail(in, err, "frontend attribute _xla_send_recv_source_target_pairs must be a list of "
-                    "{source,target} pairs");
-    if (n <= 0)
-        return true;
-    int64_t (*pairs)[2] = xmalloc_try((size_t)n * sizeof *pairs);
-    if (!pairs)
-        return out_of_memory(in->info->loc, err);
-    ir_send_recv_pairs(in, pairs, n);
-    GroupMode mode = in->ints[IR_INT_CHANNEL_ID].v > 0 ? MODE_CROSS_PARTITION : MODE_CROSS_REPLICA;
-    bool ok = check_pair_list(in, "_xla_send_recv_source_target_pairs", participant_count(module_of(in), mode),
-                              (const int64_t (*)[2])pairs, n, err);
-    free(pairs);
-    return ok;
-}
-
-/* send(data, token) -> (data, u32[], token[]) */
-static bool check_send(const IrInstr *in, const IrShape *out, Error *err)
-{
-    if (opshape(in, 1)->type != IR_TYPE_TOKEN)
-        return fail(in, err, "operand 1 %s must be token[]", sh(opshape(in, 1)));
-    if (!is_p2p_tuple(out, opshape(in, 0)))
-        return fail(in, err, "result %s must be (%s, u32[], token[])", sh(out), sh(opshape(in, 0)));
-    return check_p2p_pairs(in, err);
-}
-
-/* recv(token) -> (data, u32[], token[]) */
-static bool check_recv(const IrInstr *in, const IrShape *out, Error *err)
-{
-    if (opshape(in, 0)->type != IR_TYPE_TOKEN)
-        return fail(in, err, "operand %s must be token[]", sh(opshape(in, 0)));
-    if (!is_p2p_tuple(out, NULL))
-        return fail(in, err, "result %s must be (data, u32[], token[])", sh(out));
-    return check_p2p_pairs(in, err);
-}
-
-/* send-done(send) -> token[]; recv-done(recv) -> (data, token[]) */
-static bool check_p2p_done(const IrInstr *in, const IrShape *out, Error *err)
-{
-    const IrShape *t = unbuffer(opshape(in, 0));
-    bool send = in->op == IR_OP_SEND_DONE;
-    if (!is_p2p_tuple(t, NULL))
-        return fail(in, err, "operand %s must be a %s's (data, u32[], token[])", sh(t), send ? "send" : "recv");
-    const IrShape *o = unbuffer(out);
-    if (send && o->type != IR_TYPE_TOKEN)
-        return fail(in, err, "result %s must be token[]", sh(out));
-    if (!send && !(o->type == IR_TYPE_TUPLE && o->n_elements == 2 && same_shape(o->elements[0], t->elements[0]) &&
-                   o->elements[1]->type == IR_TYPE_TOKEN))
-        return fail(in, err, "result %s must be (%s, token[])", sh(out), sh(t->elements[0]));
-    return true;
-}
-
-/* input and output: arrays of one type and rank whose rows (all but
- * dimension 0) match; the result is the output's shape. */
-static bool check_ragged_data(const IrInstr *in, const IrShape *out, Error *err)
-{
-    const IrShape *x = opshape(in, 0), *y = opshape(in, 1);
-    if (!need_array(in, x, "input", err) || !need_array(in, y, "output", err) || !need_same_type(in, y, x, err))
-        return false;
-    bool ok = x->rank >= 1 && x->rank == y->rank;
-    for (int d = 1; ok && d < x->rank; d++)
-        ok = dim_eq(x->dims[d], y->dims[d]);
-    if (!ok)
-        return fail(in, err, "input %s and output %s must have the same rows (all dimensions but 0)", sh(x), sh(y));
-    if (!same_shape(out, y))
-        return fail(in, err, "result %s must be the shape of the output %s", sh(out), sh(y));
-    return true;
-}
-
-/* ragged-all-to-all(input, output, input_offsets, send_sizes,
- * output_offsets, recv_sizes): four integer arrays of one shape, rank 1 or
- * 2, whose entries split evenly among the group. */
-static bool check_ragged_all_to_all(const IrInstr *in, const IrShape *out, Error *err)
-{
-    static const char *const names[4] = { "input_offsets", "send_sizes", "output_offsets", "recv_sizes" };
-    if (in->n_operands != 6)
-        return fail(in, err, "expects 6 operands (input, output, input_offsets, send_sizes, output_offsets, "
-                    "recv_sizes), got %d", in->n_operands);
-    if (!check_ragged_data(in, out, err))
-        return false;
-    const IrShape *m0 = opshape(in, 2);
-    for (int i = 0; i < 4; i++) {
-        const IrShape *s = opshape(in, 2 + i);
-        if (!ir_shape_is_array(s) || !ir_type_is_int(s->type) || (s->rank != 1 && s->rank != 2))
-            return fail(in, err, "%s %s must be an integer array of rank 1 or 2", names[i], sh(s));
-        if (!same_shape(s, m0))
-            return fail(in, err, "%s %s must have the shape of input_offsets %s", names[i], sh(s), sh(m0));
-    }
-    int64_t size = group_size(module_of(in), in, op_of(in)).exact, e = ir_shape_elements(m0);
-    if (size > 1 && !has_dynamic_dim(m0) && e % size != 0)
-        return fail(in, err, "the %lld offsets and sizes per operand do not split among the group size %lld",
-                    (long long)e, (long long)size);
-    return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2460,7 +1913,7 @@ static CheckFn *checker_for(IrOpcode op)
     case IR_OP_CLAMP: return check_clamp;
     case IR_OP_COPY: case IR_OP_OPT_BARRIER: case IR_OP_DOMAIN: case IR_OP_ALL_REDUCE_DONE:
     case IR_OP_COLLECTIVE_BROADCAST: case IR_OP_ASYNC_UPDATE:
-        return check_same_as_operands;
+        return verify_same_as_operands;
     case IR_OP_RESHAPE: return check_reshape;
     case IR_OP_BITCAST: return check_bitcast;
     case IR_OP_TRANSPOSE: return check_transpose;
@@ -2497,13 +1950,13 @@ static CheckFn *checker_for(IrOpcode op)
     case IR_OP_ASYNC_DONE: case IR_OP_ALL_GATHER_DONE: case IR_OP_COLLECTIVE_PERMUTE_DONE:
         return check_done;
     case IR_OP_REPLICA_ID: case IR_OP_PARTITION_ID: return check_device_id;
-    case IR_OP_ALL_GATHER: return check_all_gather;
-    case IR_OP_ALL_GATHER_START: return check_all_gather_start;
-    case IR_OP_ALL_REDUCE: case IR_OP_ALL_REDUCE_START: return check_all_reduce;
-    case IR_OP_REDUCE_SCATTER: return check_reduce_scatter;
-    case IR_OP_ALL_TO_ALL: return check_all_to_all;
-    case IR_OP_COLLECTIVE_PERMUTE: return check_collective_permute;
-    case IR_OP_COLLECTIVE_PERMUTE_START: return check_collective_permute_start;
+    case IR_OP_ALL_GATHER: return verify_all_gather;
+    case IR_OP_ALL_GATHER_START: return verify_all_gather_start;
+    case IR_OP_ALL_REDUCE: case IR_OP_ALL_REDUCE_START: return verify_all_reduce;
+    case IR_OP_REDUCE_SCATTER: return verify_reduce_scatter;
+    case IR_OP_ALL_TO_ALL: return verify_all_to_all;
+    case IR_OP_COLLECTIVE_PERMUTE: return verify_collective_permute;
+    case IR_OP_COLLECTIVE_PERMUTE_START: return verify_collective_permute_start;
     /* Operand counts only (so far).  One family a line, apart, so that
      * each can get its rule on its own. */
     case IR_OP_CONVOLUTION:
@@ -2526,10 +1979,10 @@ static CheckFn *checker_for(IrOpcode op)
     case IR_OP_RNG_GET_AND_UPDATE_STATE: return check_rng_get_and_update_state;
     case IR_OP_DYNAMIC_RESHAPE: return check_dynamic_reshape;
     /* point to point and ragged collectives */
-    case IR_OP_RAGGED_ALL_TO_ALL: return check_ragged_all_to_all;
-    case IR_OP_SEND: return check_send;
-    case IR_OP_RECV: return check_recv;
-    case IR_OP_SEND_DONE: case IR_OP_RECV_DONE: return check_p2p_done;
+    case IR_OP_RAGGED_ALL_TO_ALL: return verify_ragged_all_to_all;
+    case IR_OP_SEND: return verify_send;
+    case IR_OP_RECV: return verify_recv;
+    case IR_OP_SEND_DONE: case IR_OP_RECV_DONE: return verify_p2p_done;
     /* the rest */
     case IR_OP_CONSTANT: case IR_OP_CUSTOM_CALL: case IR_OP_INFEED:
     case IR_OP_OUTFEED: case IR_OP_COUNT:
@@ -2543,20 +1996,27 @@ static bool check_arity(const IrInstr *in, IrOpcode op, Error *err)
     int want = ir_op_info[op].arity;
     if (want < 0 || in->n_operands == want)
         return true;
-    return fail(in, err, "expects %d operand%s, got %d", want, want == 1 ? "" : "s", in->n_operands);
+    return verify_fail(in, err, "expects %d operand%s, got %d", want, want == 1 ? "" : "s", in->n_operands);
 }
 
 /* The leaves of a shape as XLA's ShapeTree counts them: every array (or
  * token) and every empty tuple. */
 static long shape_leaves(const IrShape *s)
 {
-    s = unbuffer(s);
+    s = verify_unbuffer(s);
     if (s->type != IR_TYPE_TUPLE || s->n_elements == 0)
         return 1;
     long n = 0;
     for (int i = 0; i < s->n_elements; i++)
         n += shape_leaves(s->elements[i]);
     return n;
+}
+
+const char *verify_skip_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
 }
 
 /* A tuple sharding ({{replicated}, {maximal device=0}}) names one sharding
@@ -2569,8 +2029,8 @@ static bool check_sharding(const IrInstr *in, Error *err)
     const char *v = ir_raw_attr_get(in, "sharding");
     if (!v)
         return true;
-    const char *s = skip_blanks(v);
-    if (*s != '{' || *skip_blanks(s + 1) != '{')
+    const char *s = verify_skip_blanks(v);
+    if (*s != '{' || *verify_skip_blanks(s + 1) != '{')
         return true;
     long n = 1;
     int depth = 0;
@@ -2588,14 +2048,14 @@ static bool check_sharding(const IrInstr *in, Error *err)
             n++;
         }
     }
-    const IrShape *shape = unbuffer(in->shape);
+    const IrShape *shape = verify_unbuffer(in->shape);
     if (shape->type != IR_TYPE_TUPLE)
-        return fail(in, err, "a tuple sharding of %ld elements on %s, which is not a tuple", n,
-                    ir_shape_str(in->shape));
+        return verify_fail(in, err, "a tuple sharding of %ld elements on %s, which is not a tuple", n,
+                           ir_shape_str(in->shape));
     long leaves = shape_leaves(shape);
     if (n != leaves)
-        return fail(in, err, "its tuple sharding has %ld elements; its shape %s has %ld leaves", n,
-                    ir_shape_str(in->shape), leaves);
+        return verify_fail(in, err, "its tuple sharding has %ld elements; its shape %s has %ld leaves", n,
+                           ir_shape_str(in->shape), leaves);
     return true;
 }
 
@@ -2604,12 +2064,12 @@ bool ir_verify_instr(const IrInstr *instr, Error *err)
     if (instr->op >= IR_OP_COUNT)
         return error_set(err, ERR_SHAPE, instr->info->loc, "%s: unknown opcode %d", instr->name, (int)instr->op);
     if (!instr->shape)
-        return fail(instr, err, "%s has no shape", instr->name);
+        return verify_fail(instr, err, "%s has no shape", instr->name);
     for (int i = 0; i < instr->n_operands; i++)
         if (!instr->operands[i] || !instr->operands[i]->shape)
-            return fail(instr, err, "operand %d is missing", i);
+            return verify_fail(instr, err, "operand %d is missing", i);
     return check_arity(instr, instr->op, err) && checker_for(instr->op)(instr, instr->shape, err) &&
-           check_collective_attrs(instr, err) && check_sharding(instr, err);
+           verify_collective_attrs(instr, err) && check_sharding(instr, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2669,7 +2129,7 @@ static bool walk_init(Walk *w, const IrModule *m, Error *err)
     w->n = n;
     w->slots = xmalloc_try((size_t)(n > 0 ? n : 1) * sizeof *w->slots);
     if (!w->slots)
-        return out_of_memory((IrLoc){ m->file, 0, 0 }, err);
+        return verify_out_of_memory((IrLoc){ m->file, 0, 0 }, err);
     memset(w->slots, 0, (size_t)(n > 0 ? n : 1) * sizeof *w->slots);
     return true;
 }
@@ -2683,12 +2143,12 @@ static bool check_instr_names(const IrComputation *c, Error *err)
 {
     NameSet set;
     if (!nameset_init(&set, (size_t)c->n_instrs))
-        return out_of_memory(c->loc, err);
+        return verify_out_of_memory(c->loc, err);
     bool ok = true;
     for (int i = 0; ok && i < c->n_instrs; i++) {
         const IrInstr *in = c->instrs[i];
         if (!in->dead && !nameset_add(&set, in->name))
-            ok = fail(in, err, "instruction name %s is used twice in computation %s", in->name, c->name);
+            ok = verify_fail(in, err, "instruction name %s is used twice in computation %s", in->name, c->name);
     }
     free(set.slots);
     return ok;
@@ -2701,12 +2161,12 @@ static bool check_defined(const Walk *w, const IrComputation *c, const IrInstr *
     if (walk_defined(w, c, x))
         return true;
     if (!x)
-        return fail(in, err, "%s is missing", what);
+        return verify_fail(in, err, "%s is missing", what);
     if (x->parent && x->parent != c)
-        return fail(in, err, "%s %s belongs to computation %s, not %s", what, x->name, x->parent->name, c->name);
+        return verify_fail(in, err, "%s %s belongs to computation %s, not %s", what, x->name, x->parent->name, c->name);
     if (x->dead)
-        return fail(in, err, "%s %s was removed", what, x->name);
-    return fail(in, err, "%s %s is used before its definition", what, x->name);
+        return verify_fail(in, err, "%s %s was removed", what, x->name);
+    return verify_fail(in, err, "%s %s is used before its definition", what, x->name);
 }
 
 /* Records in as seen in c; its id must be its own. */
@@ -2717,7 +2177,7 @@ static bool walk_mark(Walk *w, const IrComputation *c, const IrInstr *in, Error 
                          in->id);
     Slot *s = &w->slots[in->id];
     if (s->instr == in)
-        return fail(in, err, "instruction %s is listed twice", in->name);
+        return verify_fail(in, err, "instruction %s is listed twice", in->name);
     if (s->instr)
         return error_set(err, ERR_INTERNAL, in->info->loc, "%s: instructions %s and %s share id %d", opname(in),
                          in->name, s->instr->name, in->id);
@@ -2733,8 +2193,8 @@ static bool check_uses(Walk *w, const IrComputation *c, Error *err)
         if (in->dead)
             continue;
         if (in->parent != c)
-            return fail(in, err, "instruction %s is listed in computation %s but belongs to %s", in->name, c->name,
-                        in->parent ? in->parent->name : "none");
+            return verify_fail(in, err, "instruction %s is listed in computation %s but belongs to %s", in->name,
+                               c->name, in->parent ? in->parent->name : "none");
         for (int k = 0; k < in->n_operands; k++)
             if (!check_defined(w, c, in, in->operands[k], "operand", err))
                 return false;
@@ -2759,10 +2219,11 @@ static bool check_params(const IrComputation *c, Error *err)
             continue;
         int64_t k = in->info->parameter_number;
         if (k < 0 || k >= c->n_params)
-            return fail(in, err, "parameter(%lld) out of range: computation %s has %d parameters", (long long)k,
-                        c->name, c->n_params);
+            return verify_fail(in, err, "parameter(%lld) out of range: computation %s has %d parameters", (long long)k,
+                               c->name, c->n_params);
         if (c->params[k] != in)
-            return fail(in, err, "parameter(%lld) appears more than once in computation %s", (long long)k, c->name);
+            return verify_fail(in, err, "parameter(%lld) appears more than once in computation %s", (long long)k,
+                               c->name);
         count++;
     }
     for (int k = 0; count != c->n_params && k < c->n_params; k++) {
@@ -2795,7 +2256,7 @@ static bool check_computation_names(const IrModule *m, Error *err)
 {
     NameSet set;
     if (!nameset_init(&set, (size_t)m->n_computations))
-        return out_of_memory((IrLoc){ m->file, 0, 0 }, err);
+        return verify_out_of_memory((IrLoc){ m->file, 0, 0 }, err);
     bool ok = true;
     for (int i = 0; ok && i < m->n_computations; i++)
         if (!nameset_add(&set, m->computations[i]->name))
@@ -2846,9 +2307,9 @@ static bool visit_callee(CallGraph *g, const IrInstr *in, const IrComputation *c
 {
     int j = c ? comp_position(g, c) : -1;
     if (j < 0)
-        return fail(in, err, "calls computation %s, which is not in the module", c ? c->name : "(null)");
+        return verify_fail(in, err, "calls computation %s, which is not in the module", c ? c->name : "(null)");
     if (g->color[j] == GRAY)
-        return fail(in, err, "calls computation %s, which is already being called (a call cycle)", c->name);
+        return verify_fail(in, err, "calls computation %s, which is already being called (a call cycle)", c->name);
     bool deep = g->color[j] == WHITE ? g->depth >= MAX_CALL_DEPTH : g->depth + g->height[j] > MAX_CALL_DEPTH;
     if (!deep && g->color[j] == WHITE) {
         if (!visit_calls(g, j, err))
@@ -2856,8 +2317,8 @@ static bool visit_callee(CallGraph *g, const IrInstr *in, const IrComputation *c
         deep = g->depth + g->height[j] > MAX_CALL_DEPTH;
     }
     if (deep)
-        return fail(in, err, "calls computation %s: computations call each other more than %d deep", c->name,
-                    MAX_CALL_DEPTH);
+        return verify_fail(in, err, "calls computation %s: computations call each other more than %d deep", c->name,
+                           MAX_CALL_DEPTH);
     return true;
 }
 
@@ -2895,7 +2356,7 @@ static bool check_call_graph(const IrModule *m, Error *err)
     CallGraph g = { m, xmalloc_try((n + 1) * sizeof(CompRef)), xmalloc_try(n + 1), xmalloc_try((n + 1) * sizeof(int)), 0 };
     bool ok = g.sorted && g.color && g.height;
     if (!ok)
-        out_of_memory((IrLoc){ m->file, 0, 0 }, err);
+        verify_out_of_memory((IrLoc){ m->file, 0, 0 }, err);
     for (size_t i = 0; ok && i < n; i++) {
         g.sorted[i] = (CompRef){ m->computations[i], (int)i };
         g.color[i] = WHITE;
@@ -3004,17 +2465,17 @@ static bool check_layout_pieces(const IrComputation *e, const char *bare, const 
         const IrInstr *p = e->params ? e->params[k] : NULL;
         int same = p ? piece_is(bare, starts[k], ends[k], p->shape) : 1;
         if (same < 0)
-            return out_of_memory(p->info->loc, err);
+            return verify_out_of_memory(p->info->loc, err);
         if (!same)
-            return fail(p, err, "shape %s differs from entry_computation_layout parameter %d (%.*s)", sh(p->shape),
-                        k, (int)(ends[k] - starts[k]), bare + starts[k]);
+            return verify_fail(p, err, "shape %s differs from entry_computation_layout parameter %d (%.*s)",
+                               verify_shape_text(p->shape), k, (int)(ends[k] - starts[k]), bare + starts[k]);
     }
     int same = e->root ? piece_is(bare, starts[n], ends[n], e->root->shape) : 1;
     if (same < 0)
-        return out_of_memory(e->loc, err);
+        return verify_out_of_memory(e->loc, err);
     if (!same)
-        return fail(e->root, err, "root shape %s differs from the entry_computation_layout result %.*s",
-                    sh(e->root->shape), (int)(ends[n] - starts[n]), bare + starts[n]);
+        return verify_fail(e->root, err, "root shape %s differs from the entry_computation_layout result %.*s",
+                           verify_shape_text(e->root->shape), (int)(ends[n] - starts[n]), bare + starts[n]);
     return true;
 }
 
@@ -3027,7 +2488,7 @@ static bool check_layout_text(const IrModule *m, const char *bare, Error *err)
     size_t *starts = xmalloc_try(max * sizeof *starts), *ends = xmalloc_try(max * sizeof *ends);
     bool ok = starts && ends;
     if (!ok)
-        out_of_memory(m->entry->loc, err);
+        verify_out_of_memory(m->entry->loc, err);
     int n = ok ? split_layout(bare, starts, ends, (int)max) : -1;
     if (n >= 0)
         ok = check_layout_pieces(m->entry, bare, starts, ends, n, err);
@@ -3051,7 +2512,7 @@ static bool check_entry_layout(const IrModule *m, Error *err)
     StrBuf bare;
     strbuf_init_may_fail(&bare);
     put_bare(&bare, v, len);
-    bool ok = bare.nomem ? out_of_memory(m->entry->loc, err)
+    bool ok = bare.nomem ? verify_out_of_memory(m->entry->loc, err)
                          : check_layout_text(m, bare.s ? bare.s : "", err);
     strbuf_free(&bare);
     return ok;

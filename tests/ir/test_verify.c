@@ -1,7 +1,8 @@
-/* test_verify.c: the verifier (src/ir/verify.c).  Each test parses a small
- * module and expects either a clean verify or one ERR_SHAPE error whose
- * message contains a given text, at the offending instruction's line:col.
- * The last tests walk every module of the shared corpora. */
+/* test_verify.c: the verifier (src/ir/verify.c, and its collective rules in
+ * src/ir/verify_collectives.c).  Each test parses a small module and expects
+ * either a clean verify or one ERR_SHAPE error whose message contains a
+ * given text, at the offending instruction's line:col.  The last tests walk
+ * every module of the shared corpora. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
