@@ -134,6 +134,45 @@ bool eval_iota(Interp *it, const IrInstr *instr, Value *const *args, Value **out
 bool eval_reduce(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_reduce_window(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_map(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_reduce.c: its helpers, shared with eval_sort.c. */
+
+#define MAX_VARIADIC 8      /* eval_call_scalar takes at most 16 arguments */
+
+/* One scalar call of a computation: argument types and pointers. */
+typedef struct ScalarCall {
+    Interp *it;
+    const IrComputation *comp;
+    int n_args, n_results;
+    IrElemType types[2 * MAX_VARIADIC];
+    const void *args[2 * MAX_VARIADIC];
+    void *results[MAX_VARIADIC];
+} ScalarCall;
+
+/* eval_call_scalar() with c's computation, arguments and results. */
+bool eval_scalar_call(ScalarCall *c, Error *err);
+/* The computation attribute which of instr, if it takes n_params
+ * parameters (else ERR_SHAPE, NULL). */
+const IrComputation *eval_callee(const IrInstr *instr, IrCompAttr which, int n_params, Error *err);
+/* Storage bytes of one element of v. */
+size_t eval_elem_bytes(const Value *v);
+/* v is an array of an element type the ops can move (else ERR_UNSUPPORTED
+ * naming what it is: "operand", ...). */
+bool eval_need_array(const IrInstr *instr, const Value *v, const char *what, Error *err);
+/* a and b have the same rank and dims. */
+bool eval_same_dims(const IrShape *a, const IrShape *b);
+/* n * size bytes from xmalloc_try, or NULL with ERR_NOMEM at instr. */
+void *eval_scratch_alloc(int64_t n, size_t size, const IrInstr *instr, Error *err);
+/* The n result arrays of instr, part i of type types[i] with dims (rank,
+ * dims), else ERR_SHAPE; and the result made of them (an array, or a tuple
+ * of n), or the parts released when !ok. */
+bool eval_new_parts(const IrInstr *instr, int n, int rank, const int64_t *dims, const IrElemType *types,
+                    Value **parts, Error *err);
+bool eval_finish_parts(const IrInstr *instr, int n, Value **parts, bool ok, Value **out, Error *err);
+/* dst[j] = src[offs[j]] for n elements of es bytes. */
+void eval_gather_elems(void *dst, const void *src, const int64_t *offs, int64_t n, size_t es);
+
+/* eval_sort.c */
 bool eval_sort(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
 /* eval_dot.c: the only file that includes cblas.h */
