@@ -30,6 +30,89 @@ bool eval_binary(Interp *it, const IrInstr *instr, Value *const *args, Value **o
 bool eval_compare(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_select(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_clamp(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_elementwise.c: its machinery, shared with eval_convert.c. */
+
+/* Elements per block for the narrow-float and conversion paths: small
+ * enough that a few float blocks stay in L1 (4 KiB each). */
+#define BLOCK 1024
+/* Inner trip count of VLOOP: a multiple of every vector width. */
+#define VLEN 16
+
+/* Runs STMT (which uses the index i) for i in [0, n): full blocks of VLEN
+ * with a constant trip count, then the tail. */
+#define VLOOP(n, STMT)                                                        \
+    do {                                                                      \
+        int64_t vl_base_ = 0;                                                 \
+        for (; vl_base_ + VLEN <= (n); vl_base_ += VLEN)                      \
+            for (int vl_k_ = 0; vl_k_ < VLEN; vl_k_++) {                      \
+                int64_t i = vl_base_ + vl_k_;                                 \
+                STMT;                                                         \
+            }                                                                 \
+        for (int64_t i = vl_base_; i < (n); i++) {                            \
+            STMT;                                                             \
+        }                                                                     \
+    } while (0)
+
+/* One element-wise kernel call over n elements: run(job, dst, src, n, err)
+ * with dst and src[k] advanced to the chunk.  A source with src_bytes 0 is
+ * a scalar every chunk reads whole (clamp's bounds). */
+typedef struct ElemJob ElemJob;
+typedef bool (*ElemRun)(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err);
+struct ElemJob {
+    ElemRun run;
+    const IrInstr *instr;   /* NULL for the collectives' kernel */
+    IrOpcode op;
+    IrElemType from, to;    /* operand 0's and the result's element types */
+    char *dst;
+    int dst_bytes;
+    const char *src[3];
+    IrElemType types[3];    /* of each source */
+    int src_bytes[3];
+    int n_src;
+    bool scalar[3];         /* clamp: bound k is one element */
+};
+
+/* A narrow float type's codec.  The 1-byte formats decode through a table
+ * of all 256 patterns (exact in f32) and encode through dtype.c, so every
+ * 8- and 4-bit format works with the same code. */
+typedef struct Narrow {
+    IrElemType type;
+    int bytes;              /* storage bytes per element: 2 or 1 */
+    float table[256];       /* 1-byte formats: the value of each pattern */
+} Narrow;
+
+/* The smaller of a and b. */
+int64_t eval_min_i64(int64_t a, int64_t b);
+/* The address of element index of an array at base, bytes per element. */
+const void *eval_at(const void *base, int64_t index, int bytes);
+void *eval_at_mut(void *base, int64_t index, int bytes);
+/* "unsupported op: OP on TYPE" at instr (ERR_UNSUPPORTED). */
+bool eval_unsupported_type(const IrInstr *instr, IrElemType t, Error *err);
+/* Operand k is an array of n elements, else ERR_SHAPE. */
+bool eval_need_elements(const IrInstr *instr, const Value *v, int k, int64_t n, Error *err);
+/* A float type other than f32 and f64 (computed in f32, through Narrow). */
+bool eval_is_narrow_float(IrElemType t);
+/* s1..s4, u1..u4: one byte each, kept sign- or zero-extended. */
+bool eval_is_sub_byte_int(IrElemType t);
+/* The real type of a complex type's parts: f32 for c64, f64 for c128. */
+IrElemType eval_complex_part(IrElemType t);
+/* The type whose loops serve t: the 8-bit ones for sub-byte ints. */
+IrElemType eval_compute_type(IrElemType t);
+/* pred back to 0/1; s1..s4 sign-extended and u1..u4 masked to their width. */
+void eval_normalize_ints(IrElemType t, void *data, int64_t n);
+/* The codec of the narrow float type t; n elements of it to f32, and from
+ * f32 rounded once to it. */
+void eval_narrow_init(Narrow *c, IrElemType t);
+void eval_narrow_decode(const Narrow *c, const void *in, float *restrict out, int64_t n);
+void eval_narrow_encode(const Narrow *c, const float *restrict in, void *out, int64_t n);
+/* A job over instr's operands args[0 .. n_src-1] into a result of instr's
+ * shape, and that result: a new array filled by the job over its n
+ * elements, split over the threads (false, nothing made, on failure). */
+ElemJob eval_elem_job(ElemRun run, const IrInstr *instr, Value *const *args, int n_src);
+bool eval_elem_eval(ElemJob *j, int64_t n, Value **out, Error *err);
+
+/* eval_convert.c: convert, bitcast-convert, reduce-precision */
 bool eval_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_bitcast_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_reduce_precision(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
@@ -51,6 +134,45 @@ bool eval_iota(Interp *it, const IrInstr *instr, Value *const *args, Value **out
 bool eval_reduce(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_reduce_window(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 bool eval_map(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
+
+/* eval_reduce.c: its helpers, shared with eval_sort.c. */
+
+#define MAX_VARIADIC 8      /* eval_call_scalar takes at most 16 arguments */
+
+/* One scalar call of a computation: argument types and pointers. */
+typedef struct ScalarCall {
+    Interp *it;
+    const IrComputation *comp;
+    int n_args, n_results;
+    IrElemType types[2 * MAX_VARIADIC];
+    const void *args[2 * MAX_VARIADIC];
+    void *results[MAX_VARIADIC];
+} ScalarCall;
+
+/* eval_call_scalar() with c's computation, arguments and results. */
+bool eval_scalar_call(ScalarCall *c, Error *err);
+/* The computation attribute which of instr, if it takes n_params
+ * parameters (else ERR_SHAPE, NULL). */
+const IrComputation *eval_callee(const IrInstr *instr, IrCompAttr which, int n_params, Error *err);
+/* Storage bytes of one element of v. */
+size_t eval_elem_bytes(const Value *v);
+/* v is an array of an element type the ops can move (else ERR_UNSUPPORTED
+ * naming what it is: "operand", ...). */
+bool eval_need_array(const IrInstr *instr, const Value *v, const char *what, Error *err);
+/* a and b have the same rank and dims. */
+bool eval_same_dims(const IrShape *a, const IrShape *b);
+/* n * size bytes from xmalloc_try, or NULL with ERR_NOMEM at instr. */
+void *eval_scratch_alloc(int64_t n, size_t size, const IrInstr *instr, Error *err);
+/* The n result arrays of instr, part i of type types[i] with dims (rank,
+ * dims), else ERR_SHAPE; and the result made of them (an array, or a tuple
+ * of n), or the parts released when !ok. */
+bool eval_new_parts(const IrInstr *instr, int n, int rank, const int64_t *dims, const IrElemType *types,
+                    Value **parts, Error *err);
+bool eval_finish_parts(const IrInstr *instr, int n, Value **parts, bool ok, Value **out, Error *err);
+/* dst[j] = src[offs[j]] for n elements of es bytes. */
+void eval_gather_elems(void *dst, const void *src, const int64_t *offs, int64_t n, size_t es);
+
+/* eval_sort.c */
 bool eval_sort(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
 /* eval_dot.c: the only file that includes cblas.h */

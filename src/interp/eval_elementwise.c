@@ -1,6 +1,7 @@
 /* eval_elementwise.c: the element-wise evaluators (unary, binary, compare,
- * select, clamp, convert, bitcast-convert, reduce-precision) and the binary
- * kernel the collectives reduce with.
+ * select, clamp) and the binary kernel the collectives reduce with; the
+ * machinery here (blocks, narrow-float codecs, the split over threads) also
+ * serves eval_convert.c, through eval.h.
  *
  * Shape of the code: one dispatch per instruction picks a loop for the
  * (op, element type) pair from a table; the loop is stamped out by a macro
@@ -30,10 +31,6 @@
  *  - clamp(lo, x, hi): the first NaN of lo, x, hi, else
  *    minimum(maximum(x, lo), hi) with the IEEE maximum/minimum above (so
  *    clamp(0, -0, 1) = +0).
- *  - convert: float -> int truncates, saturates, NaN -> 0; -> pred is != 0;
- *    f64 -> narrow floats rounds once (dtype.c); int -> narrow floats goes
- *    through f32 first, as Eigen's and ml_dtypes' integer constructors do
- *    (static_cast<float>), which can round twice for |x| > 2^24.
  *  - Sub-byte integers (s1..s4, u1..u4; one byte each, kept sign- or
  *    zero-extended) use the 8-bit loops and are re-extended after the op;
  *    popcnt and count-leading-zeros count in the type's own width
@@ -43,18 +40,17 @@
  *  - c64/c128: add, subtract, multiply, divide (C's Annex G arithmetic, as
  *    std::complex), power, negate, sign, abs, exp, expm1, log, log1p, sqrt,
  *    rsqrt, sin, cos, tan, tanh (C's complex functions; see
- *    COMPLEX_TRANSCENDENTALS), real, imag, complex, compare EQ/NE, convert
- *    between them and from real types.  Anything else is ERR_UNSUPPORTED
- *    naming the op and the type.
+ *    COMPLEX_TRANSCENDENTALS), real, imag, complex, compare EQ/NE.
+ *    Anything else is ERR_UNSUPPORTED naming the op and the type.
  *
  * Threads (parallel.h): every kernel here computes element i from the
  * operands' elements i alone, so each is split over the pool in contiguous
- * element ranges (ElemJob below) and gives the same bits at any count.
+ * element ranges (ElemJob, eval.h) and gives the same bits at any count.
  *
  * Results are always fresh arrays (no in-place reuse of operands: the
  * evaluator cannot tell whether an operand with one reference is still read
- * by a later instruction), except that select with a scalar predicate and
- * bitcast-convert alias their operand's buffer. */
+ * by a later instruction), except that select with a scalar predicate
+ * aliases its operand's buffer. */
 #include "eval.h"
 #include "parallel.h"
 
@@ -63,27 +59,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Elements per block for the narrow-float and conversion paths: small
- * enough that a few float blocks stay in L1 (4 KiB each). */
-#define BLOCK 1024
-/* Inner trip count of VLOOP: a multiple of every vector width. */
-#define VLEN 16
-
-/* Runs STMT (which uses the index i) for i in [0, n): full blocks of VLEN
- * with a constant trip count, then the tail. */
-#define VLOOP(n, STMT)                                                        \
-    do {                                                                      \
-        int64_t vl_base_ = 0;                                                 \
-        for (; vl_base_ + VLEN <= (n); vl_base_ += VLEN)                      \
-            for (int vl_k_ = 0; vl_k_ < VLEN; vl_k_++) {                      \
-                int64_t i = vl_base_ + vl_k_;                                 \
-                STMT;                                                         \
-            }                                                                 \
-        for (int64_t i = vl_base_; i < (n); i++) {                            \
-            STMT;                                                             \
-        }                                                                     \
-    } while (0)
-
 typedef float _Complex c64_t;
 typedef double _Complex c128_t;
 
@@ -91,22 +66,22 @@ typedef void (*UnaryLoop)(void *restrict out, const void *restrict in, int64_t n
 typedef void (*BinaryLoop)(void *restrict out, const void *restrict a, const void *restrict b,
                            int64_t n);
 
-static int64_t min_i64(int64_t a, int64_t b)
+int64_t eval_min_i64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
 }
 
-static const void *at(const void *base, int64_t index, int bytes)
+const void *eval_at(const void *base, int64_t index, int bytes)
 {
     return (const char *)base + index * bytes;
 }
 
-static void *at_mut(void *base, int64_t index, int bytes)
+void *eval_at_mut(void *base, int64_t index, int bytes)
 {
     return (char *)base + index * bytes;
 }
 
-static bool unsupported_type(const IrInstr *instr, IrElemType t, Error *err)
+bool eval_unsupported_type(const IrInstr *instr, IrElemType t, Error *err)
 {
     return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: %s on %s",
                      ir_opcode_name(instr->op), ir_type_name(t));
@@ -114,7 +89,7 @@ static bool unsupported_type(const IrInstr *instr, IrElemType t, Error *err)
 
 /* Operand k must be an array of n elements (the verifier's job; checked so
  * a bad module fails cleanly instead of reading out of bounds). */
-static bool need_elements(const IrInstr *instr, const Value *v, int k, int64_t n, Error *err)
+bool eval_need_elements(const IrInstr *instr, const Value *v, int k, int64_t n, Error *err)
 {
     if (ir_shape_is_array(v->shape) && value_elements(v) == n)
         return true;
@@ -123,32 +98,13 @@ static bool need_elements(const IrInstr *instr, const Value *v, int k, int64_t n
                      (long long)(ir_shape_is_array(v->shape) ? value_elements(v) : -1), (long long)n);
 }
 
-static bool is_narrow_float(IrElemType t)
+bool eval_is_narrow_float(IrElemType t)
 {
     return ir_type_is_float(t) && t != IR_TYPE_F32 && t != IR_TYPE_F64;
 }
 
 /* ------------------------------------------------------------------ */
 /* Splitting over threads                                               */
-
-/* One element-wise kernel call over n elements: run(job, dst, src, n, err)
- * with dst and src[k] advanced to the chunk.  A source with src_bytes 0 is
- * a scalar every chunk reads whole (clamp's bounds). */
-typedef struct ElemJob ElemJob;
-typedef bool (*ElemRun)(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err);
-struct ElemJob {
-    ElemRun run;
-    const IrInstr *instr;   /* NULL for the collectives' kernel */
-    IrOpcode op;
-    IrElemType from, to;    /* operand 0's and the result's element types */
-    char *dst;
-    int dst_bytes;
-    const char *src[3];
-    IrElemType types[3];    /* of each source */
-    int src_bytes[3];
-    int n_src;
-    bool scalar[3];         /* clamp: bound k is one element */
-};
 
 static void elem_chunk(void *ctx, int64_t begin, int64_t end)
 {
@@ -178,8 +134,8 @@ static bool elem_split(ElemJob *j, int64_t n, Error *err)
 }
 
 /* A job over instr's operands args[0 .. n_src-1] into a result of instr's
- * shape (elem_eval makes it). */
-static ElemJob elem_job(ElemRun run, const IrInstr *instr, Value *const *args, int n_src)
+ * shape (eval_elem_eval makes it). */
+ElemJob eval_elem_job(ElemRun run, const IrInstr *instr, Value *const *args, int n_src)
 {
     ElemJob j = { .run = run, .instr = instr, .op = instr->op, .to = instr->shape->type,
                   .dst_bytes = ir_type_storage_bytes(instr->shape->type), .n_src = n_src };
@@ -192,10 +148,10 @@ static ElemJob elem_job(ElemRun run, const IrInstr *instr, Value *const *args, i
     return j;
 }
 
-/* instr's result: a new array filled by j (from elem_job, adjusted or
+/* instr's result: a new array filled by j (from eval_elem_job, adjusted or
  * not) over its n elements in split ranges; false, nothing made, when the
  * array cannot be made or the job fails. */
-static bool elem_eval(ElemJob *j, int64_t n, Value **out, Error *err)
+bool eval_elem_eval(ElemJob *j, int64_t n, Value **out, Error *err)
 {
     Value *v = value_new_array(j->instr->shape, err);
     if (!v)
@@ -209,12 +165,12 @@ static bool elem_eval(ElemJob *j, int64_t n, Value **out, Error *err)
     return true;
 }
 
-static bool is_sub_byte_int(IrElemType t)
+bool eval_is_sub_byte_int(IrElemType t)
 {
     return ir_type_is_int(t) && ir_type_info[t].bits < 8;
 }
 
-static IrElemType complex_part(IrElemType t)
+IrElemType eval_complex_part(IrElemType t)
 {
     return t == IR_TYPE_C128 ? IR_TYPE_F64 : IR_TYPE_F32;
 }
@@ -286,16 +242,7 @@ static inline uint16_t f16_encode(float f)
     return (uint16_t)(sign | mag);
 }
 
-/* A narrow float type's codec.  The 1-byte formats decode through a table
- * of all 256 patterns (exact in f32) and encode through dtype.c, so every
- * 8- and 4-bit format works with the same code. */
-typedef struct Narrow {
-    IrElemType type;
-    int bytes;              /* storage bytes per element: 2 or 1 */
-    float table[256];       /* 1-byte formats: the value of each pattern */
-} Narrow;
-
-static void narrow_init(Narrow *c, IrElemType t)
+void eval_narrow_init(Narrow *c, IrElemType t)
 {
     c->type = t;
     c->bytes = ir_type_storage_bytes(t);
@@ -333,7 +280,7 @@ DEFINE_CODEC16(avx2, __attribute__((target("avx2"))))
 #define CODEC16(f) f##_base
 #endif
 
-static void narrow_decode(const Narrow *c, const void *in, float *restrict out, int64_t n)
+void eval_narrow_decode(const Narrow *c, const void *in, float *restrict out, int64_t n)
 {
     if (c->bytes == 2) {
         CODEC16(decode16)(c->type == IR_TYPE_BF16, in, out, n);
@@ -344,7 +291,7 @@ static void narrow_decode(const Narrow *c, const void *in, float *restrict out, 
     }
 }
 
-static void narrow_encode(const Narrow *c, const float *restrict in, void *out, int64_t n)
+void eval_narrow_encode(const Narrow *c, const float *restrict in, void *out, int64_t n)
 {
     if (c->bytes == 2) {
         CODEC16(encode16)(c->type == IR_TYPE_BF16, in, out, n);
@@ -355,33 +302,18 @@ static void narrow_encode(const Narrow *c, const float *restrict in, void *out, 
     }
 }
 
-/* Whole arrays (convert between f32 and a narrow type needs no blocks). */
-static void narrow_decode_all(IrElemType t, const void *in, float *restrict out, int64_t n)
-{
-    Narrow c;
-    narrow_init(&c, t);
-    narrow_decode(&c, in, out, n);
-}
-
-static void narrow_encode_all(IrElemType t, const float *restrict in, void *out, int64_t n)
-{
-    Narrow c;
-    narrow_init(&c, t);
-    narrow_encode(&c, in, out, n);
-}
-
 /* ------------------------------------------------------------------ */
 /* pred and sub-byte integers after an 8-bit loop                       */
 
 /* pred back to 0/1; s1..s4 sign-extended and u1..u4 masked to their width. */
-static void normalize_ints(IrElemType t, void *data, int64_t n)
+void eval_normalize_ints(IrElemType t, void *data, int64_t n)
 {
     if (t == IR_TYPE_PRED) {
         uint8_t *restrict p = data;
         VLOOP(n, p[i] = p[i] != 0);
         return;
     }
-    if (!is_sub_byte_int(t))
+    if (!eval_is_sub_byte_int(t))
         return;
     int bits = ir_type_info[t].bits;
     uint8_t mask = (uint8_t)((1u << bits) - 1), top = (uint8_t)(1u << (bits - 1));
@@ -393,9 +325,9 @@ static void normalize_ints(IrElemType t, void *data, int64_t n)
 }
 
 /* The type whose loops serve t: the 8-bit ones for sub-byte ints. */
-static IrElemType compute_type(IrElemType t)
+IrElemType eval_compute_type(IrElemType t)
 {
-    if (is_sub_byte_int(t))
+    if (eval_is_sub_byte_int(t))
         return ir_type_is_signed_int(t) ? IR_TYPE_S8 : IR_TYPE_U8;
     return t;
 }
@@ -655,7 +587,7 @@ DEFINE_UNARY_LOOP(pred_not_unary, uint8_t, pred_not)
  * binary loops (then normalised), sub-byte ints the 8-bit ones. */
 static const BinaryLoop *binary_table(IrElemType t)
 {
-    switch ((int)compute_type(t)) {
+    switch ((int)eval_compute_type(t)) {
     case IR_TYPE_F32: return f32_binary;
     case IR_TYPE_F64: return f64_binary;
     case IR_TYPE_S8: return s8_binary;
@@ -669,13 +601,13 @@ static const BinaryLoop *binary_table(IrElemType t)
     case IR_TYPE_U64: return u64_binary;
     case IR_TYPE_C64: return c64_binary;
     case IR_TYPE_C128: return c128_binary;
-    default: return is_narrow_float(t) ? f32_binary : NULL;
+    default: return eval_is_narrow_float(t) ? f32_binary : NULL;
     }
 }
 
 static const UnaryLoop *unary_table(IrElemType t)
 {
-    switch ((int)compute_type(t)) {
+    switch ((int)eval_compute_type(t)) {
     case IR_TYPE_F32: return f32_unary;
     case IR_TYPE_F64: return f64_unary;
     case IR_TYPE_S8: return s8_unary;
@@ -688,7 +620,7 @@ static const UnaryLoop *unary_table(IrElemType t)
     case IR_TYPE_U64: return u64_unary;
     case IR_TYPE_C64: return c64_unary;
     case IR_TYPE_C128: return c128_unary;
-    default: return is_narrow_float(t) ? f32_unary : NULL;
+    default: return eval_is_narrow_float(t) ? f32_unary : NULL;
     }
 }
 
@@ -731,7 +663,7 @@ static bool narrow_int_op_ok(IrOpcode op, IrElemType t)
                  op == IR_OP_SHIFT_RIGHT_LOGICAL;
     if (t == IR_TYPE_PRED)
         return !shift && op != IR_OP_ATAN2;
-    if (!is_sub_byte_int(t))
+    if (!eval_is_sub_byte_int(t))
         return true;
     if (op == IR_OP_POPCNT || op == IR_OP_CLZ)
         return false;
@@ -754,7 +686,7 @@ static UnaryLoop unary_loop(IrOpcode op, IrElemType t)
 {
     if (t == IR_TYPE_PRED)
         return op == IR_OP_NOT ? pred_not_unary : NULL;
-    if (is_sub_byte_int(t) && (op == IR_OP_POPCNT || op == IR_OP_CLZ))
+    if (eval_is_sub_byte_int(t) && (op == IR_OP_POPCNT || op == IR_OP_CLZ))
         return sub_byte_unary(op, t);
     const UnaryLoop *table = unary_table(t);
     if (!table || (unsigned)op >= IR_OP_COUNT || !narrow_int_op_ok(op, t))
@@ -858,14 +790,14 @@ static void narrow_binary(BinaryLoop f32_loop, IrElemType t, void *dst, const vo
                           int64_t n)
 {
     Narrow c;
-    narrow_init(&c, t);
+    eval_narrow_init(&c, t);
     float fa[BLOCK], fb[BLOCK], fo[BLOCK];
     for (int64_t off = 0; off < n; off += BLOCK) {
-        int64_t m = min_i64(BLOCK, n - off);
-        narrow_decode(&c, at(a, off, c.bytes), fa, m);
-        narrow_decode(&c, at(b, off, c.bytes), fb, m);
+        int64_t m = eval_min_i64(BLOCK, n - off);
+        eval_narrow_decode(&c, eval_at(a, off, c.bytes), fa, m);
+        eval_narrow_decode(&c, eval_at(b, off, c.bytes), fb, m);
         f32_loop(fo, fa, fb, m);
-        narrow_encode(&c, fo, at_mut(dst, off, c.bytes), m);
+        eval_narrow_encode(&c, fo, eval_at_mut(dst, off, c.bytes), m);
     }
 }
 
@@ -877,9 +809,9 @@ static void binary_in_place(BinaryLoop loop, int bytes, void *dst, const void *a
     uint64_t tmp[BLOCK];                 /* 8 KiB, aligned for any element */
     int64_t chunk = (int64_t)sizeof tmp / bytes;
     for (int64_t off = 0; off < n; off += chunk) {
-        int64_t m = min_i64(chunk, n - off);
-        loop(tmp, at(a, off, bytes), at(b, off, bytes), m);
-        memcpy(at_mut(dst, off, bytes), tmp, (size_t)(m * bytes));
+        int64_t m = eval_min_i64(chunk, n - off);
+        loop(tmp, eval_at(a, off, bytes), eval_at(b, off, bytes), m);
+        memcpy(eval_at_mut(dst, off, bytes), tmp, (size_t)(m * bytes));
     }
 }
 
@@ -893,7 +825,7 @@ static void binary_run(IrOpcode op, BinaryLoop loop, IrElemType t, void *dst, co
             BF16_FUSED[op](dst, a, b, n);
         return;
     }
-    if (is_narrow_float(t)) {
+    if (eval_is_narrow_float(t)) {
         narrow_binary(loop, t, dst, a, b, n);
         return;
     }
@@ -901,7 +833,7 @@ static void binary_run(IrOpcode op, BinaryLoop loop, IrElemType t, void *dst, co
         binary_in_place(loop, ir_type_storage_bytes(t), dst, a, b, n);
     else
         loop(dst, a, b, n);
-    normalize_ints(t, dst, n);
+    eval_normalize_ints(t, dst, n);
 }
 
 static bool kernel_run(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
@@ -928,7 +860,7 @@ static bool eval_complex(const ElemJob *j, char *dst, const char *const *src, in
 {
     IrElemType t = j->from;
     if (j->types[1] != t)
-        return unsupported_type(j->instr, t, err);
+        return eval_unsupported_type(j->instr, t, err);
     if (t == IR_TYPE_F32 && j->to == IR_TYPE_C64) {
         float *restrict o = (float *)dst;
         const float *restrict re = (const float *)src[0], *restrict im = (const float *)src[1];
@@ -941,7 +873,7 @@ static bool eval_complex(const ElemJob *j, char *dst, const char *const *src, in
         VLOOP(n, (o[2 * i] = re[i], o[2 * i + 1] = im[i]));
         return true;
     }
-    return unsupported_type(j->instr, t, err);
+    return eval_unsupported_type(j->instr, t, err);
 }
 
 static bool binary_dispatch(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
@@ -950,10 +882,10 @@ static bool binary_dispatch(const ElemJob *j, char *dst, const char *const *src,
     if (j->op == IR_OP_COMPLEX)
         return eval_complex(j, dst, src, n, err);
     if (j->types[1] != t || j->to != t)
-        return unsupported_type(j->instr, t, err);
+        return eval_unsupported_type(j->instr, t, err);
     BinaryLoop loop = binary_loop(j->op, t);
     if (!loop)
-        return unsupported_type(j->instr, t, err);
+        return eval_unsupported_type(j->instr, t, err);
     binary_run(j->op, loop, t, dst, src[0], src[1], n);
     return true;
 }
@@ -962,10 +894,10 @@ bool eval_binary(Interp *it, const IrInstr *instr, Value *const *args, Value **o
 {
     (void)it;
     int64_t n = ir_shape_elements(instr->shape);
-    if (!need_elements(instr, args[0], 0, n, err) || !need_elements(instr, args[1], 1, n, err))
+    if (!eval_need_elements(instr, args[0], 0, n, err) || !eval_need_elements(instr, args[1], 1, n, err))
         return false;
-    ElemJob j = elem_job(binary_dispatch, instr, args, 2);
-    return elem_eval(&j, n, out, err);
+    ElemJob j = eval_elem_job(binary_dispatch, instr, args, 2);
+    return eval_elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -974,13 +906,13 @@ bool eval_binary(Interp *it, const IrInstr *instr, Value *const *args, Value **o
 static void narrow_unary(UnaryLoop f32_loop, IrElemType t, void *dst, const void *src, int64_t n)
 {
     Narrow c;
-    narrow_init(&c, t);
+    eval_narrow_init(&c, t);
     float fi[BLOCK], fo[BLOCK];
     for (int64_t off = 0; off < n; off += BLOCK) {
-        int64_t m = min_i64(BLOCK, n - off);
-        narrow_decode(&c, at(src, off, c.bytes), fi, m);
+        int64_t m = eval_min_i64(BLOCK, n - off);
+        eval_narrow_decode(&c, eval_at(src, off, c.bytes), fi, m);
         f32_loop(fo, fi, m);
-        narrow_encode(&c, fo, at_mut(dst, off, c.bytes), m);
+        eval_narrow_encode(&c, fo, eval_at_mut(dst, off, c.bytes), m);
     }
 }
 
@@ -1002,17 +934,17 @@ static bool is_finite_run(const IrInstr *instr, IrElemType t, uint8_t *o, const 
         is_finite_f32(o, src, n);
     } else if (t == IR_TYPE_F64) {
         is_finite_f64(o, src, n);
-    } else if (is_narrow_float(t)) {
+    } else if (eval_is_narrow_float(t)) {
         Narrow c;
-        narrow_init(&c, t);
+        eval_narrow_init(&c, t);
         float f[BLOCK];
         for (int64_t off = 0; off < n; off += BLOCK) {
-            int64_t m = min_i64(BLOCK, n - off);
-            narrow_decode(&c, at(src, off, c.bytes), f, m);
+            int64_t m = eval_min_i64(BLOCK, n - off);
+            eval_narrow_decode(&c, eval_at(src, off, c.bytes), f, m);
             is_finite_f32(o + off, f, m);
         }
     } else {
-        return unsupported_type(instr, t, err);
+        return eval_unsupported_type(instr, t, err);
     }
     return true;
 }
@@ -1037,7 +969,7 @@ static bool part_run(const IrInstr *instr, IrElemType t, void *dst, const void *
         else
             memcpy(dst, src, bytes);
     } else {
-        return unsupported_type(instr, t, err);
+        return eval_unsupported_type(instr, t, err);
     }
     return true;
 }
@@ -1065,28 +997,28 @@ static bool unary_dispatch(const ElemJob *j, char *dst, const char *const *srcs,
     switch ((int)instr->op) {
     case IR_OP_IS_FINITE:
         if (rt != IR_TYPE_PRED)
-            return unsupported_type(instr, t, err);
+            return eval_unsupported_type(instr, t, err);
         return is_finite_run(instr, t, (uint8_t *)dst, src, n, err);
     case IR_OP_REAL: case IR_OP_IMAG:
-        if (rt != (ir_type_is_complex(t) ? complex_part(t) : t))
-            return unsupported_type(instr, t, err);
+        if (rt != (ir_type_is_complex(t) ? eval_complex_part(t) : t))
+            return eval_unsupported_type(instr, t, err);
         return part_run(instr, t, dst, src, n, err);
     case IR_OP_ABS:
         if (!ir_type_is_complex(t))
             break;
-        if (rt != complex_part(t))
-            return unsupported_type(instr, t, err);
+        if (rt != eval_complex_part(t))
+            return eval_unsupported_type(instr, t, err);
         complex_abs(t, dst, src, n);
         return true;
     }
     UnaryLoop loop = unary_loop(instr->op, t);
     if (!loop || rt != t)
-        return unsupported_type(instr, t, err);
-    if (is_narrow_float(t)) {
+        return eval_unsupported_type(instr, t, err);
+    if (eval_is_narrow_float(t)) {
         narrow_unary(loop, t, dst, src, n);
     } else {
         loop(dst, src, n);
-        normalize_ints(t, dst, n);
+        eval_normalize_ints(t, dst, n);
     }
     return true;
 }
@@ -1095,10 +1027,10 @@ bool eval_unary(Interp *it, const IrInstr *instr, Value *const *args, Value **ou
 {
     (void)it;
     int64_t n = ir_shape_elements(instr->shape);
-    if (!need_elements(instr, args[0], 0, n, err))
+    if (!eval_need_elements(instr, args[0], 0, n, err))
         return false;
-    ElemJob j = elem_job(unary_dispatch, instr, args, 1);
-    return elem_eval(&j, n, out, err);
+    ElemJob j = eval_elem_job(unary_dispatch, instr, args, 1);
+    return eval_elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1168,7 +1100,7 @@ static void total_order_keys(const IrTypeInfo *ti, const void *src, int64_t *res
     uint64_t sign = ti->has_sign ? UINT64_C(1) << (bits - 1) : 0;
     for (int64_t i = 0; i < n; i++) {
         uint64_t u = 0;
-        memcpy(&u, at(src, i, ti->storage_bytes), (size_t)ti->storage_bytes);   /* little-endian */
+        memcpy(&u, eval_at(src, i, ti->storage_bytes), (size_t)ti->storage_bytes);   /* little-endian */
         u &= mask;
         k[i] = (u & sign) ? -(int64_t)(u & ~sign) - 1 : (int64_t)u;
     }
@@ -1180,9 +1112,9 @@ static void compare_total_order(IrElemType t, uint8_t *o, const void *a, const v
     const IrTypeInfo *ti = &ir_type_info[t];
     int64_t ka[BLOCK], kb[BLOCK];
     for (int64_t off = 0; off < n; off += BLOCK) {
-        int64_t m = min_i64(BLOCK, n - off);
-        total_order_keys(ti, at(a, off, ti->storage_bytes), ka, m);
-        total_order_keys(ti, at(b, off, ti->storage_bytes), kb, m);
+        int64_t m = eval_min_i64(BLOCK, n - off);
+        total_order_keys(ti, eval_at(a, off, ti->storage_bytes), ka, m);
+        total_order_keys(ti, eval_at(b, off, ti->storage_bytes), kb, m);
         compare_s64(o + off, ka, kb, m, dir);
     }
 }
@@ -1199,12 +1131,12 @@ static void compare_floats(IrElemType t, uint8_t *o, const void *a, const void *
         return;
     }
     Narrow c;
-    narrow_init(&c, t);
+    eval_narrow_init(&c, t);
     float fa[BLOCK], fb[BLOCK];
     for (int64_t off = 0; off < n; off += BLOCK) {
-        int64_t m = min_i64(BLOCK, n - off);
-        narrow_decode(&c, at(a, off, c.bytes), fa, m);
-        narrow_decode(&c, at(b, off, c.bytes), fb, m);
+        int64_t m = eval_min_i64(BLOCK, n - off);
+        eval_narrow_decode(&c, eval_at(a, off, c.bytes), fa, m);
+        eval_narrow_decode(&c, eval_at(b, off, c.bytes), fb, m);
         compare_f32(o + off, fa, fb, m, dir);
     }
 }
@@ -1242,7 +1174,7 @@ static bool compare_run(const ElemJob *j, char *dst, const char *const *src, int
     else if (ir_type_is_complex(t) && (dir == IR_CMP_EQ || dir == IR_CMP_NE))
         compare_complex(t, o, a, b, n, dir == IR_CMP_NE);
     else
-        return unsupported_type(instr, t, err);
+        return eval_unsupported_type(instr, t, err);
     return true;
 }
 
@@ -1251,12 +1183,12 @@ bool eval_compare(Interp *it, const IrInstr *instr, Value *const *args, Value **
     (void)it;
     int64_t n = ir_shape_elements(instr->shape);
     IrElemType t = args[0]->shape->type;
-    if (!need_elements(instr, args[0], 0, n, err) || !need_elements(instr, args[1], 1, n, err))
+    if (!eval_need_elements(instr, args[0], 0, n, err) || !eval_need_elements(instr, args[1], 1, n, err))
         return false;
     if (args[1]->shape->type != t || instr->shape->type != IR_TYPE_PRED)
-        return unsupported_type(instr, t, err);
-    ElemJob j = elem_job(compare_run, instr, args, 2);
-    return elem_eval(&j, n, out, err);
+        return eval_unsupported_type(instr, t, err);
+    ElemJob j = eval_elem_job(compare_run, instr, args, 2);
+    return eval_elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1297,7 +1229,7 @@ static bool select_run(const ElemJob *j, char *dst, const char *const *src, int6
     case 4: select_4(dst, p, src[1], src[2], n); break;
     case 8: select_8(dst, p, src[1], src[2], n); break;
     case 16: select_16(dst, p, src[1], src[2], n); break;
-    default: return unsupported_type(j->instr, j->to, err);
+    default: return eval_unsupported_type(j->instr, j->to, err);
     }
     return true;
 }
@@ -1310,7 +1242,7 @@ static bool select_whole(const IrInstr *instr, Value *const *args, Value **out, 
         *out = value_retain(pick);
         return true;
     }
-    if (!need_elements(instr, pick, pick == args[1] ? 1 : 2, ir_shape_elements(instr->shape), err))
+    if (!eval_need_elements(instr, pick, pick == args[1] ? 1 : 2, ir_shape_elements(instr->shape), err))
         return false;
     *out = value_alias(instr->shape, pick, err);
     return *out != NULL;
@@ -1320,15 +1252,15 @@ bool eval_select(Interp *it, const IrInstr *instr, Value *const *args, Value **o
 {
     (void)it;
     if (!ir_shape_is_array(args[0]->shape) || args[0]->shape->type != IR_TYPE_PRED)
-        return unsupported_type(instr, args[0]->shape->type, err);
+        return eval_unsupported_type(instr, args[0]->shape->type, err);
     if (args[0]->shape->rank == 0)
         return select_whole(instr, args, out, err);
     int64_t n = ir_shape_elements(instr->shape);
     for (int k = 0; k < 3; k++)
-        if (!need_elements(instr, args[k], k, n, err))
+        if (!eval_need_elements(instr, args[k], k, n, err))
             return false;
-    ElemJob j = elem_job(select_run, instr, args, 3);
-    return elem_eval(&j, n, out, err);
+    ElemJob j = eval_elem_job(select_run, instr, args, 3);
+    return eval_elem_eval(&j, n, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1382,7 +1314,7 @@ typedef void (*ClampLoop)(void *restrict out, const void *lo, const void *x, con
 
 static ClampLoop clamp_loop(IrElemType t)
 {
-    switch ((int)compute_type(t)) {
+    switch ((int)eval_compute_type(t)) {
     case IR_TYPE_F32: return f32_clamp_loop;
     case IR_TYPE_F64: return f64_clamp_loop;
     case IR_TYPE_S8: return s8_clamp_loop;
@@ -1394,7 +1326,7 @@ static ClampLoop clamp_loop(IrElemType t)
     case IR_TYPE_U16: return u16_clamp_loop;
     case IR_TYPE_U32: return u32_clamp_loop;
     case IR_TYPE_U64: return u64_clamp_loop;
-    default: return is_narrow_float(t) ? f32_clamp_loop : NULL;
+    default: return eval_is_narrow_float(t) ? f32_clamp_loop : NULL;
     }
 }
 
@@ -1403,21 +1335,21 @@ static ClampLoop clamp_loop(IrElemType t)
 static void narrow_clamp(IrElemType t, void *dst, const char *const *args, int64_t n, bool lo_s, bool hi_s)
 {
     Narrow c;
-    narrow_init(&c, t);
+    eval_narrow_init(&c, t);
     float lo[BLOCK], x[BLOCK], hi[BLOCK], o[BLOCK];
     if (lo_s)
-        narrow_decode(&c, args[0], lo, 1);
+        eval_narrow_decode(&c, args[0], lo, 1);
     if (hi_s)
-        narrow_decode(&c, args[2], hi, 1);
+        eval_narrow_decode(&c, args[2], hi, 1);
     for (int64_t off = 0; off < n; off += BLOCK) {
-        int64_t m = min_i64(BLOCK, n - off);
+        int64_t m = eval_min_i64(BLOCK, n - off);
         if (!lo_s)
-            narrow_decode(&c, at(args[0], off, c.bytes), lo, m);
+            eval_narrow_decode(&c, eval_at(args[0], off, c.bytes), lo, m);
         if (!hi_s)
-            narrow_decode(&c, at(args[2], off, c.bytes), hi, m);
-        narrow_decode(&c, at(args[1], off, c.bytes), x, m);
+            eval_narrow_decode(&c, eval_at(args[2], off, c.bytes), hi, m);
+        eval_narrow_decode(&c, eval_at(args[1], off, c.bytes), x, m);
         f32_clamp_loop(o, lo, x, hi, m, lo_s, hi_s);
-        narrow_encode(&c, o, at_mut(dst, off, c.bytes), m);
+        eval_narrow_encode(&c, o, eval_at_mut(dst, off, c.bytes), m);
     }
 }
 
@@ -1425,7 +1357,7 @@ static void narrow_clamp(IrElemType t, void *dst, const char *const *args, int64
 static bool clamp_run(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
 {
     (void)err;
-    if (is_narrow_float(j->from))
+    if (eval_is_narrow_float(j->from))
         narrow_clamp(j->from, dst, src, n, j->scalar[0], j->scalar[2]);
     else
         clamp_loop(j->from)(dst, src[0], src[1], src[2], n, j->scalar[0], j->scalar[2]);
@@ -1436,7 +1368,7 @@ static bool clamp_run(const ElemJob *j, char *dst, const char *const *src, int64
 static bool clamp_bound(const IrInstr *instr, const Value *b, int k, int64_t n, bool *scalar, Error *err)
 {
     *scalar = ir_shape_is_array(b->shape) && value_elements(b) == 1;
-    return *scalar || need_elements(instr, b, k, n, err);
+    return *scalar || eval_need_elements(instr, b, k, n, err);
 }
 
 bool eval_clamp(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
@@ -1445,366 +1377,17 @@ bool eval_clamp(Interp *it, const IrInstr *instr, Value *const *args, Value **ou
     int64_t n = ir_shape_elements(instr->shape);
     IrElemType t = args[1]->shape->type;
     bool lo_s, hi_s;
-    if (!need_elements(instr, args[1], 1, n, err) || !clamp_bound(instr, args[0], 0, n, &lo_s, err) ||
+    if (!eval_need_elements(instr, args[1], 1, n, err) || !clamp_bound(instr, args[0], 0, n, &lo_s, err) ||
         !clamp_bound(instr, args[2], 2, n, &hi_s, err))
         return false;
     ClampLoop loop = clamp_loop(t);
     if (!loop || args[0]->shape->type != t || args[2]->shape->type != t || instr->shape->type != t)
-        return unsupported_type(instr, t, err);
-    ElemJob j = elem_job(clamp_run, instr, args, 3);
+        return eval_unsupported_type(instr, t, err);
+    ElemJob j = eval_elem_job(clamp_run, instr, args, 3);
     j.from = t;
     j.scalar[0] = lo_s;
     j.scalar[2] = hi_s;
     j.src_bytes[0] = lo_s ? 0 : j.src_bytes[0];
     j.src_bytes[2] = hi_s ? 0 : j.src_bytes[2];
-    return elem_eval(&j, n, out, err);
-}
-
-/* ------------------------------------------------------------------ */
-/* convert                                                              */
-
-/* A block of source values in a type that holds them exactly: doubles for
- * float sources (also as floats when the source fits f32), int64 for
- * integers and pred (u64 as its bit pattern). */
-typedef struct Wide {
-    bool is_float;
-    bool fits_f32;          /* is_float: the values are exact floats in f */
-    bool is_u64;            /* !is_float: i holds uint64 bit patterns */
-    double d[BLOCK];
-    float f[BLOCK];
-    int64_t i[BLOCK];
-} Wide;
-
-#define LOAD_INTS(T) \
-    do { const T *restrict p = src; VLOOP(m, w->i[i] = (int64_t)p[i]); } while (0)
-
-static void load_ints(IrElemType t, const void *src, Wide *w, int64_t m)
-{
-    switch ((int)compute_type(t)) {
-    case IR_TYPE_PRED: LOAD_INTS(uint8_t); VLOOP(m, w->i[i] = w->i[i] != 0); break;
-    case IR_TYPE_S8: LOAD_INTS(int8_t); break;
-    case IR_TYPE_S16: LOAD_INTS(int16_t); break;
-    case IR_TYPE_S32: LOAD_INTS(int32_t); break;
-    case IR_TYPE_S64: LOAD_INTS(int64_t); break;
-    case IR_TYPE_U8: LOAD_INTS(uint8_t); break;
-    case IR_TYPE_U16: LOAD_INTS(uint16_t); break;
-    case IR_TYPE_U32: LOAD_INTS(uint32_t); break;
-    case IR_TYPE_U64: LOAD_INTS(uint64_t); break;
-    }
-}
-
-static void load_block(IrElemType t, const Narrow *c, const void *src, Wide *w, int64_t m)
-{
-    w->is_float = ir_type_is_float(t);
-    w->fits_f32 = w->is_float && t != IR_TYPE_F64;
-    w->is_u64 = t == IR_TYPE_U64;
-    if (t == IR_TYPE_F64) {
-        memcpy(w->d, src, (size_t)m * sizeof(double));
-    } else if (w->is_float) {
-        if (t == IR_TYPE_F32)
-            memcpy(w->f, src, (size_t)m * sizeof(float));
-        else
-            narrow_decode(c, src, w->f, m);
-        VLOOP(m, w->d[i] = w->f[i]);
-    } else {
-        load_ints(t, src, w, m);
-    }
-}
-
-/* Saturating float -> int (XLA's convert): NaN -> 0, then the range ends. */
-#define DEFINE_FROM_DOUBLE(P, T, MIN, MAX, LO, HI)                                      \
-    static inline T P##_from_double(double v)                                           \
-    {                                                                                   \
-        return v != v ? 0 : v >= (HI) ? (MAX) : v <= (LO) ? (MIN) : (T)v;               \
-    }
-
-DEFINE_FROM_DOUBLE(s8, int8_t, INT8_MIN, INT8_MAX, -0x1p7, 0x1p7)
-DEFINE_FROM_DOUBLE(s16, int16_t, INT16_MIN, INT16_MAX, -0x1p15, 0x1p15)
-DEFINE_FROM_DOUBLE(s32, int32_t, INT32_MIN, INT32_MAX, -0x1p31, 0x1p31)
-DEFINE_FROM_DOUBLE(s64, int64_t, INT64_MIN, INT64_MAX, -0x1p63, 0x1p63)
-DEFINE_FROM_DOUBLE(u8, uint8_t, 0, UINT8_MAX, 0.0, 0x1p8)
-DEFINE_FROM_DOUBLE(u16, uint16_t, 0, UINT16_MAX, 0.0, 0x1p16)
-DEFINE_FROM_DOUBLE(u32, uint32_t, 0, UINT32_MAX, 0.0, 0x1p32)
-DEFINE_FROM_DOUBLE(u64, uint64_t, 0, UINT64_MAX, 0.0, 0x1p64)
-
-/* From a float block into an integer type: saturating; into an int block:
- * wrapping (the low bits of the two's complement value). */
-#define STORE_SAT(P, T) \
-    do { T *restrict p = dst; VLOOP(m, p[i] = P##_from_double(w->d[i])); } while (0)
-#define STORE_WRAP(T) \
-    do { T *restrict p = dst; VLOOP(m, p[i] = (T)w->i[i]); } while (0)
-#define STORE_INT(P, T) \
-    do { if (w->is_float) STORE_SAT(P, T); else STORE_WRAP(T); } while (0)
-
-static void store_ints(IrElemType t, const Wide *w, void *dst, int64_t m)
-{
-    switch ((int)t) {
-    case IR_TYPE_S8: STORE_INT(s8, int8_t); break;
-    case IR_TYPE_S16: STORE_INT(s16, int16_t); break;
-    case IR_TYPE_S32: STORE_INT(s32, int32_t); break;
-    case IR_TYPE_S64: STORE_INT(s64, int64_t); break;
-    case IR_TYPE_U8: STORE_INT(u8, uint8_t); break;
-    case IR_TYPE_U16: STORE_INT(u16, uint16_t); break;
-    case IR_TYPE_U32: STORE_INT(u32, uint32_t); break;
-    case IR_TYPE_U64: STORE_INT(u64, uint64_t); break;
-    default:                        /* sub-byte: the dtype helpers saturate / wrap */
-        for (int64_t i = 0; i < m; i++) {
-            if (w->is_float)
-                ir_elem_set_f64(t, at_mut(dst, i, 1), w->d[i]);
-            else
-                ir_elem_set_i64(t, at_mut(dst, i, 1), w->i[i]);
-        }
-    }
-}
-
-/* Integers to f32 round once in C; to the narrow floats they go through f32
- * (Eigen and ml_dtypes construct those from static_cast<float>(x)). */
-static void ints_to_f32(const Wide *w, float *restrict f, int64_t m)
-{
-    if (w->is_u64)
-        VLOOP(m, f[i] = (float)(uint64_t)w->i[i]);
-    else
-        VLOOP(m, f[i] = (float)w->i[i]);
-}
-
-static void ints_to_f64(const Wide *w, double *restrict d, int64_t m)
-{
-    if (w->is_u64)
-        VLOOP(m, d[i] = (double)(uint64_t)w->i[i]);
-    else
-        VLOOP(m, d[i] = (double)w->i[i]);
-}
-
-/* Into a float type: f32/f64 by C conversion (nearest even); narrow types
- * from values that are exact floats through the fast encoders, from f64
- * through dtype.c, which rounds once. */
-static void store_floats(IrElemType t, const Narrow *c, Wide *w, void *dst, int64_t m)
-{
-    if (t == IR_TYPE_F64) {
-        if (w->is_float)
-            memcpy(dst, w->d, (size_t)m * sizeof(double));
-        else
-            ints_to_f64(w, dst, m);
-        return;
-    }
-    if (!w->is_float)
-        ints_to_f32(w, w->f, m);
-    if (w->is_float && !w->fits_f32) {
-        if (t == IR_TYPE_F32) {
-            float *restrict p = dst;
-            VLOOP(m, p[i] = (float)w->d[i]);
-        } else {
-            for (int64_t i = 0; i < m; i++)
-                ir_elem_set_f64(t, at_mut(dst, i, c->bytes), w->d[i]);
-        }
-        return;
-    }
-    if (t == IR_TYPE_F32)
-        memcpy(dst, w->f, (size_t)m * sizeof(float));
-    else
-        narrow_encode(c, w->f, dst, m);
-}
-
-static void store_block(IrElemType t, const Narrow *c, Wide *w, void *dst, int64_t m)
-{
-    if (t == IR_TYPE_PRED) {
-        uint8_t *restrict p = dst;
-        if (w->is_float)
-            VLOOP(m, p[i] = w->d[i] != 0);      /* NaN != 0: true */
-        else
-            VLOOP(m, p[i] = w->i[i] != 0);
-    } else if (ir_type_is_float(t)) {
-        store_floats(t, c, w, dst, m);
-    } else {
-        store_ints(t, w, dst, m);
-    }
-}
-
-/* Real (non-complex) numeric types, block by block. */
-static void convert_real(IrElemType from, IrElemType to, const void *src, void *dst, int64_t n)
-{
-    /* 28 KiB: off the stack, and not from the heap either, since a chunk of
-     * a split convert has no way to report an allocation failing (one
-     * buffer per thread, none in use twice: conversions do not nest). */
-    static _Thread_local Wide w_of_thread;
-    Wide *w = &w_of_thread;
-    Narrow cf, ct;
-    if (is_narrow_float(from))
-        narrow_init(&cf, from);
-    if (is_narrow_float(to))
-        narrow_init(&ct, to);
-    int fb = ir_type_storage_bytes(from), tb = ir_type_storage_bytes(to);
-    for (int64_t off = 0; off < n; off += BLOCK) {
-        int64_t m = min_i64(BLOCK, n - off);
-        load_block(from, &cf, at(src, off, fb), w, m);
-        store_block(to, &ct, w, at_mut(dst, off, tb), m);
-    }
-}
-
-/* Real -> complex: the values converted to the part type into the front
- * of dst, then spread from the back (element i moves from i to 2i, never
- * over an element not yet moved), imaginary parts 0. */
-static void convert_to_complex(IrElemType from, IrElemType to, const void *src, void *dst, int64_t n)
-{
-    IrElemType part = complex_part(to);
-    int pb = ir_type_storage_bytes(part);
-    char *o = dst;
-    convert_real(from, part, src, dst, n);
-    for (int64_t i = n - 1; i >= 0; i--) {
-        memmove(o + 2 * i * pb, o + i * pb, (size_t)pb);
-        memset(o + (2 * i + 1) * pb, 0, (size_t)pb);
-    }
-}
-
-static bool convert_run(const ElemJob *j, char *dst, const char *const *srcs, int64_t n, Error *err)
-{
-    const IrInstr *instr = j->instr;
-    IrElemType from = j->from, to = j->to;
-    const void *src = srcs[0];
-    bool from_c = ir_type_is_complex(from), to_c = ir_type_is_complex(to);
-    bool from_ok = from == IR_TYPE_PRED || ir_type_is_int(from) || ir_type_is_float(from) || from_c;
-    bool to_ok = to == IR_TYPE_PRED || ir_type_is_int(to) || ir_type_is_float(to) || to_c;
-    if (!from_ok || !to_ok || (from_c && !to_c))
-        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: convert from %s to %s",
-                         ir_type_name(from), ir_type_name(to));
-    if (from == to)
-        memcpy(dst, src, (size_t)(n * ir_type_storage_bytes(to)));
-    else if (from_c)                    /* c64 <-> c128: the parts as 2n reals */
-        convert_real(complex_part(from), complex_part(to), src, dst, 2 * n);
-    else if (to_c)
-        convert_to_complex(from, to, src, dst, n);
-    else if (to == IR_TYPE_F32 && is_narrow_float(from))
-        narrow_decode_all(from, src, (float *)dst, n);
-    else if (from == IR_TYPE_F32 && is_narrow_float(to))
-        narrow_encode_all(to, src, dst, n);
-    else
-        convert_real(from, to, src, dst, n);
-    return true;
-}
-
-bool eval_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
-{
-    (void)it;
-    int64_t n = ir_shape_elements(instr->shape);
-    if (!need_elements(instr, args[0], 0, n, err))
-        return false;
-    ElemJob j = elem_job(convert_run, instr, args, 1);
-    return elem_eval(&j, n, out, err);
-}
-
-/* ------------------------------------------------------------------ */
-/* bitcast-convert                                                      */
-
-/* The bytes stay (little-endian host, as XLA's reference); only the shape
- * changes, so the result aliases the operand.  Two exceptions copy: a pred
- * result is normalised to 0/1, and sub-byte ints (kept sign- or
- * zero-extended in a byte) are re-extended for the other signedness. */
-bool eval_bitcast_convert(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
-{
-    (void)it;
-    IrElemType from = args[0]->shape->type, to = instr->shape->type;
-    if (!ir_shape_is_array(args[0]->shape) || !ir_shape_is_array(instr->shape))
-        return unsupported_type(instr, from, err);
-    int64_t n = ir_shape_elements(instr->shape);
-    bool sub_byte = is_sub_byte_int(from) || is_sub_byte_int(to);
-    if (sub_byte && ir_type_info[from].bits != ir_type_info[to].bits)
-        return error_set(err, ERR_UNSUPPORTED, instr->info->loc,
-                         "unsupported op: bitcast-convert from %s to %s", ir_type_name(from), ir_type_name(to));
-    if ((size_t)ir_shape_byte_size(instr->shape) != value_bytes(args[0]))
-        return error_set(err, ERR_SHAPE, instr->info->loc, "bitcast-convert: %zu bytes in, %lld out",
-                         value_bytes(args[0]), (long long)ir_shape_byte_size(instr->shape));
-    if (!sub_byte && to != IR_TYPE_PRED) {
-        *out = value_alias(instr->shape, args[0], err);
-        return *out != NULL;
-    }
-    Value *v = value_new_array(instr->shape, err);
-    if (!v)
-        return false;
-    memcpy(v->data, args[0]->data, value_bytes(v));
-    normalize_ints(to, v->data, n);
-    *out = v;
-    return true;
-}
-
-/* ------------------------------------------------------------------ */
-/* reduce-precision                                                     */
-
-/* XLA's ReducePrecision on the bits of an f32 or f64 (its evaluator runs
- * the narrow types on their f32 value): round the mantissa to m bits,
- * nearest even, letting a carry bump the exponent; then with e exponent
- * bits, exponents above the range become inf and those at or below the
- * smallest normal's become zero (no subnormals); a NaN stays the input NaN
- * ("NaN values are retained", operation_semantics; XLA:CPU keeps it too),
- * even when m is 0 and no NaN is left in the format (XLA's emitter once
- * gave +inf there, which this used to copy). */
-#define DEFINE_REDUCE_PRECISION(P, FT, UT, SRC_E, SRC_M)                                \
-    static void P##_reduce_precision(FT *restrict o, const FT *restrict a, int64_t n, int e, int m) \
-    {                                                                                   \
-        const UT one = 1;                                                               \
-        UT last = m < SRC_M ? one << (SRC_M - m) : 0;                                   \
-        UT bias_base = last ? (last >> 1) - 1 : 0, keep = ~(last - 1);                  \
-        UT sign = one << (SRC_E + SRC_M), exp_mask = ((one << SRC_E) - 1) << SRC_M;     \
-        UT ebias = (one << (SRC_E - 1)) - 1;                                            \
-        UT rbias = e < SRC_E ? (one << (e - 1)) - 1 : 0;                                \
-        UT max_exp = (ebias + rbias) << SRC_M, min_exp = (ebias - rbias) << SRC_M;      \
-        for (int64_t i = 0; i < n; i++) {                                               \
-            UT u;                                                                       \
-            memcpy(&u, &a[i], sizeof u);                                                \
-            if (last)                                                                   \
-                u = (u + bias_base + ((u & last) >> (SRC_M - m))) & keep;               \
-            if (e < SRC_E) {                                                            \
-                UT x = u & exp_mask;                                                    \
-                u = x > max_exp ? (u & sign) | exp_mask : x <= min_exp ? u & sign : u;  \
-            }                                                                           \
-            FT r;                                                                       \
-            memcpy(&r, &u, sizeof r);                                                   \
-            o[i] = a[i] != a[i] ? a[i] : r;  /* "NaN values are retained", at any m */   \
-        }                                                                               \
-    }
-
-DEFINE_REDUCE_PRECISION(f32, float, uint32_t, 8, 23)
-DEFINE_REDUCE_PRECISION(f64, double, uint64_t, 11, 52)
-
-static void narrow_reduce_precision(IrElemType t, void *dst, const void *src, int64_t n, int e, int m)
-{
-    Narrow c;
-    narrow_init(&c, t);
-    float fi[BLOCK], fo[BLOCK];
-    for (int64_t off = 0; off < n; off += BLOCK) {
-        int64_t k = min_i64(BLOCK, n - off);
-        narrow_decode(&c, at(src, off, c.bytes), fi, k);
-        f32_reduce_precision(fo, fi, k, e, m);
-        narrow_encode(&c, fo, at_mut(dst, off, c.bytes), k);
-    }
-}
-
-/* The attributes were checked by eval_reduce_precision. */
-static bool reduce_precision_run(const ElemJob *j, char *dst, const char *const *src, int64_t n, Error *err)
-{
-    (void)err;
-    int e = (int)j->instr->ints[IR_INT_EXPONENT_BITS].v, m = (int)j->instr->ints[IR_INT_MANTISSA_BITS].v;
-    if (j->from == IR_TYPE_F32)
-        f32_reduce_precision((float *)dst, (const float *)src[0], n, e, m);
-    else if (j->from == IR_TYPE_F64)
-        f64_reduce_precision((double *)dst, (const double *)src[0], n, e, m);
-    else
-        narrow_reduce_precision(j->from, dst, src[0], n, e, m);
-    return true;
-}
-
-bool eval_reduce_precision(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
-{
-    (void)it;
-    int64_t n = ir_shape_elements(instr->shape);
-    IrElemType t = args[0]->shape->type;
-    const IrOptInt *e = &instr->ints[IR_INT_EXPONENT_BITS], *m = &instr->ints[IR_INT_MANTISSA_BITS];
-    if (!need_elements(instr, args[0], 0, n, err))
-        return false;
-    if (!ir_type_is_float(t) || instr->shape->type != t)
-        return unsupported_type(instr, t, err);
-    if (!e->present || !m->present || e->v < 1 || e->v > 64 || m->v < 0 || m->v > 64)
-        return error_set(err, ERR_SHAPE, instr->info->loc,
-                         "reduce-precision: needs exponent_bits >= 1 and mantissa_bits >= 0");
-    ElemJob j = elem_job(reduce_precision_run, instr, args, 1);
-    return elem_eval(&j, n, out, err);
+    return eval_elem_eval(&j, n, out, err);
 }

@@ -1,4 +1,5 @@
-/* eval_reduce.c: reduce, reduce-window, map and sort.
+/* eval_reduce.c: reduce, reduce-window and map, and the helpers eval_sort.c
+ * shares (eval.h).
  *
  * The reference order, which we promise to the bit:
  * - reduce: for each output element acc = init, then acc = f(acc, x) over the
@@ -7,8 +8,6 @@
  *   the window.  Positions that land in the padding or between the elements
  *   of a dilated base are skipped, not folded with init (XLA's evaluator does
  *   this), so a non-identity init enters each output exactly once.
- * - sort: a stable bottom-up merge sort; a merge takes the right element only
- *   when comparator(right, left) is true.  Stable whatever is_stable says.
  *
  * Fast paths give the same bits as the slow ones because every output
  * element still sees the same left fold, in the same order:
@@ -33,8 +32,6 @@
  *   position is valid; trailing dims the window leaves alone (size 1, stride
  *   1, no padding) are part of the row.
  * - map whose computation is one binary op on two parameters: one kernel call.
- * - sort whose comparator is compare(p0, p1) LT or GT: keys are extracted once
- *   per line and compared inline by the same merge sort.
  * Everything else calls the computation per element through
  * eval_call_scalar(): slow, but any computation works.
  *
@@ -49,7 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_VARIADIC 8      /* eval_call_scalar takes at most 16 arguments */
 #define MAX_ELEM_BYTES 16   /* c128 */
 #define BLOCK_RUN 2048      /* outputs per block when the slice is contiguous */
 #define BLOCK_GATHER 256    /* outputs per block when it must be gathered */
@@ -61,7 +57,7 @@
 /* ------------------------------------------------------------------ */
 /* Shared helpers                                                       */
 
-static size_t elem_bytes(const Value *v)
+size_t eval_elem_bytes(const Value *v)
 {
     return (size_t)ir_type_storage_bytes(v->shape->type);
 }
@@ -78,7 +74,7 @@ static bool kernel_type_ok(IrElemType t)
     return type_ok(t) && !ir_type_is_complex(t);
 }
 
-static bool need_array(const IrInstr *instr, const Value *v, const char *what, Error *err)
+bool eval_need_array(const IrInstr *instr, const Value *v, const char *what, Error *err)
 {
     if (v->shape->type == IR_TYPE_TUPLE || v->shape->rank > IR_MAX_RANK || !type_ok(v->shape->type))
         return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s: %s %s is not supported",
@@ -86,7 +82,7 @@ static bool need_array(const IrInstr *instr, const Value *v, const char *what, E
     return true;
 }
 
-static bool same_dims(const IrShape *a, const IrShape *b)
+bool eval_same_dims(const IrShape *a, const IrShape *b)
 {
     if (a->rank != b->rank)
         return false;
@@ -96,7 +92,7 @@ static bool same_dims(const IrShape *a, const IrShape *b)
     return true;
 }
 
-static void *scratch_alloc(int64_t n, size_t size, const IrInstr *instr, Error *err)
+void *eval_scratch_alloc(int64_t n, size_t size, const IrInstr *instr, Error *err)
 {
     if (n < 0 || (size && (uint64_t)n > SIZE_MAX / size)) {
         error_set(err, ERR_NOMEM, instr->info->loc, "%s: scratch too large", ir_opcode_name(instr->op));
@@ -121,8 +117,8 @@ static const IrShape *part_shape(const IrInstr *instr, int n, int i)
 
 /* Allocates the n result arrays: part i must be an array of type types[i]
  * with dims (rank, dims). */
-static bool new_parts(const IrInstr *instr, int n, int rank, const int64_t *dims, const IrElemType *types,
-                      Value **parts, Error *err)
+bool eval_new_parts(const IrInstr *instr, int n, int rank, const int64_t *dims, const IrElemType *types,
+                    Value **parts, Error *err)
 {
     for (int i = 0; i < n; i++) {
         const IrShape *s = part_shape(instr, n, i);
@@ -144,7 +140,7 @@ static bool new_parts(const IrInstr *instr, int n, int rank, const int64_t *dims
 
 /* Hands the parts over as the result (an array, or a tuple of n), or
  * releases them when !ok. */
-static bool finish_parts(const IrInstr *instr, int n, Value **parts, bool ok, Value **out, Error *err)
+bool eval_finish_parts(const IrInstr *instr, int n, Value **parts, bool ok, Value **out, Error *err)
 {
     if (!ok) {
         for (int i = 0; i < n; i++)
@@ -195,7 +191,7 @@ static void next_index(int rank, const int64_t *dims, int64_t *idx)
 }
 
 /* dst[j] = src[offs[j]] for n elements of es bytes. */
-static void gather_elems(void *dst, const void *src, const int64_t *offs, int64_t n, size_t es)
+void eval_gather_elems(void *dst, const void *src, const int64_t *offs, int64_t n, size_t es)
 {
     unsigned char *d = dst;
     const unsigned char *s = src;
@@ -205,20 +201,6 @@ static void gather_elems(void *dst, const void *src, const int64_t *offs, int64_
     case 4: for (int64_t j = 0; j < n; j++) memcpy(d + 4 * j, s + 4 * offs[j], 4); break;
     case 8: for (int64_t j = 0; j < n; j++) memcpy(d + 8 * j, s + 8 * offs[j], 8); break;
     default: for (int64_t j = 0; j < n; j++) memcpy(d + es * (size_t)j, s + es * (size_t)offs[j], es); break;
-    }
-}
-
-/* dst[j * stride] = src[j] for n elements of es bytes. */
-static void scatter_strided(void *dst, int64_t stride, const void *src, int64_t n, size_t es)
-{
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    switch (es) {
-    case 1: for (int64_t j = 0; j < n; j++) d[j * stride] = s[j]; break;
-    case 2: for (int64_t j = 0; j < n; j++) memcpy(d + 2 * j * stride, s + 2 * j, 2); break;
-    case 4: for (int64_t j = 0; j < n; j++) memcpy(d + 4 * j * stride, s + 4 * j, 4); break;
-    case 8: for (int64_t j = 0; j < n; j++) memcpy(d + 8 * j * stride, s + 8 * j, 8); break;
-    default: for (int64_t j = 0; j < n; j++) memcpy(d + es * (size_t)(j * stride), s + es * (size_t)j, es); break;
     }
 }
 
@@ -233,23 +215,13 @@ static void fill_elems(void *dst, const void *v, int64_t n, size_t es)
         memcpy(d + have, d, have < total - have ? have : total - have);
 }
 
-/* One scalar call of a computation: argument types and pointers. */
-typedef struct ScalarCall {
-    Interp *it;
-    const IrComputation *comp;
-    int n_args, n_results;
-    IrElemType types[2 * MAX_VARIADIC];
-    const void *args[2 * MAX_VARIADIC];
-    void *results[MAX_VARIADIC];
-} ScalarCall;
-
-static bool scalar_call(ScalarCall *c, Error *err)
+bool eval_scalar_call(ScalarCall *c, Error *err)
 {
     return eval_call_scalar(c->it, c->comp, c->types, c->args, c->n_args, c->results, c->n_results, err);
 }
 
 /* The computation attribute, with the parameter count callers rely on. */
-static const IrComputation *callee(const IrInstr *instr, IrCompAttr which, int n_params, Error *err)
+const IrComputation *eval_callee(const IrInstr *instr, IrCompAttr which, int n_params, Error *err)
 {
     const IrComputation *c = instr->info->comps[which];
     if (!c || c->n_params != n_params) {
@@ -341,13 +313,13 @@ static bool check_reduce_operands(const IrInstr *instr, Value *const *args, Erro
         return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "%s with %d operands is not supported",
                          ir_opcode_name(instr->op), instr->n_operands);
     for (int k = 0; k < n; k++) {
-        if (!need_array(instr, args[k], "input", err) || !need_array(instr, args[n + k], "init", err))
+        if (!eval_need_array(instr, args[k], "input", err) || !eval_need_array(instr, args[n + k], "init", err))
             return false;
-        if (!same_dims(args[k]->shape, args[0]->shape) || args[n + k]->shape->rank != 0)
+        if (!eval_same_dims(args[k]->shape, args[0]->shape) || args[n + k]->shape->rank != 0)
             return error_set(err, ERR_SHAPE, instr->info->loc, "%s: inputs must share dims and inits be scalars",
                              ir_opcode_name(instr->op));
     }
-    return callee(instr, IR_COMP_TO_APPLY, 2 * n, err) != NULL;
+    return eval_callee(instr, IR_COMP_TO_APPLY, 2 * n, err) != NULL;
 }
 
 /* The call (acc_0..acc_{n-1}, x_0..x_{n-1}) -> acc with accumulators acc. */
@@ -374,8 +346,8 @@ static bool fold_reduced_slow(ScalarCall *c, const ReduceGeom *g, int n, Value *
     int64_t ridx[IR_MAX_RANK] = { 0 }, roff = 0;
     for (int64_t r = 0; r < g->n_red_elems; r++) {
         for (int k = 0; k < n; k++)
-            c->args[n + k] = (const unsigned char *)args[k]->data + (size_t)(koff + roff) * elem_bytes(args[k]);
-        if (!scalar_call(c, err))
+            c->args[n + k] = (const unsigned char *)args[k]->data + (size_t)(koff + roff) * eval_elem_bytes(args[k]);
+        if (!eval_scalar_call(c, err))
             return false;
         step_index(g->n_red, g->red_dims, g->red_strides, ridx, &roff);
     }
@@ -391,11 +363,11 @@ static bool reduce_slow(Interp *it, const IrInstr *instr, const ReduceGeom *g, i
     int64_t kidx[IR_MAX_RANK] = { 0 }, koff = 0;
     for (int64_t m = 0; m < g->n_out; m++) {
         for (int k = 0; k < n; k++)
-            memcpy(acc[k], args[n + k]->data, elem_bytes(args[n + k]));
+            memcpy(acc[k], args[n + k]->data, eval_elem_bytes(args[n + k]));
         if (!fold_reduced_slow(&c, g, n, args, koff, err))
             return false;
         for (int k = 0; k < n; k++)
-            memcpy((unsigned char *)parts[k]->data + (size_t)m * elem_bytes(parts[k]), acc[k], elem_bytes(parts[k]));
+            memcpy((unsigned char *)parts[k]->data + (size_t)m * eval_elem_bytes(parts[k]), acc[k], eval_elem_bytes(parts[k]));
         step_index(g->n_kept, g->kept_dims, g->kept_strides, kidx, &koff);
     }
     return true;
@@ -603,7 +575,7 @@ static bool fold_slices(const FastReduce *f, const ReduceGeom *g, unsigned char 
     for (int64_t r = 0; r < g->n_red_elems; r++) {
         const unsigned char *src = f->in + (size_t)(roff + f->offs[0]) * f->es;
         if (!contiguous) {
-            gather_elems(f->scratch, f->in + (size_t)roff * f->es, f->offs, nb, f->es);
+            eval_gather_elems(f->scratch, f->in + (size_t)roff * f->es, f->offs, nb, f->es);
             src = f->scratch;
         }
         if (!kernel_flip(f, &cur, &other, src, nb, err))
@@ -721,15 +693,15 @@ static bool fold_inner(const FastReduce *f, const ReduceGeom *g, unsigned char *
 static bool fast_reduce_init(FastReduce *f, const IrInstr *instr, IrOpcode op, const Value *x, Error *err)
 {
     IrElemType t = x->shape->type;
-    size_t es = elem_bytes(x);
+    size_t es = eval_elem_bytes(x);
     int64_t scratch = BLOCK_GATHER > ROWS_BLOCK * ROWS_CHUNK ? BLOCK_GATHER : ROWS_BLOCK * ROWS_CHUNK;
     *f = (FastReduce){ op, t, es, x->data, direct_fold(op, t), group_fold(op, t), kernel_is_associative(op, t),
                        NULL, NULL, NULL, NULL, NULL };
-    return (f->offs = scratch_alloc(BLOCK_RUN, sizeof *f->offs, instr, err)) &&
-           (f->seg_offs = scratch_alloc(ROWS_BLOCK, sizeof *f->seg_offs, instr, err)) &&
-           (f->scratch = scratch_alloc(scratch, es, instr, err)) &&
-           (f->partial = scratch_alloc(ROWS_BLOCK, es, instr, err)) &&
-           (f->alt = scratch_alloc(BLOCK_RUN > ROWS_BLOCK ? BLOCK_RUN : ROWS_BLOCK, es, instr, err));
+    return (f->offs = eval_scratch_alloc(BLOCK_RUN, sizeof *f->offs, instr, err)) &&
+           (f->seg_offs = eval_scratch_alloc(ROWS_BLOCK, sizeof *f->seg_offs, instr, err)) &&
+           (f->scratch = eval_scratch_alloc(scratch, es, instr, err)) &&
+           (f->partial = eval_scratch_alloc(ROWS_BLOCK, es, instr, err)) &&
+           (f->alt = eval_scratch_alloc(BLOCK_RUN > ROWS_BLOCK ? BLOCK_RUN : ROWS_BLOCK, es, instr, err));
 }
 
 static void fast_reduce_free(FastReduce *f)
@@ -789,7 +761,7 @@ static bool reduce_fast(const IrInstr *instr, IrOpcode op, const ReduceGeom *g, 
                         const Value *init, Value *res, Error *err)
 {
     ReduceJob j = { instr, op, g, x, init, res, ATOMIC_FLAG_INIT, { .code = ERR_OK } };
-    int64_t per = (g->n_red_elems + 1) * (int64_t)elem_bytes(x);
+    int64_t per = (g->n_red_elems + 1) * (int64_t)eval_elem_bytes(x);
     parallel_for(g->n_out, per, 64, reduce_chunk, &j);
     if (j.err.code == ERR_OK)
         return true;
@@ -824,13 +796,13 @@ bool eval_reduce(Interp *it, const IrInstr *instr, Value *const *args, Value **o
     Value *parts[MAX_VARIADIC] = { 0 };
     int64_t out_dims[IR_MAX_RANK];
     int out_rank = reduce_out_dims(instr, args[0]->shape, out_dims);
-    if (!new_parts(instr, n, out_rank, out_dims, types, parts, err))
+    if (!eval_new_parts(instr, n, out_rank, out_dims, types, parts, err))
         return false;
     IrElemType t = args[0]->shape->type;
     IrOpcode op = n == 1 && types[0] == t ? trivial_op(instr->info->comps[IR_COMP_TO_APPLY], t) : IR_OP_COUNT;
     bool ok = op != IR_OP_COUNT ? reduce_fast(instr, op, &g, args[0], args[1], parts[0], err)
                                 : reduce_slow(it, instr, &g, n, args, parts, err);
-    return finish_parts(instr, n, parts, ok, out, err);
+    return eval_finish_parts(instr, n, parts, ok, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -910,8 +882,8 @@ static bool window_fold_slow(ScalarCall *c, const WindowGeom *g, int n, Value *c
         if (!window_offset(g, o, wi, &off))
             continue;
         for (int j = 0; j < n; j++)
-            c->args[n + j] = (const unsigned char *)args[j]->data + (size_t)off * elem_bytes(args[j]);
-        if (!scalar_call(c, err))
+            c->args[n + j] = (const unsigned char *)args[j]->data + (size_t)off * eval_elem_bytes(args[j]);
+        if (!eval_scalar_call(c, err))
             return false;
     }
     return true;
@@ -926,11 +898,11 @@ static bool reduce_window_slow(Interp *it, const IrInstr *instr, const WindowGeo
     int64_t o[IR_MAX_RANK] = { 0 };
     for (int64_t m = 0; m < g->n_out; m++, next_index(g->rank, g->out_dims, o)) {
         for (int k = 0; k < n; k++)
-            memcpy(acc[k], args[n + k]->data, elem_bytes(args[n + k]));
+            memcpy(acc[k], args[n + k]->data, eval_elem_bytes(args[n + k]));
         if (!window_fold_slow(&c, g, n, args, o, err))
             return false;
         for (int k = 0; k < n; k++)
-            memcpy((unsigned char *)parts[k]->data + (size_t)m * elem_bytes(parts[k]), acc[k], elem_bytes(parts[k]));
+            memcpy((unsigned char *)parts[k]->data + (size_t)m * eval_elem_bytes(parts[k]), acc[k], eval_elem_bytes(parts[k]));
     }
     return true;
 }
@@ -1019,13 +991,13 @@ static bool fold_box(const FastWindow *f, const WindowGeom *g, const int64_t *lo
 static bool reduce_window_fast(const IrInstr *instr, IrOpcode op, const WindowGeom *g, const Value *x,
                                const Value *init, Value *res, Error *err)
 {
-    FastWindow f = { op, x->shape->type, elem_bytes(x), x->data, res->data, NULL, 0, 1 };
+    FastWindow f = { op, x->shape->type, eval_elem_bytes(x), x->data, res->data, NULL, 0, 1 };
     for (int d = 0; d < g->rank; d++)
         if (!is_identity_window_dim(&g->w[d]))
             f.last = d;
     for (int d = f.last + 1; d < g->rank; d++)
         f.block *= g->out_dims[d];
-    f.scratch = scratch_alloc(g->out_dims[f.last] * f.block, f.es, instr, err);
+    f.scratch = eval_scratch_alloc(g->out_dims[f.last] * f.block, f.es, instr, err);
     if (!f.scratch)
         return false;
     fill_elems(res->data, init->data, g->n_out, f.es);
@@ -1048,14 +1020,14 @@ bool eval_reduce_window(Interp *it, const IrInstr *instr, Value *const *args, Va
     for (int k = 0; k < n; k++)
         types[k] = args[n + k]->shape->type;
     Value *parts[MAX_VARIADIC] = { 0 };
-    if (!new_parts(instr, n, g.rank, g.out_dims, types, parts, err))
+    if (!eval_new_parts(instr, n, g.rank, g.out_dims, types, parts, err))
         return false;
     IrElemType t = args[0]->shape->type;
     bool fast_ok = n == 1 && types[0] == t && g.rank > 0 && !g.base_dilated;
     IrOpcode op = fast_ok ? trivial_op(instr->info->comps[IR_COMP_TO_APPLY], t) : IR_OP_COUNT;
     bool ok = op != IR_OP_COUNT ? reduce_window_fast(instr, op, &g, args[0], args[1], parts[0], err)
                                 : reduce_window_slow(it, instr, &g, n, args, parts, err);
-    return finish_parts(instr, n, parts, ok, out, err);
+    return eval_finish_parts(instr, n, parts, ok, out, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1103,9 +1075,9 @@ static bool map_slow(Interp *it, const IrComputation *comp, Value *const *args, 
     int64_t count = value_elements(res);
     for (int64_t i = 0; i < count; i++) {
         for (int k = 0; k < n; k++)
-            c.args[k] = (const unsigned char *)args[k]->data + (size_t)i * elem_bytes(args[k]);
-        c.results[0] = (unsigned char *)res->data + (size_t)i * elem_bytes(res);
-        if (!scalar_call(&c, err))
+            c.args[k] = (const unsigned char *)args[k]->data + (size_t)i * eval_elem_bytes(args[k]);
+        c.results[0] = (unsigned char *)res->data + (size_t)i * eval_elem_bytes(res);
+        if (!eval_scalar_call(&c, err))
             return false;
     }
     return true;
@@ -1116,11 +1088,11 @@ bool eval_map(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
     int n = instr->n_operands;
     if (n < 1 || n > 2 * MAX_VARIADIC)
         return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "map with %d operands is not supported", n);
-    const IrComputation *comp = callee(instr, IR_COMP_TO_APPLY, n, err);
+    const IrComputation *comp = eval_callee(instr, IR_COMP_TO_APPLY, n, err);
     for (int k = 0; comp && k < n; k++) {
-        if (!need_array(instr, args[k], "operand", err))
+        if (!eval_need_array(instr, args[k], "operand", err))
             return false;
-        if (!same_dims(args[k]->shape, instr->shape))
+        if (!eval_same_dims(args[k]->shape, instr->shape))
             return error_set(err, ERR_SHAPE, instr->info->loc, "map: operand %s does not match result %s",
                              ir_shape_str(args[k]->shape), ir_shape_str(instr->shape));
     }
@@ -1140,334 +1112,4 @@ bool eval_map(Interp *it, const IrInstr *instr, Value *const *args, Value **out,
     }
     *out = res;
     return true;
-}
-
-/* ------------------------------------------------------------------ */
-/* sort                                                                 */
-
-/* Bottom-up stable merge sort of the index permutation perm[0..n) with
- * LESS(ctx, a, b) meaning "element a sorts before element b".  Every sort
- * here, fast or slow, is this one algorithm, so they agree to the bit even
- * for comparators that are not strict weak orders (NaN under FLOAT). */
-#define DEFINE_MERGE_SORT(NAME, CTX, LESS)                                                 \
-    static void NAME(CTX ctx, int64_t *perm, int64_t *tmp, int64_t n)                     \
-    {                                                                                      \
-        int64_t *src = perm, *dst = tmp;                                                   \
-        for (int64_t width = 1; width < n; width *= 2) {                                   \
-            for (int64_t lo = 0; lo < n; lo += 2 * width) {                                \
-                int64_t mid = lo + width < n ? lo + width : n;                             \
-                int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;                      \
-                int64_t i = lo, j = mid, k = lo;                                           \
-                while (i < mid && j < hi)                                                  \
-                    dst[k++] = LESS(ctx, src[j], src[i]) ? src[j++] : src[i++];            \
-                while (i < mid)                                                            \
-                    dst[k++] = src[i++];                                                   \
-                while (j < hi)                                                             \
-                    dst[k++] = src[j++];                                                   \
-            }                                                                              \
-            int64_t *swap = src;                                                           \
-            src = dst;                                                                     \
-            dst = swap;                                                                    \
-        }                                                                                  \
-        if (src != perm)                                                                   \
-            memcpy(perm, src, (size_t)n * sizeof *perm);                                   \
-    }
-
-/* One key per element of a line, in the form its comparison needs. */
-typedef union SortKey {
-    int64_t i;      /* signed ints; floats under TOTALORDER */
-    uint64_t u;     /* unsigned ints, pred */
-    double d;       /* floats under FLOAT: IEEE comparisons, NaN unordered */
-} SortKey;
-
-#define LESS_I_LT(k, a, b) ((k)[a].i < (k)[b].i)
-#define LESS_I_GT(k, a, b) ((k)[a].i > (k)[b].i)
-#define LESS_U_LT(k, a, b) ((k)[a].u < (k)[b].u)
-#define LESS_U_GT(k, a, b) ((k)[a].u > (k)[b].u)
-#define LESS_D_LT(k, a, b) ((k)[a].d < (k)[b].d)
-#define LESS_D_GT(k, a, b) ((k)[a].d > (k)[b].d)
-DEFINE_MERGE_SORT(sort_i_lt, const SortKey *, LESS_I_LT)
-DEFINE_MERGE_SORT(sort_i_gt, const SortKey *, LESS_I_GT)
-DEFINE_MERGE_SORT(sort_u_lt, const SortKey *, LESS_U_LT)
-DEFINE_MERGE_SORT(sort_u_gt, const SortKey *, LESS_U_GT)
-DEFINE_MERGE_SORT(sort_d_lt, const SortKey *, LESS_D_LT)
-DEFINE_MERGE_SORT(sort_d_gt, const SortKey *, LESS_D_GT)
-
-typedef enum KeyKind { KEY_NONE, KEY_SIGNED, KEY_UNSIGNED, KEY_FLOAT, KEY_TOTAL } KeyKind;
-
-/* Which key a compare of type ct on elements of type t sorts by. */
-static KeyKind key_kind(IrElemType t, IrCompareType ct)
-{
-    switch ((int)t) {
-    case IR_TYPE_F16: case IR_TYPE_BF16: case IR_TYPE_F32: case IR_TYPE_F64:
-        return ct == IR_CMPT_TOTALORDER ? KEY_TOTAL : ct == IR_CMPT_DEFAULT || ct == IR_CMPT_FLOAT ? KEY_FLOAT : KEY_NONE;
-    case IR_TYPE_S8: case IR_TYPE_S16: case IR_TYPE_S32: case IR_TYPE_S64:
-        return ct == IR_CMPT_DEFAULT || ct == IR_CMPT_SIGNED ? KEY_SIGNED : KEY_NONE;
-    case IR_TYPE_PRED: case IR_TYPE_U8: case IR_TYPE_U16: case IR_TYPE_U32: case IR_TYPE_U64:
-        return ct == IR_CMPT_DEFAULT || ct == IR_CMPT_UNSIGNED ? KEY_UNSIGNED : KEY_NONE;
-    default:
-        return KEY_NONE;
-    }
-}
-
-typedef struct SortFast {
-    KeyKind kind;
-    bool greater;           /* the comparator is "a > b" */
-} SortFast;
-
-/* A comparator `ROOT compare(p0, p1), direction=LT|GT` (or with p1, p0) on
- * operand 0's elements. */
-static bool sort_fast_plan(const IrComputation *c, IrElemType t, SortFast *f)
-{
-    const IrInstr *root = c->root;
-    if (root->op != IR_OP_COMPARE || root->n_operands != 2 ||
-        (root->info->direction != IR_CMP_LT && root->info->direction != IR_CMP_GT))
-        return false;
-    const IrInstr *a = root->operands[0], *b = root->operands[1];
-    if (a->op != IR_OP_PARAMETER || b->op != IR_OP_PARAMETER || a->shape->type != t || b->shape->type != t)
-        return false;
-    bool swapped = a->info->parameter_number == 1 && b->info->parameter_number == 0;
-    if (!swapped && !(a->info->parameter_number == 0 && b->info->parameter_number == 1))
-        return false;
-    f->kind = key_kind(t, root->info->compare_type);
-    f->greater = (root->info->direction == IR_CMP_GT) != swapped;
-    return f->kind != KEY_NONE;
-}
-
-static uint64_t load_bits(const unsigned char *p, size_t es)
-{
-    uint8_t b8;
-    uint16_t b16;
-    uint32_t b32;
-    uint64_t b64;
-    switch (es) {
-    case 1: memcpy(&b8, p, 1); return b8;
-    case 2: memcpy(&b16, p, 2); return b16;
-    case 4: memcpy(&b32, p, 4); return b32;
-    default: memcpy(&b64, p, 8); return b64;
-    }
-}
-
-/* TOTALORDER: sign-magnitude bits to a signed integer of the same order
- * (-NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN). */
-static int64_t total_order_key(uint64_t u, int bits)
-{
-    uint64_t sign = u >> (bits - 1) & 1;
-    int64_t mag = (int64_t)(u & ((UINT64_C(1) << (bits - 1)) - 1));
-    return sign ? -mag - 1 : mag;
-}
-
-static int64_t sign_extend(uint64_t u, int bits)
-{
-    if (bits == 64) {
-        int64_t s;
-        memcpy(&s, &u, sizeof s);
-        return s;
-    }
-    int64_t m = INT64_C(1) << (bits - 1);
-    return ((int64_t)u ^ m) - m;
-}
-
-static void extract_keys(KeyKind kind, IrElemType t, const unsigned char *p, int64_t stride, int64_t n,
-                         SortKey *keys)
-{
-    size_t es = (size_t)ir_type_storage_bytes(t);
-    int bits = (int)es * 8;
-    for (int64_t j = 0; j < n; j++, p += (size_t)stride * es) {
-        uint64_t u = load_bits(p, es);
-        if (kind == KEY_SIGNED)
-            keys[j].i = sign_extend(u, bits);
-        else if (kind == KEY_UNSIGNED)
-            keys[j].u = u;
-        else if (kind == KEY_TOTAL)
-            keys[j].i = total_order_key(u, bits);
-        else
-            keys[j].d = ir_elem_get_f64(t, p);
-    }
-}
-
-static void sort_keys(const SortFast *f, const SortKey *keys, int64_t *perm, int64_t *tmp, int64_t n)
-{
-    switch (f->kind) {
-    case KEY_SIGNED: case KEY_TOTAL:
-        (f->greater ? sort_i_gt : sort_i_lt)(keys, perm, tmp, n);
-        break;
-    case KEY_UNSIGNED:
-        (f->greater ? sort_u_gt : sort_u_lt)(keys, perm, tmp, n);
-        break;
-    case KEY_FLOAT:
-        (f->greater ? sort_d_gt : sort_d_lt)(keys, perm, tmp, n);
-        break;
-    case KEY_NONE:
-        break;
-    }
-}
-
-/* The slow comparator: comparator(a0, b0, a1, b1, ...) per comparison. */
-typedef struct SlowLess {
-    ScalarCall call;
-    int n_ops;
-    const unsigned char *data[MAX_VARIADIC];
-    size_t es[MAX_VARIADIC];
-    int64_t base, stride;       /* the line, in elements */
-    Error *err;
-    bool failed;                /* the comparator failed: answer false from then on */
-} SlowLess;
-
-static bool slow_less(SlowLess *s, int64_t a, int64_t b)
-{
-    unsigned char r = 0;
-    if (s->failed)
-        return false;
-    for (int k = 0; k < s->n_ops; k++) {
-        s->call.args[2 * k] = s->data[k] + (size_t)(s->base + a * s->stride) * s->es[k];
-        s->call.args[2 * k + 1] = s->data[k] + (size_t)(s->base + b * s->stride) * s->es[k];
-    }
-    s->call.results[0] = &r;
-    if (!scalar_call(&s->call, s->err))
-        s->failed = true;
-    return r != 0;
-}
-
-#define LESS_SLOW(s, a, b) slow_less((s), (a), (b))
-DEFINE_MERGE_SORT(sort_slow, SlowLess *, LESS_SLOW)
-
-typedef struct SortGeom {
-    int64_t outer, n, inner;    /* the operand as [outer, n, inner], sorting along n */
-} SortGeom;
-
-typedef struct SortWork {
-    int64_t *perm, *tmp, *offs;
-    SortKey *keys;              /* fast path only */
-    unsigned char *line;        /* one line of the widest operand */
-} SortWork;
-
-static bool check_sort_operands(const IrInstr *instr, Value *const *args, SortGeom *g, Error *err)
-{
-    int n = instr->n_operands;
-    const IrIntList *dl = &instr->lists[IR_LIST_DIMENSIONS];
-    if (n < 1 || n > MAX_VARIADIC)
-        return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "sort with %d operands is not supported", n);
-    for (int k = 0; k < n; k++) {
-        if (!need_array(instr, args[k], "operand", err))
-            return false;
-        if (!same_dims(args[k]->shape, args[0]->shape))
-            return error_set(err, ERR_SHAPE, instr->info->loc, "sort: operands must share dims");
-    }
-    const IrShape *x = args[0]->shape;
-    if (dl->n != 1 || dl->v[0] < 0 || dl->v[0] >= x->rank)
-        return error_set(err, ERR_SHAPE, instr->info->loc, "sort: dimensions= must name one dimension of %s",
-                         ir_shape_str(x));
-    g->outer = g->n = g->inner = 1;
-    for (int d = 0; d < x->rank; d++)
-        *(d < dl->v[0] ? &g->outer : d > dl->v[0] ? &g->inner : &g->n) *= x->dims[d];
-    const IrComputation *c = callee(instr, IR_COMP_TO_APPLY, 2 * n, err);
-    if (c && (c->root->shape->type != IR_TYPE_PRED || c->root->shape->rank != 0))
-        return error_set(err, ERR_SHAPE, instr->info->loc, "sort: the comparator must return pred[]");
-    return c != NULL;
-}
-
-static bool sort_work_alloc(const IrInstr *instr, const SortGeom *g, bool fast, size_t max_es, SortWork *w,
-                            Error *err)
-{
-    memset(w, 0, sizeof *w);
-    bool ok = (w->perm = scratch_alloc(g->n, sizeof *w->perm, instr, err)) &&
-              (w->tmp = scratch_alloc(g->n, sizeof *w->tmp, instr, err)) &&
-              (w->offs = scratch_alloc(g->n, sizeof *w->offs, instr, err)) &&
-              (w->line = scratch_alloc(g->n, max_es, instr, err));
-    return ok && (!fast || (w->keys = scratch_alloc(g->n, sizeof *w->keys, instr, err)));
-}
-
-static void sort_work_free(SortWork *w)
-{
-    free(w->perm);
-    free(w->tmp);
-    free(w->offs);
-    free(w->keys);
-    free(w->line);
-}
-
-/* Writes every operand's line base permuted by w->perm into the results. */
-static void permute_line(const SortGeom *g, int n_ops, Value *const *args, Value **parts, int64_t base,
-                         SortWork *w)
-{
-    for (int64_t j = 0; j < g->n; j++)
-        w->offs[j] = base + w->perm[j] * g->inner;
-    for (int k = 0; k < n_ops; k++) {
-        size_t es = elem_bytes(args[k]);
-        unsigned char *dst = (unsigned char *)parts[k]->data + (size_t)base * es;
-        if (g->inner == 1) {
-            gather_elems(dst, args[k]->data, w->offs, g->n, es);
-        } else {
-            gather_elems(w->line, args[k]->data, w->offs, g->n, es);
-            scatter_strided(dst, g->inner, w->line, g->n, es);
-        }
-    }
-}
-
-static void slow_less_init(SlowLess *s, Interp *it, const IrInstr *instr, Value *const *args, Error *err)
-{
-    memset(s, 0, sizeof *s);
-    s->call.it = it;
-    s->call.comp = instr->info->comps[IR_COMP_TO_APPLY];
-    s->call.n_args = 2 * instr->n_operands;
-    s->call.n_results = 1;
-    s->n_ops = instr->n_operands;
-    s->err = err;
-    for (int k = 0; k < s->n_ops; k++) {
-        s->call.types[2 * k] = s->call.types[2 * k + 1] = args[k]->shape->type;
-        s->data[k] = args[k]->data;
-        s->es[k] = elem_bytes(args[k]);
-    }
-}
-
-static bool sort_lines(Interp *it, const IrInstr *instr, const SortGeom *g, const SortFast *fast,
-                       Value *const *args, Value **parts, SortWork *w, Error *err)
-{
-    SlowLess s;
-    slow_less_init(&s, it, instr, args, err);
-    s.stride = g->inner;
-    IrElemType t = args[0]->shape->type;
-    for (int64_t o = 0; o < g->outer; o++)
-        for (int64_t i = 0; i < g->inner; i++) {
-            int64_t base = o * g->n * g->inner + i;
-            for (int64_t j = 0; j < g->n; j++)
-                w->perm[j] = j;
-            if (fast) {
-                extract_keys(fast->kind, t, (const unsigned char *)args[0]->data + (size_t)base * s.es[0],
-                             g->inner, g->n, w->keys);
-                sort_keys(fast, w->keys, w->perm, w->tmp, g->n);
-            } else {
-                s.base = base;
-                sort_slow(&s, w->perm, w->tmp, g->n);
-                if (s.failed)
-                    return false;
-            }
-            permute_line(g, instr->n_operands, args, parts, base, w);
-        }
-    return true;
-}
-
-bool eval_sort(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err)
-{
-    SortGeom g = { 1, 1, 1 };
-    if (!check_sort_operands(instr, args, &g, err))
-        return false;
-    int n = instr->n_operands;
-    IrElemType types[MAX_VARIADIC];
-    size_t max_es = 1;
-    for (int k = 0; k < n; k++) {
-        types[k] = args[k]->shape->type;
-        max_es = elem_bytes(args[k]) > max_es ? elem_bytes(args[k]) : max_es;
-    }
-    Value *parts[MAX_VARIADIC] = { 0 };
-    if (!new_parts(instr, n, args[0]->shape->rank, args[0]->shape->dims, types, parts, err))
-        return false;
-    SortFast fast;
-    bool is_fast = sort_fast_plan(instr->info->comps[IR_COMP_TO_APPLY], types[0], &fast);
-    SortWork w;
-    bool ok = sort_work_alloc(instr, &g, is_fast, max_es, &w, err) &&
-              sort_lines(it, instr, &g, is_fast ? &fast : NULL, args, parts, &w, err);
-    sort_work_free(&w);
-    return finish_parts(instr, n, parts, ok, out, err);
 }

@@ -1,5 +1,6 @@
-/* test_elementwise.c: the element-wise evaluators (src/interp/eval_elementwise.c)
- * run through whole modules, and interp_binary_kernel called directly.
+/* test_elementwise.c: the element-wise evaluators (src/interp/eval_elementwise.c,
+ * and convert, bitcast-convert and reduce-precision in eval_convert.c) run
+ * through whole modules, and interp_binary_kernel called directly.
  *
  * Expected values are independent of the code under test: bit patterns
  * derived by hand from each format's definition (the comment beside a case

@@ -1,4 +1,5 @@
-/* test_reduce.c: reduce, reduce-window, map and sort (src/interp/eval_reduce.c).
+/* test_reduce.c: reduce, reduce-window, map (src/interp/eval_reduce.c) and
+ * sort (src/interp/eval_sort.c).
  * Expected values are derived by hand (or by a closed form written next to
  * the case); fast-path results are also checked bit for bit against the
  * same op run through a non-trivial computation that computes the same
