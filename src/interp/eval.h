@@ -73,6 +73,25 @@ struct ElemJob {
     bool scalar[3];         /* clamp: bound k is one element */
 };
 
+/* Inline: they run inside the per-block and per-element loops of several
+ * files, where a call each time would cost more than the work. */
+/* The smaller of a and b. */
+static inline int64_t eval_min_i64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* The address of element index of an array at base, bytes per element. */
+static inline const void *eval_at(const void *base, int64_t index, int bytes)
+{
+    return (const char *)base + index * bytes;
+}
+
+static inline void *eval_at_mut(void *base, int64_t index, int bytes)
+{
+    return (char *)base + index * bytes;
+}
+
 /* A narrow float type's codec.  The 1-byte formats decode through a table
  * of all 256 patterns (exact in f32) and encode through dtype.c, so every
  * 8- and 4-bit format works with the same code. */
@@ -82,11 +101,6 @@ typedef struct Narrow {
     float table[256];       /* 1-byte formats: the value of each pattern */
 } Narrow;
 
-/* The smaller of a and b. */
-int64_t eval_min_i64(int64_t a, int64_t b);
-/* The address of element index of an array at base, bytes per element. */
-const void *eval_at(const void *base, int64_t index, int bytes);
-void *eval_at_mut(void *base, int64_t index, int bytes);
 /* "unsupported op: OP on TYPE" at instr (ERR_UNSUPPORTED). */
 bool eval_unsupported_type(const IrInstr *instr, IrElemType t, Error *err);
 /* Operand k is an array of n elements, else ERR_SHAPE. */

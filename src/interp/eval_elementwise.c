@@ -66,21 +66,6 @@ typedef void (*UnaryLoop)(void *restrict out, const void *restrict in, int64_t n
 typedef void (*BinaryLoop)(void *restrict out, const void *restrict a, const void *restrict b,
                            int64_t n);
 
-int64_t eval_min_i64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
-const void *eval_at(const void *base, int64_t index, int bytes)
-{
-    return (const char *)base + index * bytes;
-}
-
-void *eval_at_mut(void *base, int64_t index, int bytes)
-{
-    return (char *)base + index * bytes;
-}
-
 bool eval_unsupported_type(const IrInstr *instr, IrElemType t, Error *err)
 {
     return error_set(err, ERR_UNSUPPORTED, instr->info->loc, "unsupported op: %s on %s",
