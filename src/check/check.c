@@ -117,20 +117,6 @@ static void side_free(Side *s)
     ir_module_free(s->m);
 }
 
-/* Flattened leaves of a result value. */
-static int leaves_of(Value *v, Value **out, int max)
-{
-    if (v->shape->type != IR_TYPE_TUPLE) {
-        if (max > 0)
-            out[0] = v;
-        return 1;
-    }
-    int n = 0;
-    for (int i = 0; i < v->n_elements; i++)
-        n += leaves_of(v->elements[i], out + n, max - n);
-    return n;
-}
-
 static void name_leaves(const IrShape *s, CheckOutput *out, int *k)
 {
     if (s->type != IR_TYPE_TUPLE) {
@@ -501,7 +487,7 @@ static bool lean_trial(Run *r, int t, uint64_t seed, Value **in, int n, Error *e
     CheckDigest *d = NULL;
     bool ok = run_side(&r->before, seed, in, n, &vb, err);
     if (ok) {
-        leaves_of(vb, lb, cap);
+        value_leaves(vb, lb, cap);
         d = check_digest_new(lb, r->n_out);
         value_release(vb);
         vb = NULL;
@@ -509,7 +495,7 @@ static bool lean_trial(Run *r, int t, uint64_t seed, Value **in, int n, Error *e
     }
     int leaf;
     int64_t first, count;
-    if (ok && (leaves_of(va, la, cap), check_digest_first_mismatch(d, la, r->n_out, &leaf, &first, &count))) {
+    if (ok && (value_leaves(va, la, cap), check_digest_first_mismatch(d, la, r->n_out, &leaf, &first, &count))) {
         const IrShape *s = la[leaf]->shape;
         size_t e = (size_t)ir_type_storage_bytes(s->type);
         char *block = xmalloc((size_t)count * e + 1);
@@ -518,7 +504,7 @@ static bool lean_trial(Run *r, int t, uint64_t seed, Value **in, int n, Error *e
         va = NULL;
         ok = run_side(&r->before, seed, in, n, &vb, err);
         if (ok) {
-            leaves_of(vb, lb, cap);
+            value_leaves(vb, lb, cap);
             const char *bb = (const char *)lb[leaf]->data + (size_t)first * e;
             int64_t k = 0;
             while (k < count && check_elements_agree(s->type, bb + (size_t)k * e, block + (size_t)k * e, &r->tol))
@@ -563,12 +549,12 @@ static bool trial(Run *r, int t, Error *err)
     ok = ok && run_side(&r->before, seed, in, n, &vb, err) && run_side(&r->after, seed, in, n, &va, err) &&
          (!r->have_oracle || run_oracle(r, seed, in, n, &vo, err));
     if (ok) {
-        leaves_of(vb, lb, cap);
-        leaves_of(va, la, cap);
+        value_leaves(vb, lb, cap);
+        value_leaves(va, la, cap);
         if (!r->rep->by_accuracy)
             compare_outputs(r, t, seed, lb, la);
         if (vo) {
-            leaves_of(vo, lo, cap);
+            value_leaves(vo, lo, cap);
             judge_outputs(r, lb, la, lo);
         }
     }

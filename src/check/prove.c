@@ -147,9 +147,9 @@ static bool side_run(Side *s, Coll *c, const IrModule *m, const InterpOptions *i
         s->run.record = ptable_new(EXPLAIN_TABLE_LOG2);
     if (!prove_run_entry(&s->run, inputs, n, &s->out, err))
         return false;
-    s->n_leaves = prove_count_leaves(s->out.h);
+    s->n_leaves = value_leaves(s->out.h, NULL, 0);
     s->leaves = xcalloc((size_t)s->n_leaves, sizeof *s->leaves);
-    prove_leaves(s->out.h, s->leaves);
+    value_leaves(s->out.h, s->leaves, s->n_leaves);
     return true;
 }
 

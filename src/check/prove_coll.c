@@ -106,10 +106,10 @@ bool prove_all_reduce(ProveRun *r, const IrInstr *instr, PVal *const *args, cons
         ok = gather_members(r, instr, leaves, k, n, gathered, &position, err);
     Value *out = ok ? prove_new_like(r, result->v, err) : NULL;
     ok = out != NULL;
-    int nl = out ? prove_count_leaves(out) : 0;
+    int nl = out ? value_leaves(out, NULL, 0) : 0;
     Value **ol = xcalloc((size_t)(nl ? nl : 1), sizeof *ol);
     if (out)
-        prove_leaves(out, ol);
+        value_leaves(out, ol, nl);
     ok = ok && nl == k;
     int dim = scatter ? (int)instr->lists[IR_LIST_DIMENSIONS].v[0] : 0;
     for (int j = 0; j < k && ok; j++) {
@@ -167,10 +167,10 @@ bool prove_all_reduce(ProveRun *r, const IrInstr *instr, PVal *const *args, cons
 void prove_fix_zero_hashes(ProveRun *r, Value *h, const Value *v)
 {
     (void)r;
-    int nl = prove_count_leaves(h);
+    int nl = value_leaves(h, NULL, 0);
     Value **hl = xcalloc((size_t)nl, sizeof *hl), **vl = xcalloc((size_t)nl, sizeof *vl);
-    prove_leaves(h, hl);
-    prove_leaves((Value *)v, vl);
+    value_leaves(h, hl, nl);
+    value_leaves((Value *)v, vl, nl);
     for (int l = 0; l < nl; l++) {
         IrElemType t = vl[l]->shape->type;
         if (hl[l]->shape->type != IR_TYPE_C128)

@@ -142,9 +142,6 @@ bool prove_is_elementwise(const IrInstr *instr);
 bool prove_elementwise(ProveRun *r, const IrInstr *instr, PVal *const *args, Value **h, Error *err);
 bool prove_reduce(ProveRun *r, const IrInstr *instr, PVal *const *args, Value **h, Error *err);
 bool prove_dot(ProveRun *r, const IrInstr *instr, PVal *const *args, Value **h, Error *err);
-/* Array leaves of a value, flattened (tuples in order). */
-int prove_count_leaves(const Value *v);
-int prove_leaves(Value *v, Value **out);
 /* Is op on type t bitwise the same with its two operands swapped? */
 bool prove_commutes(IrOpcode op, IrElemType t, IrCompareDir dir);
 /* Any other op: each output element hashes the op's signature, its

@@ -454,28 +454,6 @@ bool prove_dot(ProveRun *r, const IrInstr *instr, PVal *const *args, Value **h, 
 
 /* ---- Everything else */
 
-int prove_count_leaves(const Value *v)
-{
-    if (v->shape->type != IR_TYPE_TUPLE)
-        return 1;
-    int n = 0;
-    for (int i = 0; i < v->n_elements; i++)
-        n += prove_count_leaves(v->elements[i]);
-    return n;
-}
-
-int prove_leaves(Value *v, Value **out)
-{
-    if (v->shape->type != IR_TYPE_TUPLE) {
-        out[0] = v;
-        return 1;
-    }
-    int n = 0;
-    for (int i = 0; i < v->n_elements; i++)
-        n += prove_leaves(v->elements[i], out + n);
-    return n;
-}
-
 static bool is_data(const Value *leaf)
 {
     return leaf->shape->type != IR_TYPE_TOKEN && leaf->shape->type != IR_TYPE_OPAQUE;
@@ -488,10 +466,10 @@ bool prove_generic(ProveRun *r, const IrInstr *instr, PVal *const *args, const P
     pmix_init(&d, PK_GENERIC);
     pmix_u64(&d, ph_instr_signature(instr));
     for (int k = 0; k < instr->n_operands; k++) {
-        int nl = prove_count_leaves(args[k]->h);
+        int nl = value_leaves(args[k]->h, NULL, 0);
         Value **hl = xcalloc((size_t)nl, sizeof *hl), **vl = xcalloc((size_t)nl, sizeof *vl);
-        prove_leaves(args[k]->h, hl);
-        prove_leaves(args[k]->v, vl);
+        value_leaves(args[k]->h, hl, nl);
+        value_leaves(args[k]->v, vl, nl);
         for (int l = 0; l < nl; l++) {
             const IrShape *s = vl[l]->shape;
             pmix_u64(&d, (uint64_t)s->type);
@@ -512,9 +490,9 @@ bool prove_generic(ProveRun *r, const IrInstr *instr, PVal *const *args, const P
     Value *out = prove_new_like(r, result->v, err);
     if (!out)
         return false;
-    int nl = prove_count_leaves(out);
+    int nl = value_leaves(out, NULL, 0);
     Value **ol = xcalloc((size_t)nl, sizeof *ol);
-    prove_leaves(out, ol);
+    value_leaves(out, ol, nl);
     for (int l = 0; l < nl; l++) {
         if (!is_data(ol[l]))
             continue;
@@ -540,10 +518,10 @@ Value *prove_by_value(ProveRun *r, const Value *v, int kind, bool taint, Error *
     Value *out = prove_new_like(r, v, err);
     if (!out)
         return NULL;
-    int nl = prove_count_leaves(out);
+    int nl = value_leaves(out, NULL, 0);
     Value **ol = xcalloc((size_t)nl, sizeof *ol), **vl = xcalloc((size_t)nl, sizeof *vl);
-    prove_leaves(out, ol);
-    prove_leaves((Value *)v, vl);
+    value_leaves(out, ol, nl);
+    value_leaves((Value *)v, vl, nl);
     for (int l = 0; l < nl; l++) {
         if (!is_data(ol[l]))
             continue;

@@ -68,18 +68,6 @@ static void put_element(StrBuf *b, const Value *v, int64_t i)
     strbuf_puts(b, buf);
 }
 
-static int flat_leaves(const Value *v, const Value **out, int n, int max)
-{
-    if (v->shape->type == IR_TYPE_TUPLE) {
-        for (int i = 0; i < v->n_elements; i++)
-            n = flat_leaves(v->elements[i], out, n, max);
-        return n;
-    }
-    if (n < max)
-        out[n] = v;
-    return n + 1;
-}
-
 /* Can XLA have recorded a result of shape rec for a root of shape decl?
  * The same shape, but that XLA records a dimension of dynamic size at its
  * runtime size. */
@@ -123,13 +111,13 @@ int check_snapshot_compare(const IrModule *m, const Value *result, const char *w
     Value *recorded = value_from_literal(s->result, s->result->shape, err);
     if (!recorded)
         return -1;
-    int n = flat_leaves(result, NULL, 0, 0);
-    const Value **got = xcalloc((size_t)(n ? n : 1), sizeof *got), **want = xcalloc((size_t)(n ? n : 1), sizeof *want);
+    int n = value_leaves((Value *)result, NULL, 0);
+    Value **got = xcalloc((size_t)(n ? n : 1), sizeof *got), **want = xcalloc((size_t)(n ? n : 1), sizeof *want);
     CheckLeafTolerance *tol = xcalloc((size_t)(n ? n : 1), sizeof *tol);
     Value **packed = xcalloc((size_t)(n ? n : 1), sizeof *packed);
     Arena *shapes = xmust(arena_new(1024));
-    flat_leaves(result, got, 0, n);
-    flat_leaves(recorded, want, 0, n);
+    value_leaves((Value *)result, got, n);
+    value_leaves(recorded, want, n);
     check_output_tolerances(m, tol, n);
     int differ = 0;
     /* An output of dynamic size is compared at its runtime shape, as XLA

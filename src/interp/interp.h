@@ -39,6 +39,10 @@ Value *value_alias(const IrShape *s, Value *base, Error *err);
 Value *value_retain(Value *v);
 void   value_release(Value *v);          /* NULL is fine */
 int64_t value_elements(const Value *v);  /* arrays */
+/* The leaves of v (itself unless a tuple; else its elements' leaves, in
+ * order): the first max of them into out (NULL when max is 0); returns how
+ * many there are. */
+int value_leaves(Value *v, Value **out, int max);
 size_t  value_bytes(const Value *v);     /* arrays: elements x storage bytes */
 /* A tuple of shape s whose element i is make(ctx, i, s->elements[i], err);
  * when one fails, those made so far are released and NULL is returned. */

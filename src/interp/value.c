@@ -36,6 +36,19 @@ static Value *value_alloc(const IrShape *s, Error *err)
     return v;
 }
 
+int value_leaves(Value *v, Value **out, int max)
+{
+    if (v->shape->type != IR_TYPE_TUPLE) {
+        if (max > 0)
+            out[0] = v;
+        return 1;
+    }
+    int n = 0;
+    for (int i = 0; i < v->n_elements; i++)
+        n += value_leaves(v->elements[i], out ? out + (n < max ? n : max) : NULL, max > n ? max - n : 0);
+    return n;
+}
+
 int64_t value_elements(const Value *v)
 {
     return ir_shape_elements(v->shape);

@@ -257,23 +257,7 @@ static bool save_inputs(const char *dir, Value *const *params, int n_params, int
 /* ------------------------------------------------------------------ */
 /* Outputs                                                              */
 
-/* The array (and token) leaves of v in order; returns their count. */
-static int collect_leaves(const Value *v, const Value ***leaves, int n, int *cap)
-{
-    if (v->shape->type == IR_TYPE_TUPLE) {
-        for (int i = 0; i < v->n_elements; i++)
-            n = collect_leaves(v->elements[i], leaves, n, cap);
-        return n;
-    }
-    if (n == *cap) {
-        *cap = *cap ? 2 * *cap : 8;
-        *leaves = xrealloc(*leaves, (size_t)*cap * sizeof **leaves);
-    }
-    (*leaves)[n] = v;
-    return n + 1;
-}
-
-static int64_t total_elements(const Value *const *leaves, int n)
+static int64_t total_elements(Value *const *leaves, int n)
 {
     int64_t total = 0;
     for (int i = 0; i < n; i++)
@@ -282,7 +266,7 @@ static int64_t total_elements(const Value *const *leaves, int n)
     return total;
 }
 
-static void format_leaves(StrBuf *b, const Value *const *leaves, int n, int rank)
+static void format_leaves(StrBuf *b, Value *const *leaves, int n, int rank)
 {
     for (int i = 0; i < n; i++) {
         const IrShape *s = leaves[i]->shape;
@@ -292,7 +276,7 @@ static void format_leaves(StrBuf *b, const Value *const *leaves, int n, int rank
         /* A value of dynamic size: its elements up to its runtime sizes. */
         Arena *a = leaves[i]->sizes ? arena_new(1024) : NULL;
         Error err = { 0 };
-        Value *c = a ? value_box_copy(a, (Value *)leaves[i], NULL, &err) : NULL;
+        Value *c = a ? value_box_copy(a, leaves[i], NULL, &err) : NULL;
         IrLiteral lit = { .shape = c ? c->shape : s, .data = c ? c->data : leaves[i]->data };
         ir_print_literal(b, &lit);
         strbuf_putc(b, '\n');
@@ -322,7 +306,7 @@ static void print_in_rank_order(Coll *c, const StrBuf *mine)
 }
 
 /* path as for read_input. */
-static bool write_outputs(const char *dir, const Value *const *leaves, int n, int rank, char *path,
+static bool write_outputs(const char *dir, Value *const *leaves, int n, int rank, char *path,
                           Error *err)
 {
     if (!ir_make_dirs(dir, err))
@@ -418,9 +402,9 @@ static void print_collective_times(Coll *c)
 /* Prints or writes the result; every rank calls it. */
 static int emit_result(Coll *c, const Options *opt, const Value *result)
 {
-    int rank = coll_rank(c), cap = 0;
-    const Value **leaves = NULL;
-    int n = collect_leaves(result, &leaves, 0, &cap);
+    int rank = coll_rank(c), n = value_leaves((Value *)result, NULL, 0);
+    Value **leaves = xcalloc((size_t)(n ? n : 1), sizeof *leaves);
+    value_leaves((Value *)result, leaves, n);
     int status = 0;
     if (opt->outputs) {
         Error err = { .code = ERR_OK };
