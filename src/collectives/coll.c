@@ -502,5 +502,12 @@ void coll_allgather_u64(Coll *c, const uint64_t *mine, int n, uint64_t *all)
 
 void coll_bcast(Coll *c, void *buf, size_t n, int root)
 {
-    MPI_Bcast(buf, (int)n, MPI_BYTE, root, c->comm);
+    /* MPI counts are ints: in pieces of 1 GiB. */
+    const size_t piece = (size_t)1 << 30;
+    size_t off = 0;
+    do {
+        size_t k = n - off < piece ? n - off : piece;
+        MPI_Bcast((char *)buf + off, (int)k, MPI_BYTE, root, c->comm);
+        off += k;
+    } while (off < n);
 }

@@ -66,6 +66,7 @@ void coll_barrier(Coll *c);
 typedef enum CollOp { COLL_SUM, COLL_MAX, COLL_MIN } CollOp;
 void coll_allreduce_f64(Coll *c, double *v, int n, CollOp op);
 void coll_allreduce_i64(Coll *c, int64_t *v, int n, CollOp op);
+/* n bytes from root to every rank (any n: sent in pieces MPI can count). */
 void coll_bcast(Coll *c, void *buf, size_t n, int root);
 /* Every rank's n values, rank by rank, into all (world * n). */
 void coll_allgather_u64(Coll *c, const uint64_t *mine, int n, uint64_t *all);
@@ -82,5 +83,14 @@ void coll_widen(Coll *c);
  * communicator split), and this node's physical memory in bytes. */
 int coll_node_ranks(Coll *c);
 int64_t coll_node_memory(void);
+
+/* coll_report.c: what every rank has to say, said by rank 0 */
+
+/* Collective: every rank's text, written to out by rank 0 in rank order. */
+void coll_print_in_rank_order(Coll *c, const char *text, size_t len, FILE *out);
+/* Collective: --time's tables on rank 0: time per instruction kind (its
+ * timings, the slowest rank's) and per collective (nccl-tests' algbw and
+ * busbw). */
+void coll_print_times(Coll *c, const Interp *it, FILE *out);
 
 #endif /* COLL_H */

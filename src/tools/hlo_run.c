@@ -27,7 +27,6 @@
 
 #define EXIT_USAGE 2
 #define PRINT_LIMIT 1000            /* elements: larger results print only with --print */
-#define BCAST_CHUNK ((size_t)1 << 30)
 #define PATH_SIZE 4096              /* bytes for an .npy file name */
 
 typedef struct Options {
@@ -157,12 +156,6 @@ static bool parse_args(int argc, char **argv, Options *opt)
 /* ------------------------------------------------------------------ */
 /* The module                                                           */
 
-static void bcast_bytes(Coll *c, char *buf, size_t n, int root)
-{
-    for (size_t off = 0; off < n; off += BCAST_CHUNK)
-        coll_bcast(c, buf + off, n - off < BCAST_CHUNK ? n - off : BCAST_CHUNK, root);
-}
-
 /* Standard input reaches rank 0 only (mpirun forwards it there): rank 0
  * reads it and sends the text to every rank. */
 static IrModule *parse_stdin(Coll *c, Error *err)
@@ -185,7 +178,7 @@ static IrModule *parse_stdin(Coll *c, Error *err)
     }
     if (coll_rank(c) != 0)
         text = xmalloc((size_t)len + 1);
-    bcast_bytes(c, text, (size_t)len, 0);
+    coll_bcast(c, text, (size_t)len, 0);
     IrModule *m = ir_parse_bytes(text, (size_t)len, "-", err);
     free(text);
     return m;
@@ -285,26 +278,6 @@ static void format_leaves(StrBuf *b, Value *const *leaves, int n, int rank)
     }
 }
 
-/* Every rank's text, printed by rank 0 in rank order: rank r sends its
- * text (a broadcast, the one way coll.h offers) and rank 0 prints it. */
-static void print_in_rank_order(Coll *c, const StrBuf *mine)
-{
-    int rank = coll_rank(c), world = coll_world(c);
-    if (rank == 0)
-        fwrite(mine->s ? mine->s : "", 1, mine->len, stdout);
-    for (int r = 1; r < world; r++) {
-        int64_t len = r == rank ? (int64_t)mine->len : 0;
-        coll_bcast(c, &len, sizeof len, r);
-        char *buf = r == rank ? mine->s : xmalloc((size_t)len + 1);
-        bcast_bytes(c, buf, (size_t)len, r);
-        if (rank == 0)
-            fwrite(buf, 1, (size_t)len, stdout);
-        if (r != rank)
-            free(buf);
-    }
-    fflush(stdout);
-}
-
 /* path as for read_input. */
 static bool write_outputs(const char *dir, Value *const *leaves, int n, int rank, char *path,
                           Error *err)
@@ -319,81 +292,6 @@ static bool write_outputs(const char *dir, Value *const *leaves, int n, int rank
             return false;
     }
     return true;
-}
-
-/* ------------------------------------------------------------------ */
-/* --time                                                               */
-
-static void print_opcode_times(Coll *c, const Interp *it)
-{
-    InterpTiming t = *interp_timing(it);
-    coll_allreduce_f64(c, t.seconds, IR_OP_COUNT, COLL_MAX);
-    if (coll_rank(c) != 0)
-        return;
-    double total = 0;
-    for (int op = 0; op < IR_OP_COUNT; op++)
-        total += t.seconds[op];
-    printf("time per instruction kind (seconds: the slowest of %d ranks, %d thread%s each on rank 0):\n",
-           coll_world(c), interp_threads(), interp_threads() == 1 ? "" : "s");
-    printf("  %-28s %10s %12s %7s\n", "instruction", "count", "seconds", "share");
-    for (int done = 0; done < IR_OP_COUNT; done++) {
-        int best = -1;      /* the next slowest not yet printed */
-        for (int op = 0; op < IR_OP_COUNT; op++)
-            if (t.count[op] > 0 && (best < 0 || t.seconds[op] > t.seconds[best]))
-                best = op;
-        if (best < 0)
-            break;
-        printf("  %-28s %10ld %12.6f %6.1f%%\n", ir_opcode_name((IrOpcode)best), t.count[best],
-               t.seconds[best], total > 0 ? 100.0 * t.seconds[best] / total : 0.0);
-        t.count[best] = 0;
-    }
-}
-
-/* nccl-tests: bytes is the whole buffer (for reduce-scatter the operand, n
- * times the result), algbw = bytes / time, busbw = algbw x factor. */
-static double bus_factor(IrOpcode op, int n, int64_t *bytes)
-{
-    double fraction = n > 0 ? (double)(n - 1) / n : 0;
-    switch ((int)op) {
-    case IR_OP_ALL_REDUCE: case IR_OP_ALL_REDUCE_START: case IR_OP_ALL_REDUCE_DONE:
-        return 2 * fraction;
-    case IR_OP_REDUCE_SCATTER:
-        *bytes *= n;
-        return fraction;
-    case IR_OP_ALL_GATHER: case IR_OP_ALL_GATHER_START: case IR_OP_ALL_GATHER_DONE: case IR_OP_ALL_TO_ALL:
-        return fraction;
-    default:
-        return 1;
-    }
-}
-
-static void print_collective_times(Coll *c)
-{
-    const CollStat *st;
-    int n = coll_stats(c, &st);
-    int64_t range[2] = { n, -n };
-    coll_allreduce_i64(c, range, 2, COLL_MIN);
-    bool same = range[0] == -range[1];     /* every rank ran the same collectives */
-    double *secs = xcalloc((size_t)(n ? n : 1), sizeof *secs);
-    for (int i = 0; i < n; i++)
-        secs[i] = st[i].seconds;
-    if (same && n > 0)
-        coll_allreduce_f64(c, secs, n, COLL_MAX);
-    if (coll_rank(c) == 0 && n > 0) {
-        printf("collectives (seconds: the slowest of %d ranks%s; bandwidths in GB/s, nccl-tests busbw):\n",
-               coll_world(c), same ? "" : ", here rank 0 alone");
-        printf("  %-24s %-20s %5s %14s %6s %12s %10s %10s\n", "name", "op", "group", "bytes", "calls",
-               "seconds", "algbw", "busbw");
-    }
-    for (int i = 0; i < n && coll_rank(c) == 0; i++) {
-        const char *op = ir_opcode_name(st[i].op);
-        int64_t bytes = st[i].bytes;
-        double factor = bus_factor(st[i].op, st[i].group_size, &bytes);
-        double algbw = secs[i] > 0 ? (double)bytes * (double)st[i].calls / secs[i] / 1e9 : 0;
-        printf("  %-24s %-20s %5d %14" PRId64 " %6ld %12.6f %10.3f %10.3f\n", st[i].name, op,
-               st[i].group_size, bytes, st[i].calls, secs[i], algbw, algbw * factor);
-    }
-    free(secs);
 }
 
 /* ------------------------------------------------------------------ */
@@ -415,7 +313,7 @@ static int emit_result(Coll *c, const Options *opt, const Value *result)
         StrBuf b;
         strbuf_init(&b);
         format_leaves(&b, leaves, n, rank);
-        print_in_rank_order(c, &b);
+        coll_print_in_rank_order(c, b.s, b.len, stdout);
         strbuf_free(&b);
     } else if (rank == 0) {
         fprintf(stderr, "hlo-run: note: the result has %" PRId64 " elements per rank, more than %d: "
@@ -440,7 +338,7 @@ static int compare_snapshot(Coll *c, const IrModule *m, const Value *result)
     int status = fail_settle(c, differ >= 0, &err);
     if (status == 0) {
         fflush(stdout);
-        print_in_rank_order(c, &report);
+        coll_print_in_rank_order(c, report.s, report.len, stdout);
         int64_t total = differ;
         coll_allreduce_i64(c, &total, 1, COLL_SUM);
         if (coll_rank(c) == 0 && total == 0)
@@ -503,10 +401,8 @@ static int run_module(Coll *c, const Options *opt, const IrModule *m, InterpDevi
         status = emit_result(c, opt, result);
     if (status == 0 && opt->snapshot)
         status = compare_snapshot(c, m, result);
-    if (status == 0 && opt->time) {
-        print_opcode_times(c, it);
-        print_collective_times(c);
-    }
+    if (status == 0 && opt->time)
+        coll_print_times(c, it, stdout);
     value_release(result);
     interp_free(it);
     return status;
