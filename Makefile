@@ -64,7 +64,7 @@ ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 DEMO_HLO   = corpus/demo/transformer_step_4dev.hlo
 
 .PHONY: all unit-tests test demo zoo zoo-check asan asan-subset bench clean validate fuzz-passes fuzz-coverage fuzz-guided fuzz precision xla-test xla-diff \
-        xla-cases sections
+        xla-cases sections layers
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(TOOLS)
@@ -120,6 +120,7 @@ test:
 	@tally=$(CURDIR)/$(BUILD)/tally.txt; : >$$tally; st=0; \
 	TALLY=$$tally scripts/run_unit.sh $(BUILD)/tests || st=1; \
 	TALLY=$$tally scripts/check_sections.py src || st=1; \
+	TALLY=$$tally scripts/check_layers.py src || st=1; \
 	TALLY=$$tally scripts/roundtrip.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/run_golden.sh $(BUILD)/hlo-opt || st=1; \
 	TALLY=$$tally scripts/test_proto.sh $(BUILD) || st=1; \
@@ -257,6 +258,12 @@ precision:
 # in that file (scripts/check_sections.py; in make test too).
 sections:
 	@scripts/check_sections.py src
+
+# The modules include each other one way only (scripts/check_layers.py; in
+# make test too): tools -> check, fuzz, cli -> collectives -> interp,
+# passes -> ir.
+layers:
+	@scripts/check_layers.py src
 
 fuzz-passes: all
 	@scripts/fuzz_passes.sh $(BUILD)

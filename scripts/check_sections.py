@@ -20,7 +20,8 @@ import fnmatch
 import os
 import re
 import sys
-import tempfile
+
+import source_check
 
 RULE = re.compile(r"^/\*\s*-{10,}\s*\*/\s*$")
 LEADING = re.compile(r"^/\*\s*(?:-+\s*)?([\w*]+\.c)\b(?::|\s|\*/|$)")
@@ -159,26 +160,9 @@ def self_test():
     """b_two under b.c but defined in a.c, a_three under b.c but defined
     there (a doc comment naming its file starts a section): one misplaced of
     four checked; the inline function and the unnamed section not checked."""
-    with tempfile.TemporaryDirectory() as d:
-        for name, text in SELF_TEST.items():
-            open(os.path.join(d, name), "w").write(text)
-        got = misplaced(d, show=False)
-    ok = got == (4, 1)
-    print(f"sections self-test: {'ok' if ok else 'FAILED'} (checked, misplaced) = {got}, want (4, 1)")
-    return ok
-
-
-def main():
-    if sys.argv[1:] == ["--self-test"]:
-        return 0 if self_test() else 1
-    checked, bad = misplaced(sys.argv[1] if len(sys.argv) > 1 else "src")
-    ok = self_test() if os.environ.get("TALLY") else True
-    print(f"sections: {checked} prototypes under a section naming their file, {bad} misplaced")
-    if os.environ.get("TALLY"):
-        with open(os.environ["TALLY"], "a") as t:
-            t.write(f"{int(not bad) + int(ok)} {int(bool(bad)) + int(not ok)}\n")
-    return 1 if bad or not ok else 0
+    return source_check.self_test("sections", SELF_TEST, misplaced, (4, 1), "checked, misplaced")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(source_check.main("sections", misplaced, self_test,
+                               lambda n, bad: f"{n} prototypes under a section naming their file, {bad} misplaced"))
