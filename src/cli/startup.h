@@ -39,7 +39,8 @@ bool startup_threads_ok(int64_t asked, char *msg, size_t msg_n);
  * or when it is 0 to the cores of this node divided by the job's ranks on
  * this node (an MPI shared-memory split), at most the cores this rank may
  * run on (mpirun binds a rank to one core unless told --bind-to none), at
- * least 1; returns the count. */
-int startup_threads(Coll *c, int64_t asked);
+ * least 1; returns the count.  When asked is more than the cores some rank
+ * may run on, rank 0 prints one note (as tool) naming mpirun's fix. */
+int startup_threads(Coll *c, int64_t asked, const char *tool);
 
 #endif /* STARTUP_H */

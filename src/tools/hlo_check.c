@@ -436,7 +436,7 @@ int main(int argc, char **argv)
     parse_args(&t, argc, argv);
     watchdog_start("hlo-check", t.rank, t.o.timeout);
     agree_at_startup(&t, argc, argv);
-    startup_threads(t.c, t.o.threads);
+    startup_threads(t.c, t.o.threads, "hlo-check");
     IrModule *before = load(&t, t.inputs[0]);
     if (t.o.inputs)
         load_given(&t, before);

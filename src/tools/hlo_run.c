@@ -522,6 +522,6 @@ int main(int argc, char **argv)
             fprintf(stderr, "hlo-run: %s\n", msg);
         coll_finish(c, EXIT_USAGE);
     }
-    startup_threads(c, opt.threads);
+    startup_threads(c, opt.threads, "hlo-run");
     coll_finish(c, run(c, &opt));
 }
