@@ -404,7 +404,7 @@ def total_order_key(t, a):
 
 
 # --------------------------------------------------------------------------
-# reduce, reduce-window
+# Reduction and window helpers
 
 def fold(t, op, init, xs):
     """Sequential left fold in element type t (rounding after every step)."""
@@ -425,204 +425,6 @@ def apply_scalar(t, op, a, b):
     return to_type(t, np.asarray(r, ct)).reshape(())[()]
 
 
-def reduce_ref(t, op, x, init, dims):
-    """reduce over dims, each output folding its elements in row-major order."""
-    keep = [d for d in range(x.ndim) if d not in dims]
-    out_shape = [x.shape[d] for d in keep]
-    out = np.empty(out_shape, x.dtype)
-    red_shape = [x.shape[d] for d in dims]
-    for oi in np.ndindex(*out_shape):
-        xs = []
-        for ri in np.ndindex(*red_shape):
-            idx = [0] * x.ndim
-            for k, d in enumerate(keep):
-                idx[d] = oi[k]
-            for k, d in enumerate(dims):
-                idx[d] = ri[k]
-            xs.append(x[tuple(idx)])
-        out[oi] = fold(t, op, init, xs)
-    return out
-
-
-def fam_reduce_simple():
-    """reduce with add / multiply / maximum / minimum / and / or over one dim,
-    several dims, all dims (rank 0) and no dims, in every float type (folded
-    sequentially, rounding each step) and ints (wrapping)."""
-    specs = [
-        ("reduce_f32_add_rows", "f32", "add", (3, 17), (1,), 0.1, "normal"),
-        ("reduce_f32_add_cols_and_all", "f32", "add", (16, 5), (0,), 0.0, "wide"),
-        ("reduce_f64_add_mid", "f64", "add", (3, 9, 2), (1,), 0.0, "normal"),
-        ("reduce_bf16_add", "bf16", "add", (4, 33), (1,), 0.0, "normal"),
-        ("reduce_f16_add_outer", "f16", "add", (20, 3), (0,), 0.0, "normal"),
-        ("reduce_f32_max_nan", "f32", "maximum", (4, 6), (1,), -INF, "nan"),
-        ("reduce_f32_min_two_dims", "f32", "minimum", (3, 4, 5), (0, 2), INF, "normal"),
-        ("reduce_s32_add_wrap", "s32", "add", (3, 4), (1,), 7, "big"),
-        ("reduce_u8_multiply", "u8", "multiply", (2, 5), (0, 1), 1, "small"),
-        ("reduce_s64_max", "s64", "maximum", (4, 3), (0,), -(1 << 63), "big"),
-        ("reduce_pred_and_or", "pred", "and", (3, 4), (1,), True, "pred"),
-    ]
-    for name, t, op, shape, dims, init, dist in specs:
-        g = seeded(name)
-        if dist == "normal":
-            x = to_type(t, g.standard_normal(shape).astype(np.float32)) if t != "f64" \
-                else g.standard_normal(shape)
-        elif dist == "wide":
-            x = to_type(t, (g.standard_normal(shape) * 2.0 ** g.integers(-20, 20, shape))
-                        .astype(np.float32))
-        elif dist == "nan":
-            x = g.standard_normal(shape).astype(np.float32)
-            x[1, 2] = NAN
-            x[3, 0] = -NAN
-            x[3, 5] = INF
-        elif dist == "big":
-            lo, hi = int_range(t)
-            x = arr(t, g.integers(lo, hi, shape, dtype=NP[t], endpoint=True))
-        elif dist == "small":
-            x = arr(t, g.integers(1, 6, shape))
-        else:
-            x = g.integers(0, 2, shape).astype(bool)
-            x[0, :] = True
-        m = Module(name)
-        comp = f"{op}_{t}"
-        m.comp(binary_comp(comp, op, t))
-        px = m.param(arr_shape(t, x))
-        iv = arr(t, init)
-        pi = m.param(arr_shape(t, iv))
-        want = reduce_ref(t, op, x, iv[()], dims)
-        out_shape = shape_str(t, want.shape)
-        roots = [m.op(out_shape, "reduce", px, pi,
-                      attrs="dimensions={" + ",".join(map(str, dims)) + "}, to_apply=%" + comp)]
-        outs = [want]
-        if name == "reduce_f32_add_cols_and_all":
-            roots.append(m.op("f32[]", "reduce", px, pi, attrs="dimensions={0,1}, to_apply=%" + comp))
-            outs.append(reduce_ref(t, op, x, iv[()], (0, 1)))
-            roots.append(m.op(arr_shape(t, x), "reduce", px, pi, attrs="dimensions={}, to_apply=%" + comp))
-            outs.append(reduce_ref(t, op, x, iv[()], ()))
-        if name == "reduce_pred_and_or":
-            m.comp(binary_comp("or_pred", "or", "pred"))
-            roots.append(m.op("pred[4]", "reduce", px, pi, attrs="dimensions={0}, to_apply=%or_pred"))
-            outs.append(reduce_ref(t, "or", x, True, (0,)))
-        case(name, m.text(roots), [x, iv], outs)
-
-
-def fam_reduce_empty():
-    """Reducing an empty dim gives init; reducing dims of size 1 is identity."""
-    name = "reduce_empty_and_unit_dims"
-    m = Module(name)
-    m.comp(binary_comp("add_f32", "add", "f32"))
-    e = np.zeros((0, 3), np.float32)
-    u = arr("f32", [[[1.5], [-2.0]]])
-    init = arr("f32", 0.5)
-    pe, pu, pi = m.param("f32[0,3]"), m.param("f32[1,2,1]"), m.param("f32[]")
-    roots = [m.op("f32[3]", "reduce", pe, pi, attrs="dimensions={0}, to_apply=%add_f32"),
-             m.op("f32[0]", "reduce", pe, pi, attrs="dimensions={1}, to_apply=%add_f32"),
-             m.op("f32[2]", "reduce", pu, pi, attrs="dimensions={0,2}, to_apply=%add_f32")]
-    outs = [np.full(3, 0.5, np.float32), np.zeros(0, np.float32), arr("f32", [2.0, -1.5])]
-    case(name, m.text(roots), [e, u, init], outs)
-
-
-def fam_reduce_custom():
-    """A non-commutative reducer acc*2 + x over two dims: the result spells the
-    reduced elements in the order they were folded (row-major)."""
-    name = "reduce_s32_order_sensitive"
-    g = seeded(name)
-    m = Module(name)
-    m.comp("""
-%horner (acc: s32[], x: s32[]) -> s32[] {
-  %horner.acc = s32[] parameter(0)
-  %horner.x = s32[] parameter(1)
-  %horner.two = s32[] constant(2)
-  %horner.m = s32[] multiply(s32[] %horner.acc, s32[] %horner.two)
-  ROOT %horner.r = s32[] add(s32[] %horner.m, s32[] %horner.x)
-}""")
-    x = arr("s32", g.integers(0, 2, (3, 2, 4)))
-    init = arr("s32", 1)
-    px, pi = m.param("s32[3,2,4]"), m.param("s32[]")
-    roots = [m.op("s32[2]", "reduce", px, pi, attrs="dimensions={0,2}, to_apply=%horner"),
-             m.op("s32[3]", "reduce", px, pi, attrs="dimensions={1,2}, to_apply=%horner"),
-             m.op("s32[2]", "reduce", px, pi, attrs="dimensions={2,0}, to_apply=%horner")]
-
-    def horner(xs):
-        acc = 1
-        for v in xs:
-            acc = wrap(acc * 2 + int(v), "s32")
-        return acc
-    outs = [arr("s32", [horner(x[:, j, :].reshape(-1)) for j in range(2)]),
-            arr("s32", [horner(x[i].reshape(-1)) for i in range(3)])]
-    outs.append(outs[0].copy())     # dimensions={2,0} folds in ascending-dim row-major order too
-    case(name, m.text(roots), [x, init], outs)
-
-
-def fam_reduce_variadic():
-    """Variadic reduce: argmax (value, index) with first-index tie breaking and
-    NaN never winning, plus a (sum, count-of-positive) pair of types f32/s32."""
-    name = "reduce_variadic_argmax"
-    g = seeded(name)
-    m = Module(name)
-    m.comp("""
-%argmax (av: f32[], ai: s32[], bv: f32[], bi: s32[]) -> (f32[], s32[]) {
-  %argmax.av = f32[] parameter(0)
-  %argmax.ai = s32[] parameter(1)
-  %argmax.bv = f32[] parameter(2)
-  %argmax.bi = s32[] parameter(3)
-  %argmax.gt = pred[] compare(f32[] %argmax.bv, f32[] %argmax.av), direction=GT
-  %argmax.eq = pred[] compare(f32[] %argmax.bv, f32[] %argmax.av), direction=EQ
-  %argmax.lt = pred[] compare(s32[] %argmax.bi, s32[] %argmax.ai), direction=LT
-  %argmax.tie = pred[] and(pred[] %argmax.eq, pred[] %argmax.lt)
-  %argmax.take = pred[] or(pred[] %argmax.gt, pred[] %argmax.tie)
-  %argmax.v = f32[] select(pred[] %argmax.take, f32[] %argmax.bv, f32[] %argmax.av)
-  %argmax.i = s32[] select(pred[] %argmax.take, s32[] %argmax.bi, s32[] %argmax.ai)
-  ROOT %argmax.r = (f32[], s32[]) tuple(f32[] %argmax.v, s32[] %argmax.i)
-}""")
-    x = arr("f32", g.integers(-5, 5, (3, 6)).astype(np.float32))
-    x[0, 2] = NAN
-    x[1, :] = 2.0
-    idx = np.tile(np.arange(6, dtype=np.int32), (3, 1))
-    px, pidx = m.param("f32[3,6]"), m.param("s32[3,6]")
-    vi, ii = arr("f32", -INF), arr("s32", -1)
-    pvi, pii = m.param("f32[]"), m.param("s32[]")
-    r = m.op("(f32[3], s32[3])", "reduce", px, pidx, pvi, pii,
-             attrs="dimensions={1}, to_apply=%argmax")
-    want_v, want_i = [], []
-    for row in range(3):
-        av, ai = np.float32(-INF), -1
-        for j in range(6):
-            bv, bi = x[row, j], j
-            if bv > av or (bv == av and bi < ai):
-                av, ai = bv, bi
-        want_v.append(av)
-        want_i.append(ai)
-    case(name, m.text([r]), [x, idx, vi, ii],
-         [np.array(want_v, np.float32), np.array(want_i, np.int32)])
-
-
-def rw_ref(t, op, x, init, size, stride, pad, lhs_dil, rhs_dil):
-    """reduce-window, XLA evaluator style: per output, fold the window
-    positions (row-major) that land on real elements; padding and base
-    dilation holes are skipped."""
-    n = x.ndim
-    dil_in = [(x.shape[d] - 1) * lhs_dil[d] + 1 if x.shape[d] else 0 for d in range(n)]
-    padded = [dil_in[d] + pad[d][0] + pad[d][1] for d in range(n)]
-    win = [(size[d] - 1) * rhs_dil[d] + 1 for d in range(n)]
-    out_shape = [max((padded[d] - win[d]) // stride[d] + 1, 0) for d in range(n)]
-    out = np.empty(out_shape, x.dtype)
-    for oi in np.ndindex(*out_shape):
-        xs = []
-        for wi in np.ndindex(*size):
-            pos = []
-            ok = True
-            for d in range(n):
-                p = oi[d] * stride[d] + wi[d] * rhs_dil[d] - pad[d][0]
-                if p < 0 or p % lhs_dil[d] or p // lhs_dil[d] >= x.shape[d]:
-                    ok = False
-                    break
-                pos.append(p // lhs_dil[d])
-            if ok:
-                xs.append(x[tuple(pos)])
-        out[oi] = fold(t, op, init, xs)
-    return out
-
-
 def window_attr(size, stride, pad, lhs_dil, rhs_dil):
     parts = ["size=" + "x".join(map(str, size))]
     if any(s != 1 for s in stride):
@@ -636,172 +438,13 @@ def window_attr(size, stride, pad, lhs_dil, rhs_dil):
     return "window={" + " ".join(parts) + "}"
 
 
-def fam_reduce_window():
-    """reduce-window: max pooling with padding and strides, sums with base
-    (lhs) and window (rhs) dilation, bf16 sums rounding each step, a non-identity
-    init without padding."""
-    specs = [
-        ("reduce_window_f32_max_pad_stride", "f32", "maximum", (4, 5), -INF,
-         (2, 3), (1, 2), ((0, 1), (1, 1)), (1, 1), (1, 1)),
-        ("reduce_window_s32_add_dilations", "s32", "add", (5, 4), 0,
-         (2, 2), (1, 1), ((1, 1), (0, 0)), (2, 1), (1, 2)),
-        ("reduce_window_bf16_add", "bf16", "add", (3, 8), 0.0,
-         (1, 4), (1, 2), ((0, 0), (0, 0)), (1, 1), (1, 1)),
-        ("reduce_window_f64_add_init", "f64", "add", (6,), 100.0,
-         (3,), (2,), ((0, 0),), (1,), (1,)),
-        ("reduce_window_u16_min_3d", "u16", "minimum", (2, 3, 4), 65535,
-         (2, 2, 1), (1, 1, 2), ((0, 0), (1, 0), (0, 1)), (1, 1, 1), (1, 1, 1)),
-    ]
-    for name, t, op, shape, init, size, stride, pad, ld, rd in specs:
-        g = seeded(name)
-        if t in INTS:
-            x = arr(t, g.integers(0, 1000, shape))
-        elif t == "f64":
-            x = g.standard_normal(shape)
-        else:
-            x = to_type(t, g.standard_normal(shape).astype(np.float32) * 4)
-        m = Module(name)
-        comp = f"{op}_{t}"
-        m.comp(binary_comp(comp, op, t))
-        px = m.param(arr_shape(t, x))
-        iv = arr(t, init)
-        pi = m.param(arr_shape(t, iv))
-        want = rw_ref(t, op, x, iv[()], size, stride, pad, ld, rd)
-        r = m.op(arr_shape(t, want), "reduce-window", px, pi,
-                 attrs=window_attr(size, stride, pad, ld, rd) + ", to_apply=%" + comp)
-        case(name, m.text([r]), [x, iv], [want])
-
-
 # --------------------------------------------------------------------------
-# dot
-
-def dot_ref(lhs, rhs, lb, lc, rb, rc, out_t):
-    """Exact sum of products (Fractions / Python ints), rounded once to out_t
-    (integers wrap)."""
-    lf = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
-    rf = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
-    out_shape = [lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lf] + [rhs.shape[d] for d in rf]
-    kshape = [lhs.shape[d] for d in lc]
-    res = []
-    for oi in np.ndindex(*out_shape):
-        b, i, j = oi[:len(lb)], oi[len(lb):len(lb) + len(lf)], oi[len(lb) + len(lf):]
-        acc = 0
-        for k in np.ndindex(*kshape):
-            li, ri = [0] * lhs.ndim, [0] * rhs.ndim
-            for n, d in enumerate(lb):
-                li[d] = b[n]
-            for n, d in enumerate(rb):
-                ri[d] = b[n]
-            for n, d in enumerate(lf):
-                li[d] = i[n]
-            for n, d in enumerate(rf):
-                ri[d] = j[n]
-            for n, d in enumerate(lc):
-                li[d] = k[n]
-            for n, d in enumerate(rc):
-                ri[d] = k[n]
-            x, y = lhs[tuple(li)].item(), rhs[tuple(ri)].item()
-            if out_t in INTS:
-                acc += int(x) * int(y)
-            else:
-                acc += Fraction(x) * Fraction(y)
-        res.append(wrap(acc, out_t) if out_t in INTS else round_frac(acc, out_t))
-    dt = np.float32 if out_t == "bf16" else NP[out_t]
-    return np.array(res, dt).reshape(out_shape)
-
+# Operand data
 
 def dyadic(g, t, shape, lo=-8, hi=8, den=4):
     """Small multiples of 1/den: every product and partial sum is exact, so
     any summation order gives the same bits."""
     return arr(t, (g.integers(lo * den, hi * den + 1, shape) / den).astype(np.float32))
-
-
-def dot_attrs(lb, lc, rb, rc):
-    s = []
-    if lb:
-        s.append("lhs_batch_dims={" + ",".join(map(str, lb)) + "}")
-    s.append("lhs_contracting_dims={" + ",".join(map(str, lc)) + "}")
-    if rb:
-        s.append("rhs_batch_dims={" + ",".join(map(str, rb)) + "}")
-    s.append("rhs_contracting_dims={" + ",".join(map(str, rc)) + "}")
-    return ", ".join(s)
-
-
-def fam_dot():
-    """dot: matrix products, batch and multiple contracting dims in unusual
-    positions (two batch dims paired in swapped order: the result's batch dims
-    follow lhs_batch_dims), vector and outer products, bf16/f16 inputs (to
-    f32, and to bf16/f16 accumulating in f32 and rounding once), f64, integer
-    dots that wrap, an empty contraction, and two tolerance cases on random
-    positive data (f32 at rtol 1e-5, above the K*u worst case; f32 operands
-    with an f64 result, which must accumulate in f64, at rtol 1e-12)."""
-    specs = [
-        # name, lhs type, lhs shape, rhs type, rhs shape, lb, lc, rb, rc, out type, data
-        ("dot_f32_matmul", "f32", (3, 5), "f32", (5, 4), [], [1], [], [0], "f32", "dyadic"),
-        ("dot_f32_batch_transposed", "f32", (4, 2, 3), "f32", (3, 2, 4), [1], [0], [1], [2],
-         "f32", "dyadic"),
-        ("dot_f32_two_contracting", "f32", (2, 3, 4), "f32", (4, 5, 3), [], [1, 2], [], [2, 0],
-         "f32", "dyadic"),
-        ("dot_f64_vector", "f64", (7,), "f64", (7,), [], [0], [], [0], "f64", "dyadic"),
-        ("dot_bf16_to_f32", "bf16", (2, 3, 8), "bf16", (2, 8, 4), [0], [2], [0], [1], "f32",
-         "dyadic"),
-        ("dot_bf16_to_bf16", "bf16", (3, 6), "bf16", (6, 2), [], [1], [], [0], "bf16", "wide"),
-        ("dot_f16_f32_accumulation", "f16", (4, 12), "f16", (12, 3), [], [1], [], [0], "f16", "wide"),
-        ("dot_s32_wrap", "s32", (2, 3), "s32", (3, 2), [], [1], [], [0], "s32", "bigint"),
-        ("dot_s64_batch", "s64", (2, 2, 3), "s64", (2, 3), [0], [2], [0], [1], "s64", "bigint"),
-        ("dot_u8_wrap", "u8", (2, 4), "u8", (4, 3), [], [1], [], [0], "u8", "bigint"),
-        ("dot_f32_empty_contraction", "f32", (2, 0), "f32", (0, 3), [], [1], [], [0], "f32",
-         "dyadic"),
-        ("dot_f32_outer_product", "f32", (3,), "f32", (2,), [], [], [], [], "f32", "dyadic"),
-        ("dot_f32_random_rtol", "f32", (8, 64), "f32", (64, 8), [], [1], [], [0], "f32",
-         "positive"),
-        ("dot_f32_two_batch_dims_swapped", "f32", (2, 3, 4, 5), "f32", (4, 5, 2, 6), [2, 0], [3],
-         [0, 2], [1], "f32", "dyadic"),
-        ("dot_f32_operands_f64_result", "f32", (3, 50), "f32", (50, 2), [], [1], [], [0], "f64",
-         "positive"),
-    ]
-    for name, lt, ls, rt, rs, lb, lc, rb, rc, ot, data in specs:
-        g = seeded(name)
-        if data == "dyadic":
-            lhs, rhs = dyadic(g, lt, ls), dyadic(g, rt, rs)
-        elif data == "wide":
-            # bf16 products summed exactly in f32, then rounded once to bf16.
-            lhs = arr(lt, g.standard_normal(ls).astype(np.float32))
-            rhs = arr(rt, g.standard_normal(rs).astype(np.float32))
-        elif data == "bigint":
-            lo, hi = int_range(lt)
-            lhs = arr(lt, g.integers(lo, hi, ls, dtype=NP[lt], endpoint=True))
-            rhs = arr(rt, g.integers(lo, hi, rs, dtype=NP[rt], endpoint=True))
-        else:
-            lhs = g.uniform(0.5, 1.5, ls).astype(np.float32)
-            rhs = g.uniform(0.5, 1.5, rs).astype(np.float32)
-        want = dot_ref(lhs, rhs, lb, lc, rb, rc, ot)
-        if data == "wide":
-            # 16-bit results accumulate in f32 and round once.  The data must
-            # tell that apart from rounding to the type after every step, and
-            # must not depend on the f32 summation order (checked against an
-            # in-order f32 fold).
-            assert np.array_equal(to_type(ot, dot_ref_f32_fold(lhs, rhs)), want), name
-            assert not np.array_equal(dot_ref_f32_fold(lhs, rhs, ot), want), name
-        m = Module(name)
-        pl, pr = m.param(arr_shape(lt, lhs)), m.param(arr_shape(rt, rhs))
-        r = m.op(shape_str(ot, want.shape), "dot", pl, pr, attrs=dot_attrs(lb, lc, rb, rc))
-        case(name, m.text([r]), [lhs, rhs], [want],
-             compare=("rtol 1e-12" if ot == "f64" else "rtol 1e-5") if data == "positive" else "exact")
-
-
-def dot_ref_f32_fold(lhs, rhs, step_type="f32"):
-    """[m,k] x [k,n] folded in k order in f32, rounding each product and
-    partial sum to step_type (f32: plain f32 accumulation)."""
-    out = np.zeros((lhs.shape[0], rhs.shape[1]), np.float32)
-    for i in range(lhs.shape[0]):
-        for j in range(rhs.shape[1]):
-            acc = np.float32(0)
-            for k in range(lhs.shape[1]):
-                prod = to_type(step_type, np.float32(lhs[i, k]) * np.float32(rhs[k, j]))
-                acc = to_type(step_type, np.float32(acc + np.float32(prod))).reshape(())
-            out[i, j] = np.float32(acc)
-    return out
 
 
 # --------------------------------------------------------------------------
@@ -1324,101 +967,6 @@ def fam_scatter():
 # --------------------------------------------------------------------------
 # Larger shapes: the blocked, vectorised and BLAS paths (still small files)
 
-def fam_reduce_long():
-    """Long reductions, still folded sequentially: f32 add over rows of 1500
-    (several rows at once), one long s32 row (wrapping), one long f32 row of
-    maximum with a NaN in the middle, bf16 add over a row of 2000 (every step
-    rounded to bf16), f32 add over the outer dim of [200,7], long rows of
-    zeros of both signs under maximum/minimum (equal operands keep the
-    accumulator, so the first zero's sign wins), a long pred row under and
-    (one false at the very end) and a long u8 row under add (wraps)."""
-    name = "reduce_long_rows"
-    g = seeded(name)
-    m = Module(name)
-    for t, op in [("f32", "add"), ("s32", "add"), ("f32", "maximum"), ("bf16", "add"),
-                  ("f32", "minimum"), ("pred", "and"), ("u8", "add")]:
-        m.comp(binary_comp(f"{op}_{t}", op, t))
-    x = g.standard_normal((4, 1500)).astype(np.float32)
-    y = arr("s32", g.integers(-(1 << 31), 1 << 31, (1, 4113), dtype=np.int64))
-    z = g.standard_normal(5000).astype(np.float32)
-    z[3001] = NAN
-    w = arr("bf16", g.uniform(0, 1, 2000).astype(np.float32))
-    v = g.standard_normal((200, 7)).astype(np.float32)
-    zero_f, zero_i, ninf, zero_b = arr("f32", 0.0), arr("s32", 0), arr("f32", -INF), arr("bf16", 0.0)
-    params = [x, y, z, w, v, zero_f, zero_i, ninf, zero_b]
-    types = ["f32", "s32", "f32", "bf16", "f32", "f32", "s32", "f32", "bf16"]
-    px, py, pz, pw, pv, pzf, pzi, pni, pzb = (m.param(arr_shape(t, a)) for t, a in zip(types, params))
-    roots = [m.op("f32[4]", "reduce", px, pzf, attrs="dimensions={1}, to_apply=%add_f32"),
-             m.op("s32[1]", "reduce", py, pzi, attrs="dimensions={1}, to_apply=%add_s32"),
-             m.op("f32[]", "reduce", pz, pni, attrs="dimensions={0}, to_apply=%maximum_f32"),
-             m.op("bf16[]", "reduce", pw, pzb, attrs="dimensions={0}, to_apply=%add_bf16"),
-             m.op("f32[7]", "reduce", pv, pzf, attrs="dimensions={0}, to_apply=%add_f32")]
-    outs = [reduce_ref("f32", "add", x, np.float32(0), (1,)),
-            reduce_ref("s32", "add", y, 0, (1,)),
-            reduce_ref("f32", "maximum", z, np.float32(-INF), (0,)),
-            reduce_ref("bf16", "add", w, np.float32(0), (0,)),
-            reduce_ref("f32", "add", v, np.float32(0), (0,))]
-    # The bf16 sum must show the per-step rounding (it stalls far below the
-    # exact sum), so a reduction that accumulated in f32 would fail.
-    assert abs(float(outs[3]) - float(np.sum(w.astype(np.float64)))) > 16, outs[3]
-    zs = np.where(g.integers(0, 2, (2, 3000)) == 1, -0.0, 0.0).astype(np.float32)
-    zs[0, :] = -0.0        # row 0 only -0, row 1 both signs: IEEE maximum gives -0, +0
-    q = np.ones(4000, bool)
-    q[-1] = False
-    c = arr("u8", g.integers(0, 256, 3001))
-    pinf, ptrue, pzu = arr("f32", INF), arr("pred", True), arr("u8", 0)
-    more = [zs, q, c, pinf, ptrue, pzu]
-    pzs, pq, pc, ppi, ppt, ppz = (m.param(arr_shape(t, a)) for t, a in
-                                  zip(["f32", "pred", "u8", "f32", "pred", "u8"], more))
-    params += more
-    roots += [m.op("f32[2]", "reduce", pzs, pni, attrs="dimensions={1}, to_apply=%maximum_f32"),
-              m.op("f32[2]", "reduce", pzs, ppi, attrs="dimensions={1}, to_apply=%minimum_f32"),
-              m.op("pred[]", "reduce", pq, ppt, attrs="dimensions={0}, to_apply=%and_pred"),
-              m.op("u8[]", "reduce", pc, ppz, attrs="dimensions={0}, to_apply=%add_u8")]
-    outs += [reduce_ref("f32", "maximum", zs, np.float32(-INF), (1,)),
-             reduce_ref("f32", "minimum", zs, np.float32(INF), (1,)),
-             reduce_ref("pred", "and", q, True, (0,)),
-             reduce_ref("u8", "add", c, 0, (0,))]
-    assert list(np.signbit(outs[-4])) == [True, False] and list(np.signbit(outs[-3])) == [True, True]
-    case(name, m.text(roots), params, outs)
-
-
-def fam_dot_blas():
-    """Dots big enough for BLAS (f32 sgemm, f64 dgemm, bf16 through f32), with
-    contracting dims that need the transpose flags, on data whose every
-    summation order is exact."""
-    name = "dot_blas_shapes"
-    g = seeded(name)
-    m = Module(name)
-    specs = [("f32", (33, 70), (70, 19), [1], [0], "f32"), ("f32", (70, 33), (19, 70), [0], [1], "f32"),
-             ("f64", (20, 30), (25, 30), [1], [1], "f64"), ("bf16", (16, 40), (40, 24), [1], [0], "f32"),
-             ("f32", (5, 64), (64,), [1], [0], "f32")]
-    params, roots, outs = [], [], []
-    for t, ls, rs, lc, rc, ot in specs:
-        lhs, rhs = dyadic(g, t, ls), dyadic(g, t, rs)
-        pl, pr = m.param(arr_shape(t, lhs)), m.param(arr_shape(t, rhs))
-        params += [lhs, rhs]
-        want = dot_ref(lhs, rhs, [], lc, [], rc, ot)
-        roots.append(m.op(arr_shape(ot, want), "dot", pl, pr, attrs=dot_attrs([], lc, [], rc)))
-        outs.append(want)
-    case(name, m.text(roots), params, outs)
-
-
-def fam_dot_mixed_int():
-    """Integer dot with a wider result type: s8 x s8 -> s32 (operands converted
-    to the result type first) and u16 x u16 -> u64."""
-    name = "dot_mixed_int_types"
-    g = seeded(name)
-    m = Module(name)
-    a, b = arr("s8", g.integers(-128, 128, (3, 40))), arr("s8", g.integers(-128, 128, (40, 2)))
-    c, d = arr("u16", g.integers(0, 65536, (2, 5))), arr("u16", g.integers(0, 65536, (5,)))
-    pa, pb, pc, pd = (m.param(arr_shape(t, v)) for t, v in zip(["s8", "s8", "u16", "u16"], [a, b, c, d]))
-    roots = [m.op("s32[3,2]", "dot", pa, pb, attrs=dot_attrs([], [1], [], [0])),
-             m.op("u64[2]", "dot", pc, pd, attrs=dot_attrs([], [1], [], [0]))]
-    outs = [dot_ref(a, b, [], [1], [], [0], "s32"), dot_ref(c, d, [], [1], [], [0], "u64")]
-    case(name, m.text(roots), [a, b, c, d], outs)
-
-
 def fam_sort_large():
     """Sorts long enough for the merge passes: 1500 s32 keys with many
     duplicates carrying their positions (stability), and f32 rows sorted
@@ -1483,27 +1031,6 @@ def fam_gather_scatter_rows():
             scatter_ref(acc, si, upd, [1], [0], [0], 1, lambda a, b: np.float32(a + b)),
             scatter_ref(ints, ri, rupd, [1], [0], [0], 1, lambda a, b: b)]
     case(name, m.text(roots), params, outs)
-
-
-def fam_reduce_window_large():
-    """Pooling over larger images (the row-box path): 3x3 stride-2 max pool
-    with padding on f32[33,41], 2x2 s32 sums on [20,30]."""
-    name = "reduce_window_pool_large"
-    g = seeded(name)
-    m = Module(name)
-    m.comp(binary_comp("maximum_f32", "maximum", "f32"))
-    m.comp(binary_comp("add_s32", "add", "s32"))
-    x = g.standard_normal((33, 41)).astype(np.float32)
-    y = arr("s32", g.integers(-1000, 1000, (20, 30)))
-    ninf, zero = arr("f32", -INF), arr("s32", 0)
-    px, py, pn, pz = (m.param(arr_shape(t, v)) for t, v in zip(["f32", "s32", "f32", "s32"], [x, y, ninf, zero]))
-    w1 = rw_ref("f32", "maximum", x, np.float32(-INF), (3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), (1, 1))
-    w2 = rw_ref("s32", "add", y, 0, (2, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1))
-    roots = [m.op(arr_shape("f32", w1), "reduce-window", px, pn,
-                  attrs=window_attr((3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), (1, 1)) + ", to_apply=%maximum_f32"),
-             m.op(arr_shape("s32", w2), "reduce-window", py, pz,
-                  attrs=window_attr((2, 2), (1, 1), ((0, 0), (0, 0)), (1, 1), (1, 1)) + ", to_apply=%add_s32")]
-    case(name, m.text(roots), [x, y, ninf, zero], [w1, w2])
 
 
 # --------------------------------------------------------------------------
@@ -1659,12 +1186,10 @@ def extra_families():
 
 
 def write_all():
-    families = [fam_reduce_simple, fam_reduce_empty, fam_reduce_custom, fam_reduce_variadic,
-                fam_reduce_window, fam_dot, fam_tuple_gte, fam_call_fusion, fam_while,
-                fam_conditional, fam_map, fam_opt_barrier_after_all, fam_sort, fam_gather,
-                fam_scatter, fam_reduce_long, fam_dot_blas, fam_dot_mixed_int, fam_sort_large,
-                fam_gather_scatter_rows, fam_reduce_window_large, fam_gather_scatter_batching,
-                fam_conditional_tuple, fam_sort_key_types] + extra_families()
+    families = [fam_tuple_gte, fam_call_fusion, fam_while, fam_conditional, fam_map,
+                fam_opt_barrier_after_all, fam_sort, fam_gather, fam_scatter, fam_sort_large,
+                fam_gather_scatter_rows, fam_gather_scatter_batching, fam_conditional_tuple,
+                fam_sort_key_types] + extra_families()
     for f in families:
         f()
     names = [c[0] for c in CASES]
