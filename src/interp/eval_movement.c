@@ -166,27 +166,7 @@ static const Kernels kernels_by_size[5] = {
  * Measured on [4096,4096]: f32 8-9 ms against 13 for the SSE2 squares,
  * bf16 5.3 against 8.4 (memcpy of the same bytes: 5.5 ms, 2.6 ms). */
 #ifdef INTERP_HAVE_AVX2
-#include <immintrin.h>
-
-/* r[a] (8 floats each) becomes column a of the 8 x 8 square. */
-__attribute__((target("avx2"))) static inline void transpose8_ps(__m256 *r)
-{
-    __m256 t[8], u[8];
-    UNROLL for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    UNROLL for (int i = 0; i < 2; i++) {
-        u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-        u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-        u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-    UNROLL for (int a = 0; a < 4; a++) {
-        r[a] = _mm256_permute2f128_ps(u[a], u[a + 4], 0x20);
-        r[a + 4] = _mm256_permute2f128_ps(u[a], u[a + 4], 0x31);
-    }
-}
+#include "simd.h"
 
 /* d[a*da + b*4] = s[a*4 + b*sb] for a, b < 8. */
 __attribute__((target("avx2"))) static inline void micro_4_avx2(char *d, int64_t da, const char *s, int64_t sb)
@@ -194,7 +174,7 @@ __attribute__((target("avx2"))) static inline void micro_4_avx2(char *d, int64_t
     __m256 r[8];
     UNROLL for (int b = 0; b < 8; b++)
         r[b] = _mm256_loadu_ps((const float *)(const void *)(s + b * sb));
-    transpose8_ps(r);
+    simd_transpose8_ps(r);
     UNROLL for (int a = 0; a < 8; a++)
         _mm256_storeu_ps((float *)(void *)(d + a * da), r[a]);
 }
@@ -283,8 +263,8 @@ __attribute__((target("avx2"))) static void stream_band_4(char *d, int64_t da, c
             r[b] = _mm256_loadu_ps((const float *)(const void *)(s + b * sb + i * 4));
             q[b] = _mm256_loadu_ps((const float *)(const void *)(s + (b + 8) * sb + i * 4));
         }
-        transpose8_ps(r);
-        transpose8_ps(q);
+        simd_transpose8_ps(r);
+        simd_transpose8_ps(q);
         UNROLL for (int a = 0; a < 8; a++) {
             float *line = (float *)(void *)(d + (i + a) * da);
             _mm256_stream_ps(line, r[a]);

@@ -375,6 +375,54 @@ static void test_reduce_fast_and_slow_paths_agree(void **state)
     free(z);
 }
 
+#define TYPED_AGREE_FMT                                                                    \
+    "HloModule m\n\nf {\n  a = %s[] parameter(0)\n  b = %s[] parameter(1)\n%s}\n\n"          \
+    "ENTRY e {\n  p = %s[%s] parameter(0)\n  z = %s[] constant(%s)\n"                       \
+    "  ROOT r = %s[%s] reduce(p, z), dimensions={%s}, to_apply=f\n}\n"
+
+/* Rows reduced over their contiguous dim, 8 outputs at a time (with AVX2:
+ * the rows' elements transposed into vector lanes, each lane folding its
+ * own row in order): f32 and f64, add and multiply, row lengths around
+ * the vector width, against the slow path's one element at a time. */
+static void test_reduce_grouped_rows_fold_in_order(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *out; } shapes[] = {
+        { "8,8", "8" }, { "16,7", "16" }, { "64,37", "64" }, { "9,100", "9" }, { "24,1000", "24" }, { "17,4", "17" },
+    };
+    static const char *const types[] = { "f32", "f64" };
+    static const struct { const char *op, *init; } ops[] = { { "add", "0.25" }, { "multiply", "1" } };
+    enum { N = 24000 };
+    float *xf = malloc(N * sizeof *xf), *mf = malloc(N * sizeof *mf);
+    double *xd = malloc(N * sizeof *xd), *md = malloc(N * sizeof *md);
+    fill_varied(xf, N, 11);
+    for (int i = 0; i < N; i++) {
+        mf[i] = 1.0f + ldexpf(xf[i], -22);        /* near 1: products stay finite and keep changing */
+        xd[i] = (double)xf[i] * 0x1p-30 + 1e-3 * (i % 7);
+        md[i] = 1.0 + ldexp((double)xf[i], -40);
+    }
+    for (size_t t = 0; t < 2; t++)
+        for (size_t o = 0; o < 2; o++)
+            for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+                const char *ty = types[t];
+                char fast_body[160], slow_body[256], fast[1024], slow[1024];
+                snprintf(fast_body, sizeof fast_body, "  ROOT r = %s[] %s(a, b)\n", ty, ops[o].op);
+                snprintf(slow_body, sizeof slow_body,
+                         "  wa = f64[] convert(a)\n  na = %s[] convert(wa)\n  ROOT r = %s[] %s(na, b)\n", ty, ty,
+                         ops[o].op);
+                snprintf(fast, sizeof fast, TYPED_AGREE_FMT, ty, ty, fast_body, ty, shapes[k].in, ty, ops[o].init,
+                         ty, shapes[k].out, "1");
+                snprintf(slow, sizeof slow, TYPED_AGREE_FMT, ty, ty, slow_body, ty, shapes[k].in, ty, ops[o].init,
+                         ty, shapes[k].out, "1");
+                const void *params[] = { t == 0 ? (const void *)(o ? mf : xf) : (const void *)(o ? md : xd) };
+                assert_runs_agree(fast, slow, params);
+            }
+    free(xf);
+    free(mf);
+    free(xd);
+    free(md);
+}
+
 #define BF16_AGREE_FMT                                                                     \
     "HloModule m\n\nf {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n%s}\n\n"      \
     "ENTRY e {\n  p = bf16[%s] parameter(0)\n  z = bf16[] constant(%s)\n"                   \
@@ -859,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_reduce_u8_sum_wraps),
         cmocka_unit_test(test_reduce_variadic_argmax),
         cmocka_unit_test(test_reduce_f32_left_fold_order),
+        cmocka_unit_test(test_reduce_grouped_rows_fold_in_order),
         cmocka_unit_test(test_reduce_bf16_rounds_every_step),
         cmocka_unit_test(test_reduce_fast_and_slow_paths_agree),
         cmocka_unit_test(test_reduce_bf16_fast_and_slow_paths_agree),
