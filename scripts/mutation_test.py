@@ -623,31 +623,31 @@ CHECKER_MUTANTS = [
     ("src/check/sites.c", "            if (is_reduction(comp->instrs[i]))\n                sites_of(",
      "            if (is_reduction(comp->instrs[i]) && c < 0)\n                sites_of(",
      "sites: no reduction's accumulation change is found"),
-    # local.c: --local's value numbers and regions
-    ("src/check/local.c", "    for (int k = 0; k < in->n_operands; k++)\n        strbuf_printf(key, \" %d\", nb->vn[side][in->operands[k]->id]);",
+    # local_values.c and local_regions.c: --local's value numbers and regions
+    ("src/check/local_values.c", "    for (int k = 0; k < in->n_operands; k++)\n        strbuf_printf(key, \" %d\", nb->vn[side][in->operands[k]->id]);",
      "    if (in->n_operands == 2 && nb->vn[side][in->operands[0]->id] > nb->vn[side][in->operands[1]->id])\n"
      "        strbuf_printf(key, \" %d %d\", nb->vn[side][in->operands[1]->id], nb->vn[side][in->operands[0]->id]);\n"
      "    else\n    for (int k = 0; k < in->n_operands; k++)\n        strbuf_printf(key, \" %d\", nb->vn[side][in->operands[k]->id]);",
      "--local: every two-operand op numbered as if commutative"),
-    ("src/check/local.c", "    return op == IR_OP_RNG || op == IR_OP_RNG_GET_AND_UPDATE_STATE ||",
+    ("src/check/local_values.c", "    return op == IR_OP_RNG || op == IR_OP_RNG_GET_AND_UPDATE_STATE ||",
      "    return op == IR_OP_RNG_GET_AND_UPDATE_STATE ||",
      "--local: rng numbered like any function of its operands"),
-    ("src/check/local.c", "        strbuf_printf(key, \"|elided %d\", nb->next);", "        strbuf_printf(key, \"|elided\");",
+    ("src/check/local_values.c", "        strbuf_printf(key, \"|elided %d\", nb->next);", "        strbuf_printf(key, \"|elided\");",
      "--local: elided constants numbered alike"),
-    ("src/check/local.c", "(unsigned long long)check_hash_bytes(0x6c69740000000001ULL, lit->data, (size_t)bytes),\n"
+    ("src/check/local_values.c", "(unsigned long long)check_hash_bytes(0x6c69740000000001ULL, lit->data, (size_t)bytes),\n"
      "                      (unsigned long long)check_hash_bytes(0x9e3779b97f4a7c15ULL, lit->data, (size_t)bytes));",
      "(unsigned long long)check_hash_bytes(0x6c69740000000001ULL, lit->data, (size_t)bytes / 2),\n"
      "                      (unsigned long long)check_hash_bytes(0x9e3779b97f4a7c15ULL, lit->data, (size_t)bytes / 2));",
      "--local: big constants keyed by their first half"),
-    ("src/check/local.c", "        !ir_shape_equal(b->shape, a->shape) || is_unrepeatable(b->op) || b->op == IR_OP_PARAMETER ||",
+    ("src/check/local_values.c", "        !ir_shape_equal(b->shape, a->shape) || is_unrepeatable(b->op) || b->op == IR_OP_PARAMETER ||",
      "        !ir_shape_equal(b->shape, a->shape) || is_unrepeatable(b->op) ||",
      "--local: two parameters of one shape matched as one value"),
-    ("src/check/local.c", "            if (shared(an, y, s) && an->param_free[s][y->id] && !an->counter[s][y->id])",
-     "            if (shared(an, y, s) && !an->counter[s][y->id])",
+    ("src/check/local_regions.c", "            if (check_shared(an, y, s) && an->param_free[s][y->id] && !an->counter[s][y->id])",
+     "            if (check_shared(an, y, s) && !an->counter[s][y->id])",
      "--local: shared values that read parameters pulled into the region"),
-    ("src/check/local.c", "    int64_t hi = dir == IR_CMP_LE ? bound + 1 : bound;", "    int64_t hi = bound;",
+    ("src/check/local_values.c", "    int64_t hi = dir == IR_CMP_LE ? bound + 1 : bound;", "    int64_t hi = bound;",
      "--local: a counter compared LE misses its last value"),
-    ("src/check/local.c", "    if (x->op == IR_OP_PARAMETER)\n        return;     /* a parameter is never computed",
+    ("src/check/local_regions.c", "    if (x->op == IR_OP_PARAMETER)\n        return;     /* a parameter is never computed",
      "    if (x->op == IR_OP_PARAMETER && x->id < 0)\n        return;     /* a parameter is never computed",
      "--local: a parameter output kept as a region member (the crash this issue fixed)"),
     # prove*.c: the proof's hashes

@@ -385,7 +385,7 @@ int64_t check_default_max_memory(Coll *c, char *why, size_t n);
 bool check_memory_fits(const char *what, const InterpMemory *need, int64_t limit, const char *why, Error *err);
 
 /* ------------------------------------------------------------------ */
-/* local.c: the regions where two modules differ (--local)             */
+/* local_regions.c: the regions where two modules differ (--local)     */
 
 typedef struct CheckRegion {
     IrModule *before, *after;   /* the region's two sides as modules: its inputs their parameters */
@@ -399,9 +399,10 @@ typedef struct CheckRegion {
                                    size, and no device id read: one group stands for all */
 } CheckRegion;
 
-/* The regions where after differs from before (local.c says how they are
- * found and why the pair is equivalent when every region is); *n_out of
- * them into *out, to free with check_regions_free. */
+/* The regions where after differs from before (local_values.c and
+ * local_regions.c say how they are found, local_regions.c why the pair is
+ * equivalent when every region is); *n_out of them into *out, to free with
+ * check_regions_free. */
 bool check_find_regions(const IrModule *before, const IrModule *after, CheckRegion **out, int *n_out, Error *err);
 void check_regions_free(CheckRegion *r, int n);
 /* Rewrites a region with group_size > 0 to one group of that many devices

@@ -57,6 +57,74 @@ bool check_add_exact_probes(IrModule *p, CheckSite *sites, int n_sites, Error *e
 /* The instruction named name in the site's computation of m, or NULL. */
 IrInstr *check_site_instr(const IrModule *m, const CheckSite *site, const char *name);
 
+/* ---- local_values.c: --local's value numbers and the correspondence of a computation pair */
+/* The value numbers of both modules' instructions and computations. */
+typedef struct Numbering {
+    Arena *arena;
+    IrNameMap *keys;        /* key text -> number + 1 */
+    int next;
+    const IrModule *m[2];
+    int *vn[2];             /* [side][instruction id] */
+    int *cvn[2];            /* [side][computation id] */
+    int *ids[2];            /* [side][computation id]: max over the module, for sizing */
+} Numbering;
+
+/* An instruction of each side: before's, after's. */
+typedef struct Pair { const IrInstr *x[2]; } Pair;
+
+/* A pair of computations to analyse; for loop bodies, the state elements
+ * that are counters and the values the loop gives them, [lo, hi). */
+enum { MAX_COUNTERS = 8 };
+typedef struct CompPair {
+    const IrComputation *c[2];
+    int n_counters;
+    int counter[MAX_COUNTERS];
+    int64_t lo[MAX_COUNTERS], hi[MAX_COUNTERS];
+} CompPair;
+
+/* One computation pair analysed: what both sides compute alike, what
+ * corresponds, the output pairs and the nested pairs to analyse in turn. */
+typedef struct Analysis {
+    Numbering *nb;
+    const IrComputation *c[2];
+    const CompPair *pair;       /* its loop counters, when a loop body */
+    int n_vn;
+    const IrInstr **by_vn[2];   /* [side][vn]: an instruction of c[side] with that number */
+    bool *param_free[2];        /* [side][instr id]: depends on no parameter of c[side], or only on
+                                   loop counters (which enter a region as ranged inputs) */
+    bool *counter[2];           /* [side][instr id]: a loop counter (get-tuple-element of the state) */
+    int *key[2];                /* [side][instr id]: 1 + the number a region input is known by: its value
+                                   number when shared, else one given to a matched pair; 0: none */
+    int n_keys;                 /* value numbers, then the matched pairs' numbers */
+    const IrInstr **by_key[2];  /* [side][key]: an instruction known by it */
+    Pair *outs;                 /* output pairs */
+    int n_outs, cap_outs;
+    CompPair *nested;           /* computation pairs to analyse in turn */
+    int n_nested, cap_nested;
+    uint64_t *seen;             /* open-addressed set of visited pairs (b id << 32 | a id) + 1 */
+    size_t seen_cap, n_seen;
+} Analysis;
+
+/* Numbers every instruction and computation of module nb->m[side], callees
+ * first (key: scratch). */
+void check_number_module(Numbering *nb, int side, StrBuf *key);
+/* Is x get-tuple-element *index of c's one parameter (a loop state element)? */
+bool check_gte_of_param(const IrInstr *x, const IrComputation *c, int64_t *index);
+/* Does x's value number (x of side's computation) appear in both computations? */
+bool check_shared(const Analysis *an, const IrInstr *x, int side);
+/* an for pair: its shared, parameter-free and counter instructions, the
+ * shared ones known by their value numbers; check_analysis_free frees it. */
+void check_analysis_init(Analysis *an, Numbering *nb, const CompPair *pair);
+/* From the two roots down: matches pairs that are alike, collects the
+ * output pairs and the computation pairs to analyse in turn. */
+void check_correspond(Analysis *an);
+/* From the leaves down: matches instructions whose op keys and operands'
+ * keys agree; whether any match was new. */
+bool check_propagate(Analysis *an);
+/* After the correspondence: the instruction of each side each key names. */
+void check_index_keys(Analysis *an);
+void check_analysis_free(Analysis *an);
+
 /* ---- report.c: --local's lines, as check_local goes */
 /* "hlo-check --local: A vs B: N regions where they differ" */
 void check_print_local_head(FILE *out, const char *before_name, const char *after_name, int n);

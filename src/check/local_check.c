@@ -1,7 +1,7 @@
 /* local_check.c: hlo-check --local, each region where two modules differ
- * checked on its own (local.c finds the regions).  A region runs at its
- * real shapes on the ranks it needs (the job narrowed to them), or on one
- * group of its devices when one stands for all; a region that cannot run
+ * checked on its own (local_regions.c finds the regions).  A region runs at
+ * its real shapes on the ranks it needs (the job narrowed to them), or on
+ * one group of its devices when one stands for all; a region that cannot run
  * here says why and what would run it.  When regions differ on free inputs
  * or change an accumulation type, the verdict is taken on the whole pair
  * when it fits: a region's inputs are free, the module's are not. */

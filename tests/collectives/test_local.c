@@ -1,5 +1,6 @@
-/* test_local.c: the regions of hlo-check --local (src/check/local.c), under
- * mpirun at 2, 3, 4 and 8 ranks (it runs regions over MPI).
+/* test_local.c: the regions of hlo-check --local (src/check/local_values.c
+ * and local_regions.c), under mpirun at 2, 3, 4 and 8 ranks (it runs
+ * regions over MPI).
  * What each test pins: which instructions a region holds, what becomes its
  * inputs, and that checking the regions catches a broken rewrite wherever
  * it is (the soundness claim: a rewrite that changes any value the module
