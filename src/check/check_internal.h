@@ -59,7 +59,7 @@ IrInstr *check_site_instr(const IrModule *m, const CheckSite *site, const char *
 
 /* ---- local_values.c: --local's value numbers and the correspondence of a computation pair */
 /* The value numbers of both modules' instructions and computations. */
-typedef struct Numbering {
+typedef struct CheckNumbering {
     Arena *arena;
     IrNameMap *keys;        /* key text -> number + 1 */
     int next;
@@ -67,27 +67,27 @@ typedef struct Numbering {
     int *vn[2];             /* [side][instruction id] */
     int *cvn[2];            /* [side][computation id] */
     int *ids[2];            /* [side][computation id]: max over the module, for sizing */
-} Numbering;
+} CheckNumbering;
 
 /* An instruction of each side: before's, after's. */
-typedef struct Pair { const IrInstr *x[2]; } Pair;
+typedef struct CheckValuePair { const IrInstr *x[2]; } CheckValuePair;
 
 /* A pair of computations to analyse; for loop bodies, the state elements
  * that are counters and the values the loop gives them, [lo, hi). */
 enum { MAX_COUNTERS = 8 };
-typedef struct CompPair {
+typedef struct CheckCompPair {
     const IrComputation *c[2];
     int n_counters;
     int counter[MAX_COUNTERS];
     int64_t lo[MAX_COUNTERS], hi[MAX_COUNTERS];
-} CompPair;
+} CheckCompPair;
 
 /* One computation pair analysed: what both sides compute alike, what
  * corresponds, the output pairs and the nested pairs to analyse in turn. */
-typedef struct Analysis {
-    Numbering *nb;
+typedef struct CheckAnalysis {
+    CheckNumbering *nb;
     const IrComputation *c[2];
-    const CompPair *pair;       /* its loop counters, when a loop body */
+    const CheckCompPair *pair;       /* its loop counters, when a loop body */
     int n_vn;
     const IrInstr **by_vn[2];   /* [side][vn]: an instruction of c[side] with that number */
     bool *param_free[2];        /* [side][instr id]: depends on no parameter of c[side], or only on
@@ -97,33 +97,33 @@ typedef struct Analysis {
                                    number when shared, else one given to a matched pair; 0: none */
     int n_keys;                 /* value numbers, then the matched pairs' numbers */
     const IrInstr **by_key[2];  /* [side][key]: an instruction known by it */
-    Pair *outs;                 /* output pairs */
+    CheckValuePair *outs;                 /* output pairs */
     int n_outs, cap_outs;
-    CompPair *nested;           /* computation pairs to analyse in turn */
+    CheckCompPair *nested;           /* computation pairs to analyse in turn */
     int n_nested, cap_nested;
     uint64_t *seen;             /* open-addressed set of visited pairs (b id << 32 | a id) + 1 */
     size_t seen_cap, n_seen;
-} Analysis;
+} CheckAnalysis;
 
 /* Numbers every instruction and computation of module nb->m[side], callees
  * first (key: scratch). */
-void check_number_module(Numbering *nb, int side, StrBuf *key);
+void check_number_module(CheckNumbering *nb, int side, StrBuf *key);
 /* Is x get-tuple-element *index of c's one parameter (a loop state element)? */
 bool check_gte_of_param(const IrInstr *x, const IrComputation *c, int64_t *index);
 /* Does x's value number (x of side's computation) appear in both computations? */
-bool check_shared(const Analysis *an, const IrInstr *x, int side);
+bool check_shared(const CheckAnalysis *an, const IrInstr *x, int side);
 /* an for pair: its shared, parameter-free and counter instructions, the
  * shared ones known by their value numbers; check_analysis_free frees it. */
-void check_analysis_init(Analysis *an, Numbering *nb, const CompPair *pair);
+void check_analysis_init(CheckAnalysis *an, CheckNumbering *nb, const CheckCompPair *pair);
 /* From the two roots down: matches pairs that are alike, collects the
  * output pairs and the computation pairs to analyse in turn. */
-void check_correspond(Analysis *an);
+void check_correspond(CheckAnalysis *an);
 /* From the leaves down: matches instructions whose op keys and operands'
  * keys agree; whether any match was new. */
-bool check_propagate(Analysis *an);
+bool check_propagate(CheckAnalysis *an);
 /* After the correspondence: the instruction of each side each key names. */
-void check_index_keys(Analysis *an);
-void check_analysis_free(Analysis *an);
+void check_index_keys(CheckAnalysis *an);
+void check_analysis_free(CheckAnalysis *an);
 
 /* ---- report.c: --local's lines, as check_local goes */
 /* "hlo-check --local: A vs B: N regions where they differ" */

@@ -44,7 +44,7 @@ static int find_root(int *parent, int x)
 /* Marks the region of output pair p on side s: x and its ancestors up to
  * the instructions known in both modules (shared, or matched with one of
  * the other side); meeting another pair's region merges the two. */
-static void claim(Analysis *an, Grouping *g, int s, int p, const IrInstr *x)
+static void claim(CheckAnalysis *an, Grouping *g, int s, int p, const IrInstr *x)
 {
     if (x->op == IR_OP_PARAMETER)
         return;     /* a parameter is never computed in a region: it enters as an input (collect_side) */
@@ -101,7 +101,8 @@ static void add_input(Side *out, int v)
 /* outs[0..n_outs): the region's output pairs; one whose side-s value is a
  * parameter (of the computation, so known in both modules) reads it as an
  * input, like any operand from outside. */
-static void collect_side(Analysis *an, Grouping *g, int s, int root, const Pair *outs, int n_outs, Side *out)
+static void collect_side(CheckAnalysis *an, Grouping *g, int s, int root, const CheckValuePair *outs, int n_outs,
+                         Side *out)
 {
     const IrComputation *c = an->c[s];
     char *in_region = xcalloc((size_t)an->nb->m[s]->next_instr_id + 1, 1);
@@ -181,8 +182,8 @@ static void keep_reachable(IrModule *m, IrComputation *entry)
  * the pair's computation becomes the entry, with the region's inputs
  * (those of both sides, by value number) as its parameters and the
  * output pairs' side-s values as its tuple root; nothing else is left. */
-static IrModule *region_module(const Analysis *an, int s, const Side *side, const int *inputs, int n_inputs,
-                               const Pair *outs, int n_outs, Error *err)
+static IrModule *region_module(const CheckAnalysis *an, int s, const Side *side, const int *inputs, int n_inputs,
+                               const CheckValuePair *outs, int n_outs, Error *err)
 {
     IrModule *m = ir_module_copy(an->nb->m[s], err);
     if (!m)
@@ -344,7 +345,7 @@ static void describe_side(const Side *side, char *out, size_t n)
 
 /* A side that computes nothing (its outputs are parameters) by the names
  * of its outputs: "(p, q)". */
-static void describe_inputs(const Pair *outs, int n_outs, int s, char *out, size_t n)
+static void describe_inputs(const CheckValuePair *outs, int n_outs, int s, char *out, size_t n)
 {
     if (out[0])
         return;
@@ -420,17 +421,17 @@ int check_module_devices(const IrModule *m, int world)
 }
 
 typedef struct Finder {
-    Numbering nb;
-    CompPair *queue;
+    CheckNumbering nb;
+    CheckCompPair *queue;
     int n_queue, cap_queue;
     CheckRegion *regions;
     int n_regions, cap_regions;
 } Finder;
 
-static bool find_in_pair(Finder *f, const CompPair *pair, Error *err)
+static bool find_in_pair(Finder *f, const CheckCompPair *pair, Error *err)
 {
     const IrComputation *cb = pair->c[0], *ca = pair->c[1];
-    Analysis an;
+    CheckAnalysis an;
     check_analysis_init(&an, &f->nb, pair);
     /* One walk from the roots finds every output pair (a second walk would
      * skip the pairs the first one matched, and lose the output pairs
@@ -449,7 +450,7 @@ static bool find_in_pair(Finder *f, const CompPair *pair, Error *err)
         for (int s = 0; s < 2; s++)
             claim(&an, &g, s, p, an.outs[p].x[s]);
     bool ok = true;
-    Pair *outs = xcalloc((size_t)an.n_outs + 1, sizeof *outs);
+    CheckValuePair *outs = xcalloc((size_t)an.n_outs + 1, sizeof *outs);
     for (int root = 0; root < an.n_outs && ok; root++) {
         if (find_root(g.parent, root) != root)
             continue;
@@ -535,7 +536,7 @@ bool check_find_regions(const IrModule *before, const IrModule *after, CheckRegi
     strbuf_free(&key);
     f.queue = xcalloc(8, sizeof *f.queue);
     f.cap_queue = 8;
-    f.queue[f.n_queue++] = (CompPair){ { before->entry, after->entry }, 0, { 0 }, { 0 }, { 0 } };
+    f.queue[f.n_queue++] = (CheckCompPair){ { before->entry, after->entry }, 0, { 0 }, { 0 }, { 0 } };
     bool ok = true;
     for (int q = 0; q < f.n_queue && ok; q++)
         ok = find_in_pair(&f, &f.queue[q], err);

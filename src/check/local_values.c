@@ -38,7 +38,7 @@
 /* ------------------------------------------------------------------ */
 /* Value numbers                                                        */
 
-static int number_of(Numbering *nb, StrBuf *key)
+static int number_of(CheckNumbering *nb, StrBuf *key)
 {
     void *v = ir_namemap_get(nb->keys, key->s, key->len);
     if (v)
@@ -59,7 +59,7 @@ static bool is_unrepeatable(IrOpcode op)
  * 100 MB constant would be a GB) by its size and two independent 64-bit
  * hashes of its bytes (a chance of about 2^-128 that two differ unseen).
  * An elided one ({...}, values unknown) is never like another. */
-static void literal_key(const Numbering *nb, const IrInstr *in, StrBuf *key)
+static void literal_key(const CheckNumbering *nb, const IrInstr *in, StrBuf *key)
 {
     const IrLiteral *lit = in->info->literal;
     int64_t bytes = ir_shape_byte_size(in->shape);
@@ -77,7 +77,7 @@ static void literal_key(const Numbering *nb, const IrInstr *in, StrBuf *key)
 
 /* Everything that decides an instruction's value but its operands: opcode,
  * shape, the attributes that matter, the computations it calls. */
-static void op_key(const Numbering *nb, int side, const IrInstr *in, StrBuf *key)
+static void op_key(const CheckNumbering *nb, int side, const IrInstr *in, StrBuf *key)
 {
     key->len = 0;
     if (key->s)
@@ -100,7 +100,7 @@ static void op_key(const Numbering *nb, int side, const IrInstr *in, StrBuf *key
         strbuf_printf(key, " %d", nb->cvn[side][callees[k]->id]);
 }
 
-static void number_instr(Numbering *nb, int side, const IrInstr *in, StrBuf *key)
+static void number_instr(CheckNumbering *nb, int side, const IrInstr *in, StrBuf *key)
 {
     op_key(nb, side, in, key);
     strbuf_puts(key, "|ops");
@@ -109,7 +109,7 @@ static void number_instr(Numbering *nb, int side, const IrInstr *in, StrBuf *key
     nb->vn[side][in->id] = number_of(nb, key);
 }
 
-void check_number_module(Numbering *nb, int side, StrBuf *key)
+void check_number_module(CheckNumbering *nb, int side, StrBuf *key)
 {
     const IrModule *m = nb->m[side];
     nb->vn[side] = xcalloc((size_t)m->next_instr_id + 1, sizeof(int));
@@ -153,7 +153,7 @@ bool check_gte_of_param(const IrInstr *x, const IrComputation *c, int64_t *index
 /* The counters of a while loop: state element j starting at a constant,
  * the body adding 1 to it, the condition comparing it LT (or LE) with a
  * constant.  Fills the pair's counters with [start, bound). */
-static void loop_counters(const IrInstr *w, CompPair *pair)
+static void loop_counters(const IrInstr *w, CheckCompPair *pair)
 {
     const IrComputation *body = w->info->comps[IR_COMP_BODY], *cond = w->info->comps[IR_COMP_CONDITION];
     const IrInstr *init = w->operands[0], *next = body ? body->root : NULL, *test = cond ? cond->root : NULL;
@@ -185,9 +185,9 @@ static void loop_counters(const IrInstr *w, CompPair *pair)
 }
 
 /* The counters both loops have alike. */
-static void shared_counters(const IrInstr *wb, const IrInstr *wa, CompPair *pair)
+static void shared_counters(const IrInstr *wb, const IrInstr *wa, CheckCompPair *pair)
 {
-    CompPair b = { .n_counters = 0 }, a = { .n_counters = 0 };
+    CheckCompPair b = { .n_counters = 0 }, a = { .n_counters = 0 };
     loop_counters(wb, &b);
     loop_counters(wa, &a);
     for (int i = 0; i < b.n_counters; i++)
@@ -199,13 +199,13 @@ static void shared_counters(const IrInstr *wb, const IrInstr *wa, CompPair *pair
             }
 }
 
-bool check_shared(const Analysis *an, const IrInstr *x, int side)
+bool check_shared(const CheckAnalysis *an, const IrInstr *x, int side)
 {
     int v = an->nb->vn[side][x->id];
     return an->by_vn[0][v] && an->by_vn[1][v];
 }
 
-static bool seen_pair(Analysis *an, const IrInstr *b, const IrInstr *a)
+static bool seen_pair(CheckAnalysis *an, const IrInstr *b, const IrInstr *a)
 {
     if (an->n_seen * 2 >= an->seen_cap) {
         size_t cap = an->seen_cap ? 2 * an->seen_cap : 1024;
@@ -243,7 +243,7 @@ static bool calls_structure(IrOpcode op)
 
 /* Same op, shape, attributes, operand shapes, and called computations
  * that are the same or (structure ops) have the same signatures. */
-static bool alike(Analysis *an, const IrInstr *b, const IrInstr *a, StrBuf *kb, StrBuf *ka)
+static bool alike(CheckAnalysis *an, const IrInstr *b, const IrInstr *a, StrBuf *kb, StrBuf *ka)
 {
     if (b->op != a->op || b->n_operands != a->n_operands || b->info->async_wrapped != a->info->async_wrapped ||
         !ir_shape_equal(b->shape, a->shape) || is_unrepeatable(b->op) || b->op == IR_OP_PARAMETER ||
@@ -283,7 +283,7 @@ static bool alike(Analysis *an, const IrInstr *b, const IrInstr *a, StrBuf *kb, 
             for (int j = 0; j < an->n_nested && !dup; j++)
                 dup = an->nested[j].c[0] == cb[k] && an->nested[j].c[1] == ca[k];
             if (!dup) {
-                CompPair pair = { { cb[k], ca[k] }, 0, { 0 }, { 0 }, { 0 } };
+                CheckCompPair pair = { { cb[k], ca[k] }, 0, { 0 }, { 0 }, { 0 } };
                 if (b->op == IR_OP_WHILE && cb[k] == b->info->comps[IR_COMP_BODY])
                     shared_counters(b, a, &pair);
                 an->nested[an->n_nested++] = pair;
@@ -292,19 +292,19 @@ static bool alike(Analysis *an, const IrInstr *b, const IrInstr *a, StrBuf *kb, 
     return true;
 }
 
-static void add_out(Analysis *an, const IrInstr *b, const IrInstr *a)
+static void add_out(CheckAnalysis *an, const IrInstr *b, const IrInstr *a)
 {
     if (an->n_outs == an->cap_outs) {
         an->cap_outs = an->cap_outs ? 2 * an->cap_outs : 16;
         an->outs = xrealloc(an->outs, (size_t)an->cap_outs * sizeof *an->outs);
     }
-    an->outs[an->n_outs++] = (Pair){ { b, a } };
+    an->outs[an->n_outs++] = (CheckValuePair){ { b, a } };
 }
 
 /* b and a compute the same value (once every region upstream is shown
  * equal): both are known by one number, which a region reading either of
  * them takes as one input. */
-static void match(Analysis *an, const IrInstr *b, const IrInstr *a)
+static void match(CheckAnalysis *an, const IrInstr *b, const IrInstr *a)
 {
     int kb = an->key[0][b->id], ka = an->key[1][a->id];
     if (kb && ka)
@@ -316,16 +316,16 @@ static void match(Analysis *an, const IrInstr *b, const IrInstr *a)
         an->key[1][a->id] = k;
 }
 
-void check_correspond(Analysis *an)
+void check_correspond(CheckAnalysis *an)
 {
     StrBuf kb, ka;
     strbuf_init(&kb);
     strbuf_init(&ka);
     size_t n = 0, cap = 64;
-    Pair *stack = xmalloc(cap * sizeof *stack);
-    stack[n++] = (Pair){ { an->c[0]->root, an->c[1]->root } };
+    CheckValuePair *stack = xmalloc(cap * sizeof *stack);
+    stack[n++] = (CheckValuePair){ { an->c[0]->root, an->c[1]->root } };
     while (n > 0) {
-        Pair p = stack[--n];
+        CheckValuePair p = stack[--n];
         const IrInstr *b = p.x[0], *a = p.x[1];
         int known = an->key[0][b->id];
         if ((known && known == an->key[1][a->id]) || seen_pair(an, b, a))
@@ -340,7 +340,7 @@ void check_correspond(Analysis *an)
                 cap *= 2;
                 stack = xrealloc(stack, cap * sizeof *stack);
             }
-            stack[n++] = (Pair){ { b->operands[k], a->operands[k] } };
+            stack[n++] = (CheckValuePair){ { b->operands[k], a->operands[k] } };
         }
     }
     free(stack);
@@ -352,7 +352,7 @@ void check_correspond(Analysis *an)
  * the before side's and whose operands are known by the same keys, one by
  * one, computes the same value; both become known by one key.  One pass in
  * schedule order carries matches downstream; returns whether any was new. */
-bool check_propagate(Analysis *an)
+bool check_propagate(CheckAnalysis *an)
 {
     const IrComputation *cb = an->c[0], *ca = an->c[1];
     Arena *arena = arena_new(1 << 16);
@@ -397,7 +397,7 @@ bool check_propagate(Analysis *an)
     return changed;
 }
 
-void check_analysis_init(Analysis *an, Numbering *nb, const CompPair *pair)
+void check_analysis_init(CheckAnalysis *an, CheckNumbering *nb, const CheckCompPair *pair)
 {
     const IrComputation *cb = pair->c[0], *ca = pair->c[1];
     memset(an, 0, sizeof *an);
@@ -438,7 +438,7 @@ void check_analysis_init(Analysis *an, Numbering *nb, const CompPair *pair)
 }
 
 /* After the correspondence: the instruction of each side each key names. */
-void check_index_keys(Analysis *an)
+void check_index_keys(CheckAnalysis *an)
 {
     for (int s = 0; s < 2; s++) {
         an->by_key[s] = xcalloc((size_t)an->n_keys + 1, sizeof *an->by_key[s]);
@@ -451,7 +451,7 @@ void check_index_keys(Analysis *an)
     }
 }
 
-void check_analysis_free(Analysis *an)
+void check_analysis_free(CheckAnalysis *an)
 {
     for (int s = 0; s < 2; s++) {
         free(an->by_vn[s]);
