@@ -33,11 +33,10 @@
  * --threads.  OpenBLAS's own threading gives other bits than its one-thread
  * result (95 of 138 sgemm shapes tried differed at 2 or 3 threads), so the
  * first BLAS dot pins OpenBLAS to one thread and the pool (parallel.h)
- * splits the product instead: over batches, or over the rows of C in
- * multiples of GEMM_ROW_QUANTUM, each piece one single-threaded BLAS call.
- * A row's sums do not depend on which other rows are in the call as long
- * as every split point is a multiple of the kernels' register tiles (see
- * GEMM_ROW_QUANTUM); tests/interp/test_threads.c checks it.
+ * shares out fixed tiles of C instead (GEMM_TILE), each one
+ * single-threaded BLAS call: the tiles are a function of the shapes only,
+ * never of the thread count or of the kernel OpenBLAS chose for the CPU,
+ * so neither changes a bit; tests/interp/test_threads.c checks it.
  * Known gap: an s64/u64 operand beyond 2^53 converted to a narrow float
  * result may be rounded twice (through f64). */
 #include "eval.h"
@@ -49,12 +48,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* OpenBLAS's cblas.h declares this and netlib's does not; an identical
  * repeated declaration is harmless. */
 void openblas_set_num_threads(int num_threads);
-char *openblas_get_corename(void);
 
 typedef enum Compute {
     COMPUTE_F32, COMPUTE_F64, COMPUTE_C64, COMPUTE_C128, COMPUTE_U32, COMPUTE_U64
@@ -599,33 +596,23 @@ static bool init_dot(Dot *d, const IrInstr *instr, Value *const *args, Error *er
 INT_GEMM(gemm_u32, uint32_t)
 INT_GEMM(gemm_u64, uint64_t)
 
-/* Whether a product may be split by rows of C (GEMM_ROW_QUANTUM below):
- * only on the OpenBLAS kernels that rule was measured on.  Elsewhere (the
- * SkylakeX kernels, say, which pick a small-matrix or direct kernel by the
- * size of the call) a product is split only over its batches, each one
- * whole call, so the bits never depend on the thread count. */
-static bool blas_rows_split;
-
 static void blas_init_once(void)
 {
     static bool done;       /* interpreters run one per process, single-threaded */
     if (!done) {
         openblas_set_num_threads(1);
-        const char *core = openblas_get_corename();
-        blas_rows_split = core && (strcasecmp(core, "haswell") == 0 || strcasecmp(core, "zen") == 0);
         done = true;
     }
 }
 
-/* Rows of C per unit of a split.  OpenBLAS (DYNAMIC_ARCH: the kernel is
- * chosen for the CPU) covers C with register tiles of 12, 8, 4, 2 or 1 rows
- * counted from the first row of the call, and an element's sum is ordered
- * differently in a 12-row tile than in a 4-row one; split points that are
- * multiples of 48 keep every row in the same kind of tile.  Measured on
- * the Haswell kernels for sgemm and dgemm, all four transpose cases and
- * splits in 2 and 3: no bit differed over ~2400 shapes, while splits at
- * arbitrary rows changed ~40% of them. */
-#define GEMM_ROW_QUANTUM 48
+/* The tiles of C: GEMM_TILE x GEMM_TILE, the last row and column of tiles
+ * smaller, whatever the thread count and whatever kernel OpenBLAS picked
+ * for this CPU.  Each tile is one single-threaded call, so an element's
+ * sum depends on the shapes alone.  512 keeps one thread within the noise
+ * of one unsplit sgemm on 512^3 to 2048^3 (SkylakeX kernels: 161 against
+ * 160 GFLOP/s at 512^3, 121 against 121 at 2048^3) while 1024^3 already
+ * has four tiles to share; 256 lost 13-22%. */
+#define GEMM_TILE 512
 
 /* C (M x N, rows ldc apart) = A (M x K) x B (K x N) in compute type cp,
  * A and B row-major unless ta / tb (then stored K x M and N x K). */
@@ -660,24 +647,6 @@ static void gemm_raw(Compute cp, bool ta, bool tb, int64_t M, int64_t N, int64_t
     }
 }
 
-/* One product split over the rows of C. */
-typedef struct GemmJob {
-    Compute cp;
-    bool ta, tb;
-    int64_t N, K;
-    const char *a, *b;
-    char *c;
-    int64_t lda, ldb, ldc;
-} GemmJob;
-
-static void gemm_rows(void *ctx, int64_t r0, int64_t r1)
-{
-    const GemmJob *j = ctx;
-    int eb = compute_bytes[j->cp];
-    const char *a = j->a + (j->ta ? r0 : r0 * j->lda) * eb;
-    gemm_raw(j->cp, j->ta, j->tb, r1 - r0, j->N, j->K, a, j->lda, j->b, j->ldb, j->c + r0 * j->ldc * eb, j->ldc);
-}
-
 /* What one row of C costs, in parallel_for's bytes: 2NK flops at roughly
  * five flops in the time memcpy moves a byte. */
 static int64_t gemm_row_cost(int64_t N, int64_t K)
@@ -685,60 +654,67 @@ static int64_t gemm_row_cost(int64_t N, int64_t K)
     return 2 * N * K / 5 + 1;
 }
 
-/* gemm_raw split over the pool by rows of C (GEMM_ROW_QUANTUM for BLAS). */
-static void gemm_split(Compute cp, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const void *a, int64_t lda,
-                       const void *b, int64_t ldb, void *c, int64_t ldc)
-{
-    GemmJob j = { cp, ta, tb, N, K, a, b, c, lda, ldb, ldc };
-    bool blas = cp != COMPUTE_U32 && cp != COMPUTE_U64;
-    if (blas && !blas_rows_split)
-        gemm_raw(cp, ta, tb, M, N, K, a, lda, b, ldb, c, ldc);
-    else
-        parallel_for(M, gemm_row_cost(N, K), blas ? GEMM_ROW_QUANTUM : 1, gemm_rows, &j);
-}
-
-/* One product C = A x B for the matrices at element offsets oa and ob. */
-static void gemm_one(const Dot *d, const MatView *a, const MatView *b, int64_t oa, int64_t ob, void *c)
-{
-    int eb = compute_bytes[d->compute];
-    gemm_split(d->compute, a->trans, b->trans, d->M, d->N, d->K, a->data + oa * eb, a->ld, b->data + ob * eb,
-               b->ld, c, d->N);
-}
-
-typedef struct BatchJob {
-    const Dot *d;
-    const MatView *a, *b;
+/* Products C = A x B (gemm_raw's arguments), tile by tile: tile t is
+ * product t / per (a dot's batch, found through d's batch strides; one
+ * product when d is NULL), then row of tiles, then column. */
+typedef struct TileJob {
+    Compute cp;
+    bool ta, tb;
+    int64_t M, N, K, lda, ldb, ldc;
+    const char *a, *b;
     char *c;
-} BatchJob;
+    int64_t rows, cols;         /* tiles per product, down and across */
+    const Dot *d;               /* batches: their sizes */
+    const MatView *av, *bv;     /* and strides */
+} TileJob;
 
-/* Batches [i0, i1): odometer over the batch dims, C batches contiguous. */
-static void gemm_batch_range(void *ctx, int64_t i0, int64_t i1)
+/* The element offsets of batch i's A and B (mixed radix over the batch
+ * dims, the last fastest, as the batches of C are laid out). */
+static void batch_offsets(const TileJob *j, int64_t i, int64_t *oa, int64_t *ob)
 {
-    const BatchJob *j = ctx;
-    const Dot *d = j->d;
-    Odometer o = { 0 };
-    for (int i = 0; i < d->n_batch; i++)
-        odo_add(&o, d->batch_size[i], j->a->batch_stride[i], j->b->batch_stride[i]);
-    for (int64_t i = 0; i < i0; i++)    /* cheap next to a product */
-        odo_next(&o);
-    int64_t step = d->M * d->N * compute_bytes[d->compute];
-    for (int64_t i = i0; i < i1; i++) {
-        gemm_one(d, j->a, j->b, o.off_a, o.off_b, j->c + step * i);
-        odo_next(&o);
+    *oa = *ob = 0;
+    for (int k = j->d->n_batch - 1; k >= 0; k--) {
+        int64_t size = j->d->batch_size[k], at = i % size;
+        i /= size;
+        *oa += at * j->av->batch_stride[k];
+        *ob += at * j->bv->batch_stride[k];
     }
 }
 
-/* Every batch: split over batches when there are enough of them or the
- * products are too short to split by rows, else batch after batch, each
- * split by rows. */
+static void gemm_tiles(void *ctx, int64_t t0, int64_t t1)
+{
+    const TileJob *j = ctx;
+    int eb = compute_bytes[j->cp];
+    int64_t per = j->rows * j->cols;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t batch = t / per, r = t % per / j->cols * GEMM_TILE, q = t % j->cols * GEMM_TILE, oa = 0, ob = 0;
+        int64_t m = j->M - r < GEMM_TILE ? j->M - r : GEMM_TILE, n = j->N - q < GEMM_TILE ? j->N - q : GEMM_TILE;
+        if (j->d)
+            batch_offsets(j, batch, &oa, &ob);
+        oa += j->ta ? r : r * j->lda;       /* rows r.. of A (stored K x M when transposed) */
+        ob += j->tb ? q * j->ldb : q;       /* columns q.. of B (stored N x K when transposed) */
+        char *c = j->c + (batch * j->M * j->N + r * j->ldc + q) * eb;
+        gemm_raw(j->cp, j->ta, j->tb, m, n, j->K, j->a + oa * eb, j->lda, j->b + ob * eb, j->ldb, c, j->ldc);
+    }
+}
+
+/* n_products products of j's shape, tile by tile (GEMM_TILE), the tiles
+ * shared by the pool. */
+static void gemm_tiled(TileJob *j, int64_t n_products)
+{
+    j->rows = (j->M + GEMM_TILE - 1) / GEMM_TILE;
+    j->cols = (j->N + GEMM_TILE - 1) / GEMM_TILE;
+    int64_t tile_m = j->M < GEMM_TILE ? j->M : GEMM_TILE, tile_n = j->N < GEMM_TILE ? j->N : GEMM_TILE;
+    parallel_for(n_products * j->rows * j->cols, tile_m * gemm_row_cost(tile_n, j->K), 1, gemm_tiles, j);
+}
+
+/* Every batch's product of the dot (C batches contiguous, M x N each). */
 static void gemm_batches(const Dot *d, const MatView *a, const MatView *b, char *c)
 {
-    BatchJob j = { d, a, b, c };
-    bool rows = blas_rows_split || d->compute == COMPUTE_U32 || d->compute == COMPUTE_U64;
-    if (d->B >= 2 * interp_threads() || (d->B > 1 && (d->M < 2 * GEMM_ROW_QUANTUM || !rows)))
-        parallel_for(d->B, d->M * gemm_row_cost(d->N, d->K), 1, gemm_batch_range, &j);
-    else
-        gemm_batch_range(&j, 0, d->B);
+    TileJob j = { .cp = d->compute, .ta = a->trans, .tb = b->trans, .M = d->M, .N = d->N, .K = d->K,
+                  .lda = a->ld, .ldb = b->ld, .ldc = d->N, .a = a->data, .b = b->data, .c = c, .d = d,
+                  .av = a, .bv = b };
+    gemm_tiled(&j, d->B);
 }
 
 /* ---- Result */
@@ -862,7 +838,9 @@ void eval_matmul_gemm(const EvalMatmul *mm, int64_t M, int64_t N, int64_t K, con
             memset((char *)c + m * ldc * mm->elem_bytes, 0, (size_t)(N * mm->elem_bytes));
         return;
     }
-    gemm_split((Compute)mm->compute, false, false, M, N, K, a, lda, b, ldb, c, ldc);
+    TileJob j = { .cp = (Compute)mm->compute, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc,
+                  .a = a, .b = b, .c = c };
+    gemm_tiled(&j, 1);
 }
 
 int eval_matmul_real_float_bytes(const EvalMatmul *mm)

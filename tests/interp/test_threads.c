@@ -4,9 +4,8 @@
  * HLOCHECK_PAR_MIN=1 is set before anything runs, so even these small
  * arrays split across the threads.  Inputs are each module's seeded random
  * ones (check_random_inputs).  The dot cases are the ones that depend
- * on how OpenBLAS orders a sum (eval_dot.c's GEMM_ROW_QUANTUM): row counts
- * around the split quantum, contractions long enough for OpenBLAS to block
- * them, both operand layouts, f32 and f64, batches. */
+ * on how OpenBLAS orders a sum: products cut into eval_dot.c's fixed tiles
+ * of C, the tiles shared by the threads; batches of tiles. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -157,37 +156,43 @@ static void test_parallel_for_covers_every_index_once_in_quantum_chunks(void **s
     interp_set_threads(1);
 }
 
-/* lhs [M,K] (or [K,M] when lhs_k is 0) x rhs [K,N] in type T. */
-static void check_dot(const char *t, int m, int k, int n, int lhs_k)
+/* lhs [M,K] (or [K,M] when lhs_k is 0) x rhs [K,N] (or [N,K] when rhs_k
+ * is 1) in type T. */
+static void check_dot(const char *t, int m, int k, int n, int lhs_k, int rhs_k)
 {
     char text[1024];
     snprintf(text, sizeof text,
              "HloModule m\nENTRY e {\n  a = %s[%d,%d] parameter(0)\n  b = %s[%d,%d] parameter(1)\n"
-             "  ROOT c = %s[%d,%d] dot(a, b), lhs_contracting_dims={%d}, rhs_contracting_dims={0}\n}\n",
-             t, lhs_k ? m : k, lhs_k ? k : m, t, k, n, t, m, n, lhs_k);
+             "  ROOT c = %s[%d,%d] dot(a, b), lhs_contracting_dims={%d}, rhs_contracting_dims={%d}\n}\n",
+             t, lhs_k ? m : k, lhs_k ? k : m, t, rhs_k ? n : k, rhs_k ? k : n, t, m, n, lhs_k, rhs_k);
     assert_same_at_every_count(text);
 }
 
-static void test_dot_split_by_rows_gives_the_same_bits(void **state)
+/* The tiles of C (eval_dot.c's GEMM_TILE, 512) are shared by the threads:
+ * rows and columns below, at and past a tile's edge and across several
+ * tiles, contractions long enough for OpenBLAS to block them, all four
+ * operand layouts, f32 and f64.  Run under each OpenBLAS kernel the
+ * library has (scripts/run_unit.sh sets OPENBLAS_CORETYPE in turn). */
+static void test_dot_tiles_give_the_same_bits(void **state)
 {
     (void)state;
-    static const int rows[] = { 1, 47, 48, 49, 97, 150, 300 };
-    static const int ks[] = { 1, 7, 257, 777 };
-    static const int cols[] = { 1, 5, 64 };
+    static const int rows[] = { 1, 47, 512, 513, 1100 };
+    static const int ks[] = { 7, 777 };
+    static const int cols[] = { 5, 600 };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
         for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++)
             for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
-                for (int lhs_k = 0; lhs_k <= 1; lhs_k++)
-                    check_dot(r % 2 ? "f64" : "f32", rows[r], ks[k], cols[c], lhs_k);
+                for (int layout = 0; layout < 4; layout++)
+                    check_dot((r + layout) % 2 ? "f64" : "f32", rows[r], ks[k], cols[c], layout & 1, layout >> 1);
 }
 
 static void test_batched_dot_split_gives_the_same_bits(void **state)
 {
     (void)state;
     static const char text[] =
-        "HloModule m\nENTRY e {\n  a = f32[7,40,300] parameter(0)\n  b = f32[7,300,33] parameter(1)\n"
-        "  ROOT c = f32[7,40,33] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
-        "rhs_batch_dims={0}, rhs_contracting_dims={1}\n}\n";
+        "HloModule m\nENTRY e {\n  a = f32[3,2,600,100] parameter(0)\n  b = f32[3,2,100,530] parameter(1)\n"
+        "  ROOT c = f32[3,2,600,530] dot(a, b), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
+        "rhs_batch_dims={0,1}, rhs_contracting_dims={2}\n}\n";
     assert_same_at_every_count(text);
 }
 
@@ -219,7 +224,7 @@ int main(void)
         cmocka_unit_test(test_one_thread_starts_no_thread_and_two_start_one),
         cmocka_unit_test(test_parallel_for_covers_every_index_once_in_quantum_chunks),
         cmocka_unit_test(test_a_forked_child_splits_without_the_parents_workers),
-        cmocka_unit_test(test_dot_split_by_rows_gives_the_same_bits),
+        cmocka_unit_test(test_dot_tiles_give_the_same_bits),
         cmocka_unit_test(test_batched_dot_split_gives_the_same_bits),
         cmocka_unit_test(test_reduce_and_movement_split_give_the_same_bits),
     };
