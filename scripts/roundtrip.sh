@@ -8,13 +8,11 @@
 # Prints one line per failure and a closing "roundtrip: N passed, N failed";
 # exits 1 on any failure.  With TALLY set, appends "passed failed" to it.
 set -uo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-opt=${1:-$root/build/hlo-opt}
-[ -x "$opt" ] || { echo "roundtrip: no $opt: build first (make)" >&2; exit 2; }
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness roundtrip
+opt=$(tool_path "${1:-$root/build/hlo-opt}") || exit 2
 shared=$(dirname "$0")/../../shared
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 modules=()
 while IFS= read -r -d '' f; do modules+=("$f"); done \
@@ -65,7 +63,6 @@ check_invalid() {
     return 1
 }
 
-pass=0 fail=0
 for f in "${modules[@]}"; do
     case $f in
         "$root"/*) name=${f#"$root"/} ;;
@@ -76,22 +73,17 @@ for f in "${modules[@]}"; do
     want=$(expected_error "$name")
     if [ -n "$want" ]; then
         if check_invalid "$f" "$want"; then
-            pass=$((pass + 1))
-            echo "ok   $name: rejected as recorded (not valid HLO, see scripts/known-invalid-inputs.txt)"
+            ok "$name: rejected as recorded (not valid HLO, see scripts/known-invalid-inputs.txt)"
         else
-            fail=$((fail + 1))
-            echo "FAIL $name: $why"
+            bad "$name" "$why"
         fi
         continue
     fi
     if check "$f"; then
-        pass=$((pass + 1))
+        pass=$((pass + 1))     # silent: one line per failure only
     else
-        fail=$((fail + 1))
-        echo "FAIL $name: $why"
+        bad "$name" "$why"
     fi
 done
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-echo "roundtrip: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

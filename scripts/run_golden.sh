@@ -13,14 +13,11 @@
 # "golden: N passed, N failed"; exit 1 on any failure.  With TALLY set,
 # appends "passed failed" to it.
 set -uo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-opt=${1:-build/hlo-opt}
-[ -x "$opt" ] || { echo "golden: no $opt: build first (make)" >&2; exit 2; }
-opt=$(cd "$(dirname "$opt")" && pwd)/$(basename "$opt")
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness golden
+opt=$(tool_path "${1:-build/hlo-opt}") || exit 2
 cd "$root" || exit 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 # Sets why and returns 1 when case $1 (an input .hlo) run with passes $2 fails.
 check() {
@@ -55,15 +52,12 @@ check() {
     fi
 }
 
-pass=0 fail=0
 run_case() {
     why=
     if check "$1" "$2"; then
-        pass=$((pass + 1))
-        echo "ok   $1"
+        ok "$1"
     else
-        fail=$((fail + 1))
-        echo "FAIL $1: $why"
+        bad "$1" "$why"
     fi
 }
 
@@ -84,15 +78,11 @@ for out in "$tmpd/m.hlo" "$tmpd/../$(basename "$tmpd")/m.hlo"; do
     st=$?
     if [ $st -eq 2 ] && grep -q "is the input module: refusing to write over it" "$tmpd/err" &&
        [ "$(cksum <"$tmpd/m.hlo")" = "$sum" ]; then
-        pass=$((pass + 1))
-        echo "ok   hlo-opt -o $out: refused, the input intact"
+        ok "hlo-opt -o $out: refused, the input intact"
     else
-        fail=$((fail + 1))
-        echo "FAIL hlo-opt -o the input ($out): exit $st"
+        bad "hlo-opt -o the input ($out)" "exit $st"
     fi
 done
 rm -rf "$tmpd"
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-echo "golden: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -22,19 +22,17 @@
 # python3-numpy).  One line per case, then "interp-corpus: N passed, N
 # failed"; exit 1 on any failure.  With TALLY set, appends "passed failed".
 set -uo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-run=${1:-$root/build/hlo-run}
-[ -x "$run" ] || { echo "interp-corpus: no $run: build first (make)" >&2; exit 2; }
-run=$(cd "$(dirname "$run")" && pwd)/$(basename "$run")
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness interp-corpus
+run=$(tool_path "${1:-$root/build/hlo-run}") || exit 2
 corpus=$root/corpus/interp
 python=/usr/bin/python3
 
 give_up() {
     echo "interp-corpus: $1"
-    [ -n "${TALLY:-}" ] && echo "0 1" >>"$TALLY"
-    echo "interp-corpus: 0 passed, 1 failed"
-    exit 1
+    fail=1
+    finish
 }
 
 if ! [ -x "$python" ] || ! "$python" -c 'import numpy' 2>/dev/null; then
@@ -46,8 +44,6 @@ while IFS= read -r -d '' d; do cases+=("$d"); done \
     < <(find "$corpus" -mindepth 1 -maxdepth 1 -type d -print0 2>/dev/null | sort -z)
 [ ${#cases[@]} -gt 0 ] || give_up "no cases under $corpus (run scripts/gen_interp_corpus.py)"
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/out" "$tmp/err" "$tmp/rc"
 
 # run_case.sh DIR: hlo-run on one case; outputs in $TMPD/out/<case>/, exit
@@ -196,6 +192,4 @@ if [ $missing -ne 0 ]; then
     echo "interp-corpus: the comparer stopped early; $missing cases not compared"
     fail=$((fail + missing))
 fi
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-echo "interp-corpus: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

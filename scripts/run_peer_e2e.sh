@@ -19,39 +19,24 @@
 # ../shared/peer-corpus every case is skipped with a note (exit 0).
 set -uo pipefail
 export LC_ALL=C
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-run=${1:-$root/build/hlo-run}
-[ -x "$run" ] || { echo "peer-e2e: no $run: build first (make)" >&2; exit 2; }
-run=$(cd "$(dirname "$run")" && pwd)/$(basename "$run")
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness peer-e2e
+run=$(tool_path "${1:-$root/build/hlo-run}") || exit 2
 cases=$root/tests/collectives/peer_e2e
 peer=$root/../shared/peer-corpus
 
-finish() {   # finish PASS FAIL SKIP
-    [ -n "${TALLY:-}" ] && echo "$1 $2" >>"$TALLY"
-    [ "$3" -gt 0 ] && echo "peer-e2e: $3 skipped"
-    echo "peer-e2e: $1 passed, $2 failed"
-    [ "$2" -eq 0 ]
-    exit
-}
-
 if [ ! -d "$peer" ]; then
     echo "skip peer-e2e: ../shared/peer-corpus not found next to the repo (the peer modules are not copied into it)"
-    finish 0 0 0
+    finish --skips-apart
 fi
 python=/usr/bin/python3
 if ! "$python" -c 'import numpy' 2>/dev/null; then
     echo "skip peer-e2e: $python has no numpy (apt-get install python3-numpy)"
-    finish 0 0 0
+    finish --skips-apart
 fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun_cmd=(mpirun --oversubscribe --mca mpi_yield_when_idle 1)
-[ "$(id -u)" -eq 0 ] && mpirun_cmd+=(--allow-run-as-root)
-
-pass=0 fail=0 skip=0
+mpi_flags=(--mca mpi_yield_when_idle 1)
 # Cases that ran (exit 0) are compared in one numpy pass at the end; the
 # others are reported as they happen.  $tmp/results holds one line per case
 # in case order: "skip NAME: why", "FAIL NAME: why" or
@@ -97,7 +82,7 @@ for dir in "$cases"/*/; do
         printf '%s\n' "$text" >"$hlo"
     fi
     out=$tmp/out$n
-    timeout 60 "${mpirun_cmd[@]}" -np "$ranks" "$run" "$hlo" --inputs "$dir" --outputs "$out" \
+    mpi_run 60 "$ranks" "$run" "$hlo" --inputs "$dir" --outputs "$out" \
         </dev/null >"$tmp/stdout" 2>"$tmp/stderr"
     rc=$?
     if [ $rc -ne 0 ]; then
@@ -149,10 +134,11 @@ for line in open(sys.argv[1]):
 EOF
     echo "peer-e2e: the numpy comparison failed" >&2
     cat "$tmp/report"
-    finish 0 1 0
+    fail=1
+    finish --skips-apart
 fi
 cat "$tmp/report"
 pass=$(grep -c '^ok ' "$tmp/report")
 fail=$(grep -c '^FAIL ' "$tmp/report")
 skip=$(grep -c '^skip ' "$tmp/report")
-finish "$pass" "$fail" "$skip"
+finish --skips-apart

@@ -26,40 +26,28 @@
 # ../shared/real-dumps everything is skipped with a note.
 set -uo pipefail
 export LC_ALL=C
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness real-dumps
 
-root=$(cd "$(dirname "$0")/.." && pwd)
 local_too=false
 if [ "${1:-}" = --local ]; then
     local_too=true
     shift
 fi
-build=${1:-$root/build}
-[ -x "$build/hlo-run" ] && [ -x "$build/hlo-check" ] || { echo "real-dumps: no $build/hlo-run: build first (make)" >&2; exit 2; }
-build=$(cd "$build" && pwd)
+use_build "${1:-$root/build}" hlo-run hlo-check
 run=$build/hlo-run check=$build/hlo-check opt=$build/hlo-opt
 dumps=$root/../shared/real-dumps
 invalid=$root/scripts/known-invalid-inputs.txt
 limit=300           # seconds for a whole run or check
 local_limit=2400    # seconds for a --local check
 
-pass=0 fail=0 skip=0
-finish() {
-    [ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-    [ $skip -gt 0 ] && echo "real-dumps: $skip skipped"
-    echo "real-dumps: $pass passed, $fail failed"
-    [ $fail -eq 0 ]
-    exit
-}
 if [ ! -f "$dumps/README.md" ]; then
     echo "skip real-dumps: ../shared/real-dumps not found next to the repo"
-    finish
+    finish --skips-apart
 fi
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun_cmd=(mpirun --oversubscribe --mca mpi_yield_when_idle 1)
-[ "$(id -u)" -eq 0 ] && mpirun_cmd+=(--allow-run-as-root)
+mpi_flags=(--mca mpi_yield_when_idle 1)
 python=/usr/bin/python3
 
 # "file devices" for every row of the README's table.
@@ -71,7 +59,7 @@ awk -F'|' '/^\| *[A-Za-z0-9_]+\.hlo *\|/ {
     else d = "?"
     print f, d
 }' "$dumps/README.md" >"$tmp/list"
-[ -s "$tmp/list" ] || { echo "FAIL real-dumps: no modules found in $dumps/README.md"; fail=1; finish; }
+[ -s "$tmp/list" ] || { bad real-dumps "no modules found in $dumps/README.md"; finish --skips-apart; }
 
 # gen_inputs MODULE DIR RANKS PARTITIONS PID_PARAM: .npy inputs for every entry
 # parameter, random except parameter PID_PARAM = partition id of the rank.
@@ -121,7 +109,7 @@ run_one() {
     local name=$1 hlo=$2 np_=$3 rc t0 nfiles missing=0 r
     shift 3
     t0=$(now)
-    timeout $limit "${mpirun_cmd[@]}" -np "$np_" "$run" "$hlo" "$@" --opaque-custom-calls --fill-elided \
+    mpi_run "$limit" "$np_" "$run" "$hlo" "$@" --opaque-custom-calls --fill-elided \
         --outputs "$tmp/out" </dev/null >"$tmp/stdout" 2>"$tmp/stderr"
     rc=$?
     if [ $rc -eq 2 ] && grep -q 'needs an estimated' "$tmp/stderr"; then
@@ -149,7 +137,7 @@ check_one() {
     local hlo=$1 np_=$2 rc t0
     shift 2
     t0=$(now)
-    timeout $limit "${mpirun_cmd[@]}" -np "$np_" "$check" --passes=default --trials=2 --fill-elided "$hlo" "$@" \
+    mpi_run "$limit" "$np_" "$check" --passes=default --trials=2 --fill-elided "$hlo" "$@" \
         </dev/null >"$tmp/stdout" 2>"$tmp/stderr"
     rc=$?
     if [ $rc -eq 2 ] && grep -q 'needs an estimated' "$tmp/stderr"; then
@@ -176,7 +164,7 @@ local_one() {
     local hlo=$1 np_=$2 rc t0
     shift 2
     t0=$(now)
-    timeout $local_limit "${mpirun_cmd[@]}" -np "$np_" "$check" --passes=default --local --trials=1 --fill-elided \
+    mpi_run "$local_limit" "$np_" "$check" --passes=default --local --trials=1 --fill-elided \
         "$hlo" "$@" </dev/null >"$tmp/stdout" 2>"$tmp/stderr"
     rc=$?
     local regions eq notrun largest
@@ -208,17 +196,16 @@ while read -r file devs; do
     name=${file%.hlo}
     hlo=$dumps/$file
     if [ ! -f "$hlo" ]; then
-        fail=$((fail + 1)); echo "FAIL $name: $file listed in the README but missing"; continue
+        bad "$name" "$file listed in the README but missing"; continue
     fi
     known=$(awk -F'\t' -v f="../shared/real-dumps/$file" '$1 == f { print $2 }' "$invalid" 2>/dev/null)
     if [ -n "$known" ]; then
-        skip=$((skip + 1))
-        echo "skip $name ($devs ranks): known invalid input (scripts/known-invalid-inputs.txt): ${known//\{\}/$file}"
+        skip "$name ($devs ranks)" "known invalid input (scripts/known-invalid-inputs.txt): ${known//\{\}/$file}"
         continue
     fi
     case $devs in
         any) counts="2 8 32" ;;
-        ''|*[!0-9]*) fail=$((fail + 1)); echo "FAIL $name: device count '$devs' not understood"; continue ;;
+        ''|*[!0-9]*) bad "$name" "device count '$devs' not understood"; continue ;;
         *) counts=$devs ;;
     esac
     parts=$(sed -n 's/.*\*\*Devices:\*\* *\([0-9][0-9]*\) partitions.*/\1/p' "$dumps/$name.src.md" 2>/dev/null | head -n 1)
@@ -231,22 +218,21 @@ while read -r file devs; do
         p=1
         if [ -n "$parts" ]; then
             if [ "$parts" -ne "$np_" ]; then
-                skip=$((skip + 1)); echo "skip $name ($np_ ranks): its .src.md says $parts partitions"; continue
+                skip "$name ($np_ ranks)" "its .src.md says $parts partitions"; continue
             fi
             flags+=(--replicas 1 --partitions "$parts")
             p=$parts
             what="$what, $parts partitions"
         fi
         if [ "$np_" -gt 8 ] && [ "$(mem_avail_mb)" -lt 4096 ]; then
-            skip=$((skip + 1))
-            echo "skip $name ($what): only $(mem_avail_mb) MB available; $np_ oversubscribed ranks want about 4 GB"
+            skip "$name ($what)" "only $(mem_avail_mb) MB available; $np_ oversubscribed ranks want about 4 GB"
             continue
         fi
         check_flags=("${flags[@]}")
         if [ -n "$pid" ]; then
             mkdir -p "$tmp/in$n"
             if ! gen_inputs "$hlo" "$tmp/in$n" "$np_" "$p" "$pid" 2>"$tmp/generr"; then
-                fail=$((fail + 1)); echo "FAIL $name ($what): input generation: $(tail -n 1 "$tmp/generr")"; continue
+                bad "$name ($what)" "input generation: $(tail -n 1 "$tmp/generr")"; continue
             fi
             flags+=(--inputs "$tmp/in$n")
             check_flags+=(--inputs "$tmp/in$n")
@@ -256,28 +242,27 @@ while read -r file devs; do
         run_one "$name" "$hlo" "$np_" "${flags[@]}"
         run_rc=$?
         if [ $run_rc -eq 1 ]; then
-            fail=$((fail + 1)); echo "FAIL $label: $run_note"; rm -rf "$tmp/in$n"; continue
+            bad "$label" "$run_note"; rm -rf "$tmp/in$n"; continue
         fi
         check_one "$hlo" "$np_" "${check_flags[@]}"
         check_rc=$?
         if [ $check_rc -eq 2 ] && ! $local_too; then
-            pass=$((pass + 1))
-            echo "ok   $label: $run_note; $check_note: --local checks it (scripts/run_real_dumps.sh --local, make validate)"
+            ok "$label: $run_note; $check_note: --local checks it (scripts/run_real_dumps.sh --local, make validate)"
         elif [ $check_rc -eq 2 ]; then
             whole=$check_note
             local_one "$hlo" "$np_" "${flags[@]}"
             local_rc=$?
             if [ $local_rc -eq 1 ]; then
-                fail=$((fail + 1)); echo "FAIL $label: $run_note; $whole; $check_note"
+                bad "$label" "$run_note; $whole; $check_note"
             else
-                pass=$((pass + 1)); echo "ok   $label: $run_note; $whole; $check_note"
+                ok "$label: $run_note; $whole; $check_note"
             fi
         elif [ $check_rc -eq 0 ]; then
-            pass=$((pass + 1)); echo "ok   $label: $run_note; $check_note"
+            ok "$label: $run_note; $check_note"
         else
-            fail=$((fail + 1)); echo "FAIL $label: $run_note; $check_note"
+            bad "$label" "$run_note; $check_note"
         fi
         rm -rf "$tmp/in$n"
     done
 done <"$tmp/list"
-finish
+finish --skips-apart

@@ -9,37 +9,34 @@
 # "unit: N passed, N failed"; exit 1 on any failure.  With TALLY set, appends
 # "passed failed" to it.
 set -uo pipefail
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness unit
 
 dir=${1:-build/tests}
-root=$(cd "$(dirname "$0")/.." && pwd)
 limit=600   # seconds per run; ASan builds are slow
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
+mpi_flags=(--mca mpi_yield_when_idle 1)
 # Open MPI itself leaks at exit, so under ASan the MPI runs skip leak
 # checking (the tests that run alone keep it); the variable is ignored
 # by builds without ASan.
-mpirun_cmd=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" mpirun --oversubscribe --mca mpi_yield_when_idle 1)
-[ "$(id -u)" -eq 0 ] && mpirun_cmd+=(--allow-run-as-root)
+mpi_asan=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
-pass=0 fail=0
-# Runs one test command; $1 is its display name, the rest the command.
+# Runs one test command, at most $limit seconds (mpi_run "$limit" N ... or
+# timeout "$limit" ...); $1 is its display name, the rest the command.
 run() {
     local name=$1 rc tests
     shift
-    timeout "$limit" "$@" </dev/null >"$tmp/out" 2>&1
+    "$@" </dev/null >"$tmp/out" 2>&1
     rc=$?
     if [ $rc -eq 0 ]; then
-        pass=$((pass + 1))
         tests=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$tmp/out" | tail -n 1)
-        echo "ok   $name${tests:+ ($tests tests)}"
+        ok "$name${tests:+ ($tests tests)}"
     else
-        fail=$((fail + 1))
         sed 's/^/    /' "$tmp/out"
         if [ $rc -eq 124 ]; then
-            echo "FAIL $name: timed out after $limit s"
+            bad "$name" "timed out after $limit s"
         else
-            echo "FAIL $name: exit $rc"
+            bad "$name" "exit $rc"
         fi
     fi
 }
@@ -49,17 +46,17 @@ if [ -d "$dir" ]; then
         name=$(basename "$t")
         case $name in
             collectives_*)
-                for n in 2 3 4 8; do run "$name (mpirun -n $n)" "${mpirun_cmd[@]}" -n "$n" "$t"; done ;;
+                for n in 2 3 4 8; do ASAN_OPTIONS=$mpi_asan run "$name (mpirun -n $n)" mpi_run "$limit" "$n" "$t"; done ;;
             interp_*)
                 # Kernels with AVX2 versions (src/interp/simd.c): once as
                 # the CPU allows, once held to the plain x86-64 ones.
-                run "$name" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" "$t"
-                run "$name (HLOCHECK_SIMD=sse2)" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
+                run "$name" timeout "$limit" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" "$t"
+                run "$name (HLOCHECK_SIMD=sse2)" timeout "$limit" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
                     HLOCHECK_SIMD=sse2 "$t"
                 # Where the CPU has AVX-512, the kernels that have such a
                 # version take it: the AVX2 ones are then run held to them.
                 if grep -q '^flags.* avx512bw' /proc/cpuinfo 2>/dev/null; then
-                    run "$name (HLOCHECK_SIMD=avx2)" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
+                    run "$name (HLOCHECK_SIMD=avx2)" timeout "$limit" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
                         HLOCHECK_SIMD=avx2 "$t"
                 fi ;;
             *)
@@ -70,11 +67,9 @@ if [ -d "$dir" ]; then
                 src=$root/tests/${name%%_test_*}/test_${name#*_test_}.c
                 leaks=1
                 if [ -f "$src" ] && grep -q 'coll_init(' "$src"; then leaks=0; fi
-                run "$name" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=$leaks" "$t" ;;
+                run "$name" timeout "$limit" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=$leaks" "$t" ;;
         esac
     done < <(find "$dir" -maxdepth 1 -type f -perm -u+x -print0 | sort -z)
 fi
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-echo "unit: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -27,22 +27,19 @@
 #    the bf16 accumulation's error is larger than f32's, with numbers.
 # One line per case, closing "hlo-check: N passed, N failed"; TALLY support.
 set -uo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness hlo-check
+use_build "${1:-$root/build}"
 check=$build/hlo-check run=$build/hlo-run
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 py=/usr/bin/python3
+mpi_flags=(--mca mpi_yield_when_idle 1)
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; sed 's/^/    /' "$tmp/out" | tail -n 5; }
+bad_context() { sed 's/^/    /' "$tmp/out" | tail -n 5; }
 mpi() {
     local n=$1
     shift
-    timeout 300 mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$n" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+    mpi_run 300 "$n" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
 }
 
 # The reference module for n ranks; mutations edit one line of it.
@@ -754,6 +751,4 @@ else
     bad "a site in a while body @ 4" "exit $rc: $verdict"
 fi
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-echo "hlo-check: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -16,22 +16,19 @@
 #    entry of docs/fuzz-coverage.md covers, stale entries and wrong counts.
 # One line per case, closing "hlo-fuzz: N passed, N failed"; TALLY support.
 set -uo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness hlo-fuzz
+use_build "${1:-$root/build}"
 fuzz=$build/hlo-fuzz
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 py=/usr/bin/python3
+mpi_flags=(--mca mpi_yield_when_idle 1)
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; sed 's/^/    /' "$tmp/out" "$tmp/err" | tail -n 8; }
+bad_context() { sed 's/^/    /' "$tmp/out" "$tmp/err" | tail -n 8; }
 mpi() {
     local n=$1
     shift
-    timeout 600 mpirun --oversubscribe --mca mpi_yield_when_idle 1 -np "$n" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+    mpi_run 600 "$n" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
 }
 
 passes="flip-ag-dynamic-slice flip-ag-convert flip-ag-reshape flip-ag-binary flip-reduce-convert-add flip-rs-transpose
@@ -205,6 +202,4 @@ account "an entry whose branches are taken now is stale" 1 "stale entry" \
 account "an entry that counts wrong is named" 1 "says 1 branches" \
     '- `src/passes/x.c:2-3` f, 1 branch: unreachable: one, it says'
 
-echo "hlo-fuzz: $pass passed, $fail failed"
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-[ $fail -eq 0 ]
+finish

@@ -8,18 +8,12 @@
 # One line per case, then "hlo-run: N passed, N failed"; exit 1 on any
 # failure.  With TALLY set, appends "passed failed" to it.
 set -uo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-run=${1:-$root/build/hlo-run}
-[ -x "$run" ] || { echo "hlo-run: no $run: build first (make)" >&2; exit 2; }
-run=$(cd "$(dirname "$run")" && pwd)/$(basename "$run")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness hlo-run
+run=$(tool_path "${1:-$root/build/hlo-run}") || exit 2
 cd "$tmp" || exit 2
-
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun_cmd=(mpirun --oversubscribe --mca mpi_yield_when_idle 1)
-[ "$(id -u)" -eq 0 ] && mpirun_cmd+=(--allow-run-as-root)
+mpi_flags=(--mca mpi_yield_when_idle 1)
 
 python=
 for p in python3 /usr/bin/python3; do
@@ -29,10 +23,7 @@ for p in python3 /usr/bin/python3; do
     fi
 done
 
-pass=0 fail=0 skip=0
-ok()   { pass=$((pass + 1)); echo "ok   $1"; }
-bad()  { fail=$((fail + 1)); echo "FAIL $1: $2"; [ -s err ] && sed 's/^/    /' err | head -n 20; }
-skip() { skip=$((skip + 1)); echo "skip $1: $2"; }
+bad_context() { [ -s err ] && sed 's/^/    /' err | head -n 20; }
 
 # hr N ARGS...: hlo-run on N ranks (0: without mpirun); stdout in out,
 # stderr in err, the exit status in rc.
@@ -42,7 +33,7 @@ hr() {
     if [ "$n" -eq 0 ]; then
         timeout 60 "$run" "$@" >out 2>err </dev/null
     else
-        timeout 60 "${mpirun_cmd[@]}" -np "$n" "$run" "$@" >out 2>err </dev/null
+        mpi_run 60 "$n" "$run" "$@" >out 2>err </dev/null
     fi
     rc=$?
 }
@@ -226,7 +217,7 @@ fi
 r0=$(sed -n 's/^rank 0: out1 = //p' out); r1=$(sed -n 's/^rank 1: out1 = //p' out)
 if [ -n "$r0" ] && [ "$r0" != "$r1" ]; then ok "ranks draw different inputs"; else bad "ranks draw different inputs" "same values"; fi
 
-timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" - <add.hlo >out 2>err; rc=$?
+mpi_run 60 2 "$run" - <add.hlo >out 2>err; rc=$?
 expect "2 ranks read the module from standard input" 0 '^rank 1: out1 = f32\[4\]'
 
 hr 4 "$demo" --time
@@ -375,7 +366,7 @@ fi
 # files stop before any work, exit 2 on every rank, one message naming them.
 cp "$demo" a.hlo
 { cat "$demo"; echo "// one line more"; } >b.hlo
-timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" a.hlo : -np 2 "$run" b.hlo >out 2>err </dev/null; rc=$?
+mpi_run 60 2 "$run" a.hlo : -np 2 "$run" b.hlo >out 2>err </dev/null; rc=$?
 expect "MPMD ranks on different module files: refused" 2 \
     'different module files \(by content\): ranks 0-1 have one, ranks 2-3 another'
 if [ "$(grep -c 'different module files' err)" -eq 1 ] && ! grep -q '^rank ' out; then
@@ -383,18 +374,18 @@ if [ "$(grep -c 'different module files' err)" -eq 1 ] && ! grep -q '^rank ' out
 else
     bad "mismatch printed once" "$(grep -c 'different module files' err) times"
 fi
-timeout 60 "${mpirun_cmd[@]}" -np 1 "$run" a.hlo --seed 1 : -np 1 "$run" a.hlo --seed 2 >out 2>err </dev/null; rc=$?
+mpi_run 60 1 "$run" a.hlo --seed 1 : -np 1 "$run" a.hlo --seed 2 >out 2>err </dev/null; rc=$?
 expect "ranks given different --seed: refused" 2 'different flags: ranks 0 have one, ranks 1 another'
 # every rank's files present, but rank 1's first one of another size
-timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" add.hlo --outputs agree_out >out 2>err </dev/null
+mpi_run 60 2 "$run" add.hlo --outputs agree_out >out 2>err </dev/null
 mkdir -p agree_in
 for r in 0 1; do for p in 0 1; do cp agree_out/out0.rank$r.npy agree_in/param$p.rank$r.npy; done; done
 cp id_small.npy agree_in/param0.rank1.npy 2>/dev/null || head -c 100 agree_out/out0.rank1.npy >agree_in/param0.rank1.npy
-timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" add.hlo --inputs agree_in >out 2>err </dev/null; rc=$?
+mpi_run 60 2 "$run" add.hlo --inputs agree_in >out 2>err </dev/null; rc=$?
 expect "a rank's --inputs file of another size: refused at start-up" 2 \
     'different --inputs files \(how many DIR/param<p>.rank<r>.npy, and their sizes\): ranks 0 have one, ranks 1 another'
 
-timeout 60 "${mpirun_cmd[@]}" -np 2 "$run" add.hlo --inputs agree_out --outputs ./agree_out >out 2>err </dev/null; rc=$?
+mpi_run 60 2 "$run" add.hlo --inputs agree_out --outputs ./agree_out >out 2>err </dev/null; rc=$?
 expect "--outputs naming the --inputs directory: refused" 2 'is the --inputs directory: refusing to write over the inputs'
 
 check_tool=$(dirname "$run")/hlo-check
@@ -407,7 +398,7 @@ for tool in "$run" "$check_tool"; do
     args=(add.hlo)
     [ "$tool" = "$check_tool" ] && args+=(add.hlo)
     t0=$(date +%s%N)
-    timeout 60 "${mpirun_cmd[@]}" -np 2 "$tool" "${args[@]}" --inputs agree_in >out 2>err </dev/null; rc=$?
+    mpi_run 60 2 "$tool" "${args[@]}" --inputs agree_in >out 2>err </dev/null; rc=$?
     took=$((($(date +%s%N) - t0) / 1000000))
     if [ $rc -eq 2 ] && [ "$(grep -c '^rank 1: agree_in/param1.rank1.npy: error: not a .npy file' err)" -eq 1 ] &&
        [ $took -lt 20000 ]; then
@@ -445,7 +436,7 @@ for case in "loop_forever.hlo|$run|rank 0: --timeout 2 s passed, in instruction 
     args=("$root/tests/tools/$m")
     [ "$tool" = "$check" ] && args+=("$root/tests/tools/$m")
     t0=$(date +%s%N)
-    timeout 60 "${mpirun_cmd[@]}" -np 2 "$tool" "${args[@]}" --timeout 2 >out 2>err </dev/null; rc=$?
+    mpi_run 60 2 "$tool" "${args[@]}" --timeout 2 >out 2>err </dev/null; rc=$?
     took=$((($(date +%s%N) - t0) / 1000000))
     if expect "--timeout 2 on $m ($(basename "$tool"))" 3 "$pat" >/dev/null && [ $took -lt 12000 ]; then
         ok "--timeout 2 on $m ($(basename "$tool")): exit 3 after $took ms, naming the instruction"
@@ -468,7 +459,7 @@ mpmd() {
     local limit=$1
     shift
     t0=$(date +%s%N)
-    timeout 60 "${mpirun_cmd[@]}" -np 1 "$@" : -np 1 sh -c "ulimit $limit && exec \"\$@\"" sh "$@" \
+    mpi_run 60 1 "$@" : -np 1 sh -c "ulimit $limit && exec \"\$@\"" sh "$@" \
         >out 2>err </dev/null
     rc=$?
     took=$((($(date +%s%N) - t0) / 1000000))
@@ -499,10 +490,4 @@ for tool in "$run" "$check"; do
     fi
 done
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-if [ $skip -gt 0 ]; then
-    echo "hlo-run: $pass passed, $fail failed, $skip skipped"
-else
-    echo "hlo-run: $pass passed, $fail failed"
-fi
-[ $fail -eq 0 ]
+finish

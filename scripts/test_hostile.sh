@@ -11,19 +11,13 @@
 # One line per case, then "hostile: N passed, N failed"; exit 1 on any
 # failure.  With TALLY set, appends "passed failed" to it.
 set -uo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-[ -x "$build/hlo-opt" ] && [ -x "$build/hlo-run" ] && [ -x "$build/hlo-check" ] ||
-    { echo "hostile: no $build/hlo-opt: build first (make)" >&2; exit 2; }
-build=$(cd "$build" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness hostile
+use_build "${1:-$root/build}" hlo-opt hlo-run hlo-check
 cd "$tmp" || exit 2
 
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; [ -s err ] && sed 's/^/    /' err | head -n 5; }
+bad_context() { [ -s err ] && sed 's/^/    /' err | head -n 5; }
 
 # t NAME WANT-RC PATTERN TOOL ARGS...: runs TOOL (alone, 30 s at most) and
 # checks the exit status and that stderr matches PATTERN (grep -E).
@@ -115,8 +109,7 @@ fi
 
 # ---- Directories to write into
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-timeout 60 mpirun --oversubscribe -np 2 "$build/hlo-check" --passes=aws_neuron_flip_all_gather_reshape --shrink \
+mpi_run 60 2 "$build/hlo-check" --passes=aws_neuron_flip_all_gather_reshape --shrink \
     --save-counterexample new/nested/dir "$root/corpus/aws_neuron_flip_all_gather_reshape/unsound_interleave_rows.hlo" \
     >out 2>err </dev/null
 rc=$?
@@ -126,6 +119,4 @@ else
     bad "--save-counterexample makes the directories it names (mkdir -p)" "exit $rc: $(ls -R new 2>&1 | tr '\n' ' ')"
 fi
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-echo "hostile: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

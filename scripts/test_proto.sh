@@ -32,21 +32,12 @@
 # One line per case, then "proto: N passed, N failed"; exit 1 on any
 # failure.  With TALLY set, appends "passed failed" to it.
 set -uo pipefail
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-[ -x "$build/hlo-opt" ] && [ -x "$build/hlo-run" ] && [ -x "$build/hlo-check" ] ||
-    { echo "proto: no $build/hlo-opt: build first (make)" >&2; exit 2; }
-build=$(cd "$build" && pwd)
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness proto
+export OMPI_MCA_rmaps_base_oversubscribe=1
+use_build "${1:-$root/build}" hlo-opt hlo-run hlo-check
 cd "$root" || exit 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
-run() { timeout 60 mpirun --oversubscribe -n "$@"; }
 
 if python3 scripts/proto_cases.py --check >"$tmp/check" 2>&1; then
     ok "the committed cases are what scripts/proto_cases.py writes"
@@ -74,10 +65,10 @@ done
 for spec in add_f32.hlo_module.pb:1 replica_groups.hlo_module.pb:4 while_scheduled.hlo_module.pb:1 \
             add_f32_snapshot.snapshot.pb:2; do
     n=${spec##*:} pb=tests/ir/proto/${spec%:*}
-    run "$n" "$build/hlo-run" --seed 5 "$pb" >"$tmp/a.out" 2>"$tmp/a.err"
+    mpi_run 60 "$n" "$build/hlo-run" --seed 5 "$pb" >"$tmp/a.out" 2>"$tmp/a.err"
     ra=$?
-    run "$n" "$build/hlo-run" --seed 5 "${pb%%.*}.hlo" >"$tmp/b.out" 2>/dev/null
-    run "$n" "$build/hlo-run" --seed 5 - <"$pb" >"$tmp/c.out" 2>/dev/null
+    mpi_run 60 "$n" "$build/hlo-run" --seed 5 "${pb%%.*}.hlo" >"$tmp/b.out" 2>/dev/null
+    mpi_run 60 "$n" "$build/hlo-run" --seed 5 - <"$pb" >"$tmp/c.out" 2>/dev/null
     if [ $ra -ne 0 ]; then
         bad "hlo-run $pb @ $n" "exit $ra: $(grep -m1 error "$tmp/a.err")"
     elif ! [ -s "$tmp/a.out" ] || ! cmp -s "$tmp/a.out" "$tmp/b.out" || ! cmp -s "$tmp/a.out" "$tmp/c.out"; then
@@ -89,11 +80,11 @@ done
 
 # hlo-check: forms mixed in a pair; the verdict is the texts'.
 g=tests/ir/proto
-run 4 "$build/hlo-check" "$g/replica_groups.hlo" "$g/replica_groups.hlo" >"$tmp/t.out" 2>&1
+mpi_run 60 4 "$build/hlo-check" "$g/replica_groups.hlo" "$g/replica_groups.hlo" >"$tmp/t.out" 2>&1
 rt=$?
-run 4 "$build/hlo-check" "$g/replica_groups.hlo_module.pb" "$g/replica_groups.hlo" >"$tmp/p.out" 2>&1
+mpi_run 60 4 "$build/hlo-check" "$g/replica_groups.hlo_module.pb" "$g/replica_groups.hlo" >"$tmp/p.out" 2>&1
 rp=$?
-run 4 "$build/hlo-check" "$g/replica_groups.hlo" "$g/replica_groups.hlo_module.pb" >"$tmp/q.out" 2>&1
+mpi_run 60 4 "$build/hlo-check" "$g/replica_groups.hlo" "$g/replica_groups.hlo_module.pb" >"$tmp/q.out" 2>&1
 rq=$?
 vt=$(grep -m1 '^hlo-check: [A-Z]' "$tmp/t.out") vp=$(grep -m1 '^hlo-check: [A-Z]' "$tmp/p.out")
 vq=$(grep -m1 '^hlo-check: [A-Z]' "$tmp/q.out")
@@ -216,9 +207,9 @@ fi
 # A proto on standard output runs as its text does.
 m=corpus/aws_neuron_flip_all_gather_dynamic_slice/rewrite_gather_last_dim.hlo
 "$build/hlo-opt" --passes=none --output-format=proto "$m" 2>/dev/null >"$tmp/m.pb"
-run 2 "$build/hlo-run" --seed 3 - <"$tmp/m.pb" >"$tmp/a.out" 2>/dev/null
+mpi_run 60 2 "$build/hlo-run" --seed 3 - <"$tmp/m.pb" >"$tmp/a.out" 2>/dev/null
 ra=$?
-run 2 "$build/hlo-run" --seed 3 "$m" >"$tmp/b.out" 2>/dev/null
+mpi_run 60 2 "$build/hlo-run" --seed 3 "$m" >"$tmp/b.out" 2>/dev/null
 if [ $ra -eq 0 ] && [ -s "$tmp/a.out" ] && cmp -s "$tmp/a.out" "$tmp/b.out"; then
     ok "write: hlo-opt --output-format=proto | hlo-run - @ 2 gives the text's results"
 else
@@ -234,9 +225,9 @@ for spec in aws_neuron_flip_all_gather_convert/rewrite_convert_chain:0 \
     "$build/hlo-opt" "$m" -o "$tmp/in.hlo_module.pb" --passes=none 2>/dev/null
     "$build/hlo-opt" "$tmp/in.hlo_module.pb" -o "$tmp/out.hlo_module.pb" 2>/dev/null
     "$build/hlo-opt" "$m" -o "$tmp/out.hlo" 2>/dev/null
-    run "$n" "$build/hlo-check" "$tmp/in.hlo_module.pb" "$tmp/out.hlo_module.pb" >"$tmp/p.out" 2>&1
+    mpi_run 60 "$n" "$build/hlo-check" "$tmp/in.hlo_module.pb" "$tmp/out.hlo_module.pb" >"$tmp/p.out" 2>&1
     rp=$?
-    run "$n" "$build/hlo-check" "$m" "$tmp/out.hlo" >"$tmp/t.out" 2>&1
+    mpi_run 60 "$n" "$build/hlo-check" "$m" "$tmp/out.hlo" >"$tmp/t.out" 2>&1
     rt=$?
     vp=$(grep -m1 '^hlo-check: [A-Z]' "$tmp/p.out") vt=$(grep -m1 '^hlo-check: [A-Z]' "$tmp/t.out")
     if [ $rp -eq "$want" ] && [ $rt -eq "$want" ] && [ -n "$vp" ] && [ "$vp" = "$vt" ]; then
@@ -267,9 +258,9 @@ done
 # for it (async-start calls=%async_wrapped), it runs as the text does.
 timeout 20 "$build/hlo-opt" --passes=none "$tmp/async.hlo" -o "$tmp/async.hlo_module.pb" 2>/dev/null
 timeout 20 "$build/hlo-opt" --passes=none "$tmp/async.hlo_module.pb" >"$tmp/async.out" 2>/dev/null
-run 2 "$build/hlo-run" --seed 4 "$tmp/async.hlo_module.pb" >"$tmp/a.out" 2>/dev/null
+mpi_run 60 2 "$build/hlo-run" --seed 4 "$tmp/async.hlo_module.pb" >"$tmp/a.out" 2>/dev/null
 ra=$?
-run 2 "$build/hlo-run" --seed 4 "$tmp/async.hlo" >"$tmp/b.out" 2>/dev/null
+mpi_run 60 2 "$build/hlo-run" --seed 4 "$tmp/async.hlo" >"$tmp/b.out" 2>/dev/null
 if [ $ra -eq 0 ] && [ -s "$tmp/a.out" ] && cmp -s "$tmp/a.out" "$tmp/b.out" &&
    grep -q 'async-start(%p), calls=%async_wrapped' "$tmp/async.out" &&
    grep -q 'ROOT %reduce-scatter = f32\[2\]{0} reduce-scatter(%async_param)' "$tmp/async.out"; then
@@ -291,7 +282,7 @@ for want in tests/ir/snapshot/*.want; do
     else
         n=$(find tests/ir/snapshot -name "$name.rank*.snapshot.pb" | wc -l)
         files=$(seq 0 $((n - 1)) | sed "s|.*|$base.rank&.snapshot.pb|" | paste -sd, -)
-        run "$n" "$build/hlo-run" --snapshot "$files" >"$tmp/s.out" 2>&1
+        mpi_run 60 "$n" "$build/hlo-run" --snapshot "$files" >"$tmp/s.out" 2>&1
         rc=$?
     fi
     if [ $rc -eq "$status" ] && grep -qF -- "$line" "$tmp/s.out"; then
@@ -303,9 +294,9 @@ done
 
 # A snapshot records one device's run: one per rank, the same program in each.
 s0=tests/ir/snapshot/two_ranks.rank0.snapshot.pb
-run 2 "$build/hlo-run" --snapshot "$s0" >"$tmp/s.out" 2>&1
+mpi_run 60 2 "$build/hlo-run" --snapshot "$s0" >"$tmp/s.out" 2>&1
 r1=$?
-run 2 "$build/hlo-run" --snapshot "$s0,tests/ir/snapshot/add.snapshot.pb" >"$tmp/t.out" 2>&1
+mpi_run 60 2 "$build/hlo-run" --snapshot "$s0,tests/ir/snapshot/add.snapshot.pb" >"$tmp/t.out" 2>&1
 r2=$?
 timeout 30 "$build/hlo-run" --snapshot tests/ir/proto/add_f32.hlo_module.pb >"$tmp/u.out" 2>&1
 r3=$?
@@ -328,6 +319,4 @@ else
     bad "hlo-check --inputs SNAPSHOT" "exit $rc: $(grep -m1 -E 'difference|error' "$tmp/c.out")"
 fi
 
-echo "proto: $pass passed, $fail failed"
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-[ $fail -eq 0 ]
+finish

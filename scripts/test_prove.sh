@@ -21,23 +21,19 @@
 #    is over --max-memory is not run: NOT PROVED, the need named.
 # One line per case, closing "prove: N passed, N failed"; TALLY support.
 set -uo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness prove
+use_build "${1:-$root/build}"
 check=$build/hlo-check
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 P=$root/tests/check/prove
 py=/usr/bin/python3
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; sed 's/^/    /' "$tmp/out" | tail -n 6; }
+bad_context() { sed 's/^/    /' "$tmp/out" | tail -n 6; }
 run() {
     local n=$1
     shift
-    timeout 120 mpirun --oversubscribe -np "$n" "$check" "$@" </dev/null >"$tmp/out" 2>&1
+    mpi_run 120 "$n" "$check" "$@" </dev/null >"$tmp/out" 2>&1
 }
 last() { grep '^hlo-check: \(PROVED\|REFUTED\|NOT \)' "$tmp/out" | tail -n 1; }
 # expect NAME WANT-RC WANT-LAST-LINE-PREFIX RANKS ARGS...
@@ -136,6 +132,4 @@ dyn=$root/corpus/interp/dynamic_gather/module.hlo
 expect "a module of dynamic size: not proved" 0 "NOT PROVED" 1 "$dyn" "$dyn" --prove --trials=1
 has "dynamic size: the reason named" "runtime sizes are not modelled by the proof"
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-echo "prove: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -16,25 +16,17 @@
 # "threads: N passed, N failed"; exit 1 on any failure.  With TALLY set,
 # appends "passed failed" to it.  About a minute on 2 cores.
 set -uo pipefail
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
-build=$(cd "$build" && pwd) || exit 2
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness threads
+use_build "${1:-$root/build}" hlo-run
 run=$build/hlo-run
-[ -x "$run" ] || { echo "threads: no $run: build first (make)" >&2; exit 2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 HLOCHECK_PAR_MIN=1
+export HLOCHECK_PAR_MIN=1
 # --bind-to none: ranks bound to one core each would still be correct, but
 # the threads would take turns instead of running together.
-mpirun_cmd=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
-[ "$(id -u)" -eq 0 ] && mpirun_cmd+=(--allow-run-as-root)
+mpi_flags=(--bind-to none --mca mpi_yield_when_idle 1)
 counts=(1 2 3)
-
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
 
 # same_outputs NAME DIR: DIR/t<N>/ (outputs) and DIR/rc.t<N> for each
 # count; pass when every count matches 1 thread.
@@ -99,7 +91,7 @@ coll_case() {   # coll_case RANKS MODULE
     dir=$tmp/coll/$(basename "$m" .hlo).$n
     for t in "${counts[@]}"; do
         mkdir -p "$dir/t$t"
-        timeout 120 "${mpirun_cmd[@]}" -np "$n" "$run" "$m" --seed 7 --outputs "$dir/t$t" --threads "$t" \
+        mpi_run 120 "$n" "$run" "$m" --seed 7 --outputs "$dir/t$t" --threads "$t" \
             >/dev/null 2>"$dir/err.t$t" </dev/null
         echo $? >"$dir/rc.t$t"
     done
@@ -123,7 +115,7 @@ if [ -x "$bin" ]; then
     for n in 2 3 4; do
         for t in 2 3; do
             name="$(basename "$bin") (mpirun -n $n, HLOCHECK_THREADS=$t)"
-            if HLOCHECK_THREADS=$t timeout 300 "${mpirun_cmd[@]}" -n "$n" "$bin" >"$tmp/unit.out" 2>&1 </dev/null; then
+            if HLOCHECK_THREADS=$t mpi_run 300 "$n" "$bin" >"$tmp/unit.out" 2>&1 </dev/null; then
                 ok "$name"
             else
                 bad "$name" "failed"
@@ -135,6 +127,4 @@ else
     bad "collectives unit tests" "no $bin: build them first (make unit-tests)"
 fi
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-echo "threads: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

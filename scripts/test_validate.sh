@@ -20,16 +20,14 @@ set -uo pipefail
 tally=${TALLY:-}
 unset TALLY
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness validate-dirs
+use_build "${1:-$root/build}"
 G=$root/tests/tools/gate
 py=/usr/bin/python3
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; sed 's/^/    /' "$tmp/out" | tail -n 8; }
+bad_context() { sed 's/^/    /' "$tmp/out" | tail -n 8; }
 has() { if grep -qE -- "$2" "$tmp/out"; then ok "$1"; else bad "$1" "no /$2/ in the output"; fi; }
 
 "$root/scripts/validate.sh" --prove --build "$build" --ranks 2,4 --junit "$tmp/j.xml" --json "$tmp/j.json" "$G" \
@@ -94,8 +92,7 @@ rc=$?
 
 # --per-pass --shrink: the guilty pass named, then the pair across it alone
 # shrunk and written with its inputs; the written pair replays the difference.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-( cd "$tmp" && timeout 120 mpirun --oversubscribe -np 2 "$build/hlo-check" --passes=default --per-pass --shrink \
+( cd "$tmp" && mpi_run 120 2 "$build/hlo-check" --passes=default --per-pass --shrink \
     --save-counterexample=pps "$root/corpus/aws_neuron_flip_all_gather_reshape/unsound_interleave_rows.hlo" \
     </dev/null >"$tmp/out" 2>&1 )
 rc=$?
@@ -107,12 +104,10 @@ if [ $rc -eq 1 ] && grep -q 'first pass that breaks equivalence is #97' "$tmp/ou
 else
     bad "--per-pass --shrink" "exit $rc, $instrs instructions"
 fi
-timeout 60 mpirun --oversubscribe -np 2 "$build/hlo-check" "$tmp/pps/before.hlo" "$tmp/pps/after.hlo" --inputs "$tmp/pps" \
+mpi_run 60 2 "$build/hlo-check" "$tmp/pps/before.hlo" "$tmp/pps/after.hlo" --inputs "$tmp/pps" \
     </dev/null >"$tmp/out" 2>&1
 rc=$?
 [ $rc -eq 1 ] && ok "--per-pass --shrink: the written pair replays the difference" ||
     bad "--per-pass --shrink replay" "exit $rc"
 
-[ -n "$tally" ] && echo "$pass $fail" >>"$tally"
-echo "validate-dirs: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+TALLY=$tally finish

@@ -26,8 +26,10 @@
 # on bad usage.  With TALLY set, appends "passed failed" to it.
 # (Older form, still accepted: validate.sh [--prove] [BUILD-DIR] [RANKS...].)
 set -uo pipefail
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+harness validate
 
-root=$(cd "$(dirname "$0")/.." && pwd)
 usage() {
     echo "usage: scripts/validate.sh [--prove] [--ranks 1,2,4,8] [--passes P] [--junit F] [--json F] [--build DIR] [DIR|FILE...]" >&2
     [ -n "${1:-}" ] && echo "validate: $1" >&2
@@ -67,12 +69,8 @@ while [ $# -gt 0 ]; do
 done
 want_ranks=$(echo "${want_ranks:-1 2 4 8}" | tr ',' ' ')
 for n in $want_ranks; do [[ $n =~ ^[1-9][0-9]*$ ]] || usage "--ranks: '$n' is not a rank count"; done
-build=${build:-$root/build}
+use_build "${build:-$root/build}" hlo-check hlo-opt
 check=$build/hlo-check opt=$build/hlo-opt
-[ -x "$check" ] && [ -x "$opt" ] || { echo "validate: no $check: build first (make)" >&2; exit 2; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cd "$root" || exit 2
 
 field() { sed -n "s/^$2: *//p" "$1" 2>/dev/null | head -n 1; }
@@ -126,30 +124,29 @@ record() {  # record STATUS NAME MESSAGE SECONDS
 mpi() {
     local n=$1
     shift
-    local extra=()
-    [ "$n" -gt 2 ] && extra=(--mca mpi_yield_when_idle 1)
-    timeout 300 mpirun --oversubscribe "${extra[@]}" -np "$n" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+    local mpi_flags=()
+    [ "$n" -gt 2 ] && mpi_flags=(--mca mpi_yield_when_idle 1)
+    mpi_run 300 "$n" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
 }
 
-pass=0 fail=0 skipped=0 started=$(date +%s.%N)
+started=$(date +%s.%N)
 since() { awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+bad_context() {
+    sed 's/^/    /' "$tmp/out" | grep -v '^    *$' | tail -n 8
+    grep -v -e '^-*$' -e 'Primary job' -e 'non-zero exit' -e 'mpirun detected' -e 'the job to be' \
+        -e 'Process name' -e 'Exit code' -e 'Per user-direction' "$tmp/err" | sed 's/^/    /' | head -n 8
+}
 report() {
     progress_clear
     if [ "$1" = ok ]; then
-        pass=$((pass + 1))
-        echo "ok   $2"
         record pass "$2" "" "$(since)"
+        ok "$2"
     elif [ "$1" = skip ]; then
-        skipped=$((skipped + 1))
-        echo "skip $2: $3"
         record skip "$2" "$3" 0
+        skip "$2" "$3"
     else
-        fail=$((fail + 1))
-        echo "FAIL $2: $3"
         record fail "$2" "$3" "$(since)"
-        sed 's/^/    /' "$tmp/out" | grep -v '^    *$' | tail -n 8
-        grep -v -e '^-*$' -e 'Primary job' -e 'non-zero exit' -e 'mpirun detected' -e 'the job to be' \
-            -e 'Process name' -e 'Exit code' -e 'Per user-direction' "$tmp/err" | sed 's/^/    /' | head -n 8
+        bad "$2" "$3"
     fi
 }
 
@@ -293,7 +290,7 @@ if [ -n "$junit" ]; then
     {
         echo '<?xml version="1.0" encoding="UTF-8"?>'
         echo '<testsuites>'
-        echo "  <testsuite name=\"hlocheck validate --passes=$(printf '%s' "$passes" | xml)\" tests=\"$((pass + fail + skipped))\" failures=\"$fail\" skipped=\"$skipped\">"
+        echo "  <testsuite name=\"hlocheck validate --passes=$(printf '%s' "$passes" | xml)\" tests=\"$((pass + fail + skip))\" failures=\"$fail\" skipped=\"$skip\">"
         while IFS=$'\t' read -r st name msg secs; do
             printf '    <testcase classname="validate" name="%s" time="%s">' "$(printf '%s' "$name" | xml)" "$secs"
             case $st in
@@ -307,7 +304,7 @@ if [ -n "$junit" ]; then
     } >"$junit.tmp.$$" && mv "$junit.tmp.$$" "$junit"
 fi
 if [ -n "$json" ]; then
-    /usr/bin/python3 - "$cases" "$passes" "$pass" "$fail" "$skipped" >"$json.tmp.$$" <<'PY' && mv "$json.tmp.$$" "$json"
+    /usr/bin/python3 - "$cases" "$passes" "$pass" "$fail" "$skip" >"$json.tmp.$$" <<'PY' && mv "$json.tmp.$$" "$json"
 import json, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 print(json.dumps({"passes": sys.argv[2], "passed": int(sys.argv[3]), "failed": int(sys.argv[4]),
@@ -316,8 +313,4 @@ print(json.dumps({"passes": sys.argv[2], "passed": int(sys.argv[3]), "failed": i
 PY
 fi
 
-[ -n "${TALLY:-}" ] && echo "$pass $fail" >>"$TALLY"
-skips=''
-[ "$skipped" -gt 0 ] && skips=", $skipped skipped"
-echo "validate: $pass passed, $fail failed$skips"
-[ $fail -eq 0 ]
+finish
