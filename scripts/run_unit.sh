@@ -14,6 +14,15 @@ set -uo pipefail
 harness unit
 
 dir=${1:-build/tests}
+
+# OpenBLAS kernels (OPENBLAS_CORETYPE) whose instructions this CPU has.
+blas_cores() {
+    local flags
+    flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+    case $flags in *" avx2 "*) echo Haswell Zen ;; esac
+    case $flags in *" avx512bw "*) echo SkylakeX ;; esac
+    case $flags in *" avx512_bf16 "*) echo Cooperlake ;; esac
+}
 limit=600   # seconds per run; ASan builds are slow
 mpi_flags=(--mca mpi_yield_when_idle 1)
 # Open MPI itself leaks at exit, so under ASan the MPI runs skip leak
@@ -58,6 +67,15 @@ if [ -d "$dir" ]; then
                 if grep -q '^flags.* avx512bw' /proc/cpuinfo 2>/dev/null; then
                     run "$name (HLOCHECK_SIMD=avx2)" timeout "$limit" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
                         HLOCHECK_SIMD=avx2 "$t"
+                fi
+                # The dot's bits at any thread count must not depend on the
+                # kernel OpenBLAS picks (eval_dot.c's tiles): the thread
+                # test again under every kernel this CPU can run.
+                if [ "$name" = interp_test_threads ]; then
+                    for core in $(blas_cores); do
+                        run "$name (OPENBLAS_CORETYPE=$core)" timeout "$limit" \
+                            env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" OPENBLAS_CORETYPE="$core" "$t"
+                    done
                 fi ;;
             *)
                 # Leak checking stays on under ASan even when the caller
