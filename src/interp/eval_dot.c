@@ -33,7 +33,7 @@
  * --threads.  OpenBLAS's own threading gives other bits than its one-thread
  * result (95 of 138 sgemm shapes tried differed at 2 or 3 threads), so the
  * first BLAS dot pins OpenBLAS to one thread and the pool (parallel.h)
- * shares out fixed tiles of C instead (GEMM_TILE), each one
+ * shares out fixed tiles of C instead (GEMM_TILE_M x GEMM_TILE_N), each one
  * single-threaded BLAS call: the tiles are a function of the shapes only,
  * never of the thread count or of the kernel OpenBLAS chose for the CPU,
  * so neither changes a bit; tests/interp/test_threads.c checks it.
@@ -605,14 +605,17 @@ static void blas_init_once(void)
     }
 }
 
-/* The tiles of C: GEMM_TILE x GEMM_TILE, the last row and column of tiles
- * smaller, whatever the thread count and whatever kernel OpenBLAS picked
- * for this CPU.  Each tile is one single-threaded call, so an element's
- * sum depends on the shapes alone.  512 keeps one thread within the noise
- * of one unsplit sgemm on 512^3 to 2048^3 (SkylakeX kernels: 161 against
- * 160 GFLOP/s at 512^3, 121 against 121 at 2048^3) while 1024^3 already
- * has four tiles to share; 256 lost 13-22%. */
-#define GEMM_TILE 512
+/* The tiles of C: GEMM_TILE_M rows x GEMM_TILE_N columns, the last row and
+ * column of tiles smaller, whatever the thread count and whatever kernel
+ * OpenBLAS picked for this CPU.  Each tile is one single-threaded call, so
+ * an element's sum depends on the shapes alone.  Measured with make
+ * bench's dot cases (SkylakeX kernels, 2 cores): 512 x 1024 gives 1024^3
+ * two tiles at 0.96 of one unsplit sgemm on one thread and 0.95 of
+ * OpenBLAS's own 2 threads on two (2.0x); 512 x 512 gave 0.88-0.92 and
+ * 0.91-0.93, 256 x 256 lost 13-22%.  Wide tiles pay less: each call packs
+ * its own panel of B. */
+#define GEMM_TILE_M 512
+#define GEMM_TILE_N 1024
 
 /* C (M x N, rows ldc apart) = A (M x K) x B (K x N) in compute type cp,
  * A and B row-major unless ta / tb (then stored K x M and N x K). */
@@ -687,8 +690,9 @@ static void gemm_tiles(void *ctx, int64_t t0, int64_t t1)
     int eb = compute_bytes[j->cp];
     int64_t per = j->rows * j->cols;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t batch = t / per, r = t % per / j->cols * GEMM_TILE, q = t % j->cols * GEMM_TILE, oa = 0, ob = 0;
-        int64_t m = j->M - r < GEMM_TILE ? j->M - r : GEMM_TILE, n = j->N - q < GEMM_TILE ? j->N - q : GEMM_TILE;
+        int64_t batch = t / per, r = t % per / j->cols * GEMM_TILE_M, q = t % j->cols * GEMM_TILE_N, oa = 0, ob = 0;
+        int64_t m = j->M - r < GEMM_TILE_M ? j->M - r : GEMM_TILE_M;
+        int64_t n = j->N - q < GEMM_TILE_N ? j->N - q : GEMM_TILE_N;
         if (j->d)
             batch_offsets(j, batch, &oa, &ob);
         oa += j->ta ? r : r * j->lda;       /* rows r.. of A (stored K x M when transposed) */
@@ -698,13 +702,13 @@ static void gemm_tiles(void *ctx, int64_t t0, int64_t t1)
     }
 }
 
-/* n_products products of j's shape, tile by tile (GEMM_TILE), the tiles
+/* n_products products of j's shape, tile by tile, the tiles
  * shared by the pool. */
 static void gemm_tiled(TileJob *j, int64_t n_products)
 {
-    j->rows = (j->M + GEMM_TILE - 1) / GEMM_TILE;
-    j->cols = (j->N + GEMM_TILE - 1) / GEMM_TILE;
-    int64_t tile_m = j->M < GEMM_TILE ? j->M : GEMM_TILE, tile_n = j->N < GEMM_TILE ? j->N : GEMM_TILE;
+    j->rows = (j->M + GEMM_TILE_M - 1) / GEMM_TILE_M;
+    j->cols = (j->N + GEMM_TILE_N - 1) / GEMM_TILE_N;
+    int64_t tile_m = j->M < GEMM_TILE_M ? j->M : GEMM_TILE_M, tile_n = j->N < GEMM_TILE_N ? j->N : GEMM_TILE_N;
     parallel_for(n_products * j->rows * j->cols, tile_m * gemm_row_cost(tile_n, j->K), 1, gemm_tiles, j);
 }
 

@@ -168,7 +168,8 @@ static void check_dot(const char *t, int m, int k, int n, int lhs_k, int rhs_k)
     assert_same_at_every_count(text);
 }
 
-/* The tiles of C (eval_dot.c's GEMM_TILE, 512) are shared by the threads:
+/* The tiles of C (eval_dot.c's GEMM_TILE_M x GEMM_TILE_N, 512 x 1024) are
+ * shared by the threads:
  * rows and columns below, at and past a tile's edge and across several
  * tiles, contractions long enough for OpenBLAS to block them, all four
  * operand layouts, f32 and f64.  Run under each OpenBLAS kernel the
@@ -178,7 +179,7 @@ static void test_dot_tiles_give_the_same_bits(void **state)
     (void)state;
     static const int rows[] = { 1, 47, 512, 513, 1100 };
     static const int ks[] = { 7, 777 };
-    static const int cols[] = { 5, 600 };
+    static const int cols[] = { 5, 1100 };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
         for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++)
             for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
@@ -190,8 +191,8 @@ static void test_batched_dot_split_gives_the_same_bits(void **state)
 {
     (void)state;
     static const char text[] =
-        "HloModule m\nENTRY e {\n  a = f32[3,2,600,100] parameter(0)\n  b = f32[3,2,100,530] parameter(1)\n"
-        "  ROOT c = f32[3,2,600,530] dot(a, b), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
+        "HloModule m\nENTRY e {\n  a = f32[3,2,600,100] parameter(0)\n  b = f32[3,2,100,1030] parameter(1)\n"
+        "  ROOT c = f32[3,2,600,1030] dot(a, b), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
         "rhs_batch_dims={0,1}, rhs_contracting_dims={2}\n}\n";
     assert_same_at_every_count(text);
 }
