@@ -141,3 +141,37 @@ bool startup_agree(Coll *c, const StartupItem *items, int n, char *msg, size_t m
     free(all);
     return ok;
 }
+
+bool startup_agree_job(Coll *c, const char *const *modules, int n_modules, const char *inputs_dir, int argc,
+                       char **argv, const CliFlag *flags, int n_flags, const char *const *outputs, char *msg,
+                       size_t msg_n)
+{
+    uint64_t files = 0;
+    for (int i = 0; i < n_modules; i++)
+        files = files * 31 ^ startup_hash_file(modules[i]);
+    StartupItem items[] = {
+        { "module files (by content)", files },
+        { "flags", startup_hash_flags(argc, argv, flags, n_flags, outputs) },
+        { "--inputs files (how many DIR/param<p>.rank<r>.npy, and their sizes)",
+          startup_hash_inputs(inputs_dir, coll_rank(c)) },
+    };
+    return startup_agree(c, items, 3, msg, msg_n);
+}
+
+bool startup_outputs_ok(Coll *c, const char *const *inputs, int n_inputs, const char *const *outs,
+                        const char *const *out_flags, int n_outs, char *msg, size_t msg_n)
+{
+    for (int k = 0; k < n_outs; k++)
+        for (int i = 0; i < n_inputs; i++)
+            if (cli_same_file(inputs[i], outs[k])) {
+                snprintf(msg, msg_n, "%s %s is an input module: refusing to write over it", out_flags[k], outs[k]);
+                return false;
+            }
+    /* Rank 0 writes the files: it alone tries, and tells the others. */
+    int64_t writable = 1;
+    msg[0] = 0;
+    for (int k = 0; k < n_outs && coll_rank(c) == 0 && writable; k++)
+        writable = cli_can_create(outs[k], msg, msg_n);
+    coll_bcast(c, &writable, sizeof writable, 0);
+    return writable != 0;
+}

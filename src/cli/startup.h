@@ -31,6 +31,17 @@ uint64_t startup_hash_inputs(const char *dir, int rank);
 /* Collective.  True when every rank has the same hash for every item; else
  * false with msg naming what differs and which ranks hold which value. */
 bool startup_agree(Coll *c, const StartupItem *items, int n, char *msg, size_t msg_n);
+/* Collective: startup_agree on what a tool that runs modules is given: the
+ * module files (by content, in order), the flags (outputs left out, as
+ * startup_hash_flags) and the --inputs files (startup_hash_inputs). */
+bool startup_agree_job(Coll *c, const char *const *modules, int n_modules, const char *inputs_dir, int argc,
+                       char **argv, const CliFlag *flags, int n_flags, const char *const *outputs, char *msg,
+                       size_t msg_n);
+/* Collective: the outputs outs[k] (given by flag out_flags[k]; NULL when
+ * not asked for) are none of the inputs and can be created by rank 0,
+ * which writes them; else false on every rank with msg saying why. */
+bool startup_outputs_ok(Coll *c, const char *const *inputs, int n_inputs, const char *const *outs,
+                        const char *const *out_flags, int n_outs, char *msg, size_t msg_n);
 
 /* threads.c: --threads.  False with a message unless 0 (the default) <=
  * asked <= PARALLEL_MAX_THREADS. */

@@ -92,5 +92,9 @@ void coll_print_in_rank_order(Coll *c, const char *text, size_t len, FILE *out);
  * timings, the slowest rank's) and per collective (nccl-tests' algbw and
  * busbw). */
 void coll_print_times(Coll *c, const Interp *it, FILE *out);
+/* Collective: standard input, read by rank 0 (mpirun forwards it there
+ * only), its bytes on every rank (malloc'd, *len of them); NULL with
+ * ERR_IO on every rank when it cannot be read. */
+char *coll_read_stdin(Coll *c, size_t *len, Error *err);
 
 #endif /* COLL_H */

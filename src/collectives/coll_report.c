@@ -1,6 +1,7 @@
 /* coll_report.c: what every rank has to say, said once by rank 0: text
  * in rank order (hlo-run's results), and --time's tables, each figure the
- * slowest rank's. */
+ * slowest rank's; and what rank 0 alone hears (standard input), told to
+ * every rank. */
 #include "coll.h"
 #include "parallel.h"
 
@@ -103,4 +104,29 @@ void coll_print_times(Coll *c, const Interp *it, FILE *out)
 {
     print_opcode_times(c, it, out);
     print_collective_times(c, out);
+}
+
+char *coll_read_stdin(Coll *c, size_t *len_out, Error *err)
+{
+    int64_t len = 0;
+    char *text = NULL;
+    if (coll_rank(c) == 0) {
+        size_t cap = 1 << 16, n = 0, got;
+        text = xmalloc(cap);
+        while ((got = fread(text + n, 1, cap - n, stdin)) > 0)
+            if ((n += got) == cap)
+                text = xrealloc(text, cap *= 2);
+        len = ferror(stdin) ? -1 : (int64_t)n;
+    }
+    coll_bcast(c, &len, sizeof len, 0);
+    if (len < 0) {
+        free(text);
+        error_set(err, ERR_IO, (IrLoc){ "-", 0, 0 }, "cannot read standard input");
+        return NULL;
+    }
+    if (coll_rank(c) != 0)
+        text = xmalloc((size_t)len + 1);
+    coll_bcast(c, text, (size_t)len, 0);
+    *len_out = (size_t)len;
+    return text;
 }

@@ -156,20 +156,7 @@ static void parse_args(Tool *t, int argc, char **argv)
         usage_error(t, msg);
     const char *outs[] = { t->o.out_path, t->o.json, t->o.junit };
     static const char *const out_flags[] = { "-o", "--json", "--junit" };
-    for (int k = 0; k < 3; k++)
-        for (int i = 0; i < t->n_inputs; i++)
-            if (cli_same_file(t->inputs[i], outs[k])) {
-                snprintf(msg, sizeof msg, "%s %s is an input module: refusing to write over it", out_flags[k],
-                         outs[k]);
-                usage_error(t, msg);
-            }
-    /* Rank 0 writes the files: it alone tries, and tells the others. */
-    int64_t writable = 1;
-    msg[0] = 0;
-    for (int k = 0; k < 3 && t->rank == 0 && writable; k++)
-        writable = cli_can_create(outs[k], msg, sizeof msg);
-    coll_bcast(t->c, &writable, sizeof writable, 0);
-    if (!writable)
+    if (!startup_outputs_ok(t->c, t->inputs, t->n_inputs, outs, out_flags, 3, msg, sizeof msg))
         usage_error(t, msg);
     t->max_memory_given = t->o.max_memory != 0;
     if (t->o.max_memory)
@@ -183,13 +170,9 @@ static void agree_at_startup(Tool *t, int argc, char **argv)
 {
     static const char *const outputs[] = { "-o", "--json", "--junit", "--save-counterexample", "--regions-dir",
                                            RUN_FLAGS_NO_AGREEMENT, NULL };
-    StartupItem items[] = {
-        { "module files (by content)", startup_hash_file(t->inputs[0]) ^ (startup_hash_file(t->inputs[1]) * 31) },
-        { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) },
-        { "--inputs files (how many DIR/param<p>.rank<r>.npy, and their sizes)", startup_hash_inputs(t->o.inputs, t->rank) },
-    };
     char msg[1024];
-    if (!startup_agree(t->c, items, 3, msg, sizeof msg))
+    if (!startup_agree_job(t->c, t->inputs, t->n_inputs, t->o.inputs, argc, argv, flags, N_FLAGS, outputs, msg,
+                           sizeof msg))
         usage_error(t, msg);
 }
 

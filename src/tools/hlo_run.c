@@ -156,37 +156,19 @@ static bool parse_args(int argc, char **argv, Options *opt)
 /* ------------------------------------------------------------------ */
 /* The module                                                           */
 
-/* Standard input reaches rank 0 only (mpirun forwards it there): rank 0
- * reads it and sends the text to every rank. */
-static IrModule *parse_stdin(Coll *c, Error *err)
-{
-    int64_t len = 0;
-    char *text = NULL;
-    if (coll_rank(c) == 0) {
-        size_t cap = 1 << 16, n = 0, got;
-        text = xmalloc(cap);
-        while ((got = fread(text + n, 1, cap - n, stdin)) > 0)
-            if ((n += got) == cap)
-                text = xrealloc(text, cap *= 2);
-        len = ferror(stdin) ? -1 : (int64_t)n;
-    }
-    coll_bcast(c, &len, sizeof len, 0);
-    if (len < 0) {
-        free(text);
-        error_set(err, ERR_IO, (IrLoc){ "-", 0, 0 }, "cannot read standard input");
-        return NULL;
-    }
-    if (coll_rank(c) != 0)
-        text = xmalloc((size_t)len + 1);
-    coll_bcast(c, text, (size_t)len, 0);
-    IrModule *m = ir_parse_bytes(text, (size_t)len, "-", err);
-    free(text);
-    return m;
-}
-
+/* "-" is standard input, which reaches rank 0 only (mpirun forwards it
+ * there): coll_read_stdin gives every rank its bytes. */
 static IrModule *load_module(Coll *c, const char *path, Error *err)
 {
-    IrModule *m = strcmp(path, "-") == 0 ? parse_stdin(c, err) : ir_parse_file(path, err);
+    IrModule *m = NULL;
+    if (strcmp(path, "-") == 0) {
+        size_t len = 0;
+        char *text = coll_read_stdin(c, &len, err);
+        m = text ? ir_parse_bytes(text, len, "-", err) : NULL;
+        free(text);
+    } else {
+        m = ir_parse_file(path, err);
+    }
     if (m && !ir_verify_module(m, err)) {
         ir_module_free(m);
         return NULL;
@@ -511,13 +493,9 @@ int main(int argc, char **argv)
     watchdog_start("hlo-run", this_rank, opt.timeout);
     static const char *const outputs[] = { "--outputs", "--save-inputs", "--print", "--time",
                                            RUN_FLAGS_NO_AGREEMENT, NULL };
-    StartupItem items[] = {
-        { "module files (by content)", startup_hash_file(opt.snapshot ? NULL : opt.in_path) },
-        { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) },
-        { "--inputs files (how many DIR/param<p>.rank<r>.npy, and their sizes)", startup_hash_inputs(opt.inputs, this_rank) },
-    };
+    const char *module = opt.snapshot ? NULL : opt.in_path;
     char msg[1024];
-    if (!startup_agree(c, items, 3, msg, sizeof msg)) {
+    if (!startup_agree_job(c, &module, 1, opt.inputs, argc, argv, flags, N_FLAGS, outputs, msg, sizeof msg)) {
         if (this_rank == 0)
             fprintf(stderr, "hlo-run: %s\n", msg);
         coll_finish(c, EXIT_USAGE);
