@@ -127,4 +127,25 @@ else
     bad "collectives unit tests" "no $bin: build them first (make unit-tests)"
 fi
 
+# ---- 4. --threads above the cores a rank may run on: one note on rank 0,
+# naming mpirun's fixes; none when the ranks are not bound.
+
+m=$root/corpus/demo/transformer_step_2dev.hlo
+note='asks for more threads than the 1 core a rank may run on'
+if ! timeout 120 mpirun --oversubscribe --bind-to core -np 2 true >/dev/null 2>&1; then
+    skip "--threads note" "this mpirun cannot bind ranks to cores"
+else
+    timeout 120 mpirun --oversubscribe --bind-to core -np 2 "$run" "$m" --threads 2 >/dev/null 2>"$tmp/bound.err" </dev/null
+    timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$run" "$m" --threads 2 >/dev/null 2>"$tmp/free.err" </dev/null
+    said=$(grep -c "$note" "$tmp/bound.err")
+    if [ "$said" = 1 ] && grep -q -- '--bind-to none' "$tmp/bound.err" && grep -q -- '--map-by slot:PE=2' "$tmp/bound.err" &&
+       ! grep -q 'asks for more threads' "$tmp/free.err"; then
+        ok "--threads 2 on ranks bound to one core: one note naming --bind-to none and --map-by slot:PE=2; none unbound"
+    else
+        bad "--threads note" "bound: said $said times; unbound: $(grep -c 'asks for more threads' "$tmp/free.err")"
+        sed 's/^/    /' "$tmp/bound.err" | tail -n 5
+    fi
+fi
+
+
 finish
