@@ -222,6 +222,25 @@ static void bf16_run(char *dst, const char *src, int64_t n, int64_t stride)
     }
 }
 
+/* f16 to f32 (exact) through the element-wise codec, a block at a time:
+ * strided elements are gathered first.  The generic per-element path took
+ * 1.4 s for the 65M elements of one lm-head operand; this takes a few ms. */
+static void f16_run(char *dst, const char *src, int64_t n, int64_t stride)
+{
+    static const Narrow f16 = { .type = IR_TYPE_F16, .bytes = 2 };
+    uint16_t block[256];
+    for (int64_t i = 0; i < n; i += 256) {
+        int64_t k = n - i < 256 ? n - i : 256;
+        const void *from = src + 2 * stride * i;
+        if (stride != 1) {
+            for (int64_t j = 0; j < k; j++)
+                memcpy(&block[j], src + 2 * stride * (i + j), 2);
+            from = block;
+        }
+        eval_narrow_decode(&f16, from, (float *)(void *)(dst + 4 * i), k);
+    }
+}
+
 /* Converts n operand elements, stride apart, into contiguous compute elements. */
 static void convert_run(const Conv *c, char *dst, const char *src, int64_t n, int64_t stride)
 {
@@ -230,6 +249,8 @@ static void convert_run(const Conv *c, char *dst, const char *src, int64_t n, in
         copy_run(dst, src, n, stride, db);
     else if (c->from == IR_TYPE_BF16 && c->compute == COMPUTE_F32 && !c->via_result)
         bf16_run(dst, src, n, stride);
+    else if (c->from == IR_TYPE_F16 && c->compute == COMPUTE_F32 && !c->via_result)
+        f16_run(dst, src, n, stride);
     else
         for (int64_t i = 0; i < n; i++)
             convert_elem(c, dst + db * i, src + sb * stride * i);

@@ -416,6 +416,25 @@ static void test_dot_bf16_operands_f32_result(void **state)
     check_spec(&t, uniform, TIGHT);
 }
 
+/* f16 operands become f32 through the element-wise codec, 256 at a time:
+ * rows read in place (unit stride) and columns gathered first (the lhs
+ * contracted over its dim 0, the rhs over its dim 1), rows and columns
+ * longer than a block, f16 and f32 results. */
+static void test_dot_f16_operands(void **state)
+{
+    (void)state;
+    static const IrElemType outs[] = { IR_TYPE_F16, F32 };
+    for (int o = 0; o < 2; o++) {
+        IrElemType F16 = IR_TYPE_F16, ot = outs[o];
+        Spec s = { 2, 2, { 7, 300 }, { 300, 5 }, 0, 1, { 0 }, { 0 }, { 1 }, { 0 }, F16, F16, ot };
+        check_spec(&s, small_int3, EXACT);
+        Spec t = { 2, 2, { 300, 9 }, { 6, 300 }, 0, 1, { 0 }, { 0 }, { 0 }, { 1 }, F16, F16, ot };
+        check_spec(&t, small_int3, EXACT);
+        Spec u = { 2, 2, { 520, 33 }, { 520, 4 }, 0, 1, { 0 }, { 0 }, { 0 }, { 0 }, F16, F16, ot };
+        check_spec(&u, uniform, ot == F32 ? TIGHT : 1e-3);
+    }
+}
+
 static double bf16_pattern(void)
 {
     static int i;
@@ -751,6 +770,7 @@ int main(void)
         cmocka_unit_test(test_dot_two_contracting_dims),
         cmocka_unit_test(test_dot_random_f32_within_tolerance),
         cmocka_unit_test(test_dot_bf16_operands_f32_result),
+        cmocka_unit_test(test_dot_f16_operands),
         cmocka_unit_test(test_dot_bf16_result_rounded_once),
         cmocka_unit_test(test_dot_f32_operands_bf16_result_round_operands),
         cmocka_unit_test(test_dot_f16_result),
