@@ -629,7 +629,7 @@ void fuzz_build_layouts(FuzzBuild *b, bool layouts)
     b->layouts = layouts;
 }
 
-void fuzz_set_layout(FuzzBuild *b, int v, const int *minor_to_major, int rank)
+void fuzz_set_layout(FuzzBuild *b, int v, const int *minor_to_major, int rank, const char *tail)
 {
     BInstr *x = &b->instrs[v];
     StrBuf sb;
@@ -638,6 +638,8 @@ void fuzz_set_layout(FuzzBuild *b, int v, const int *minor_to_major, int rank)
     strbuf_putc(&sb, '{');
     for (int i = 0; i < rank; i++)
         strbuf_printf(&sb, "%s%d", i ? "," : "", minor_to_major[i]);
+    if (tail)
+        strbuf_printf(&sb, ":%s", tail);
     strbuf_putc(&sb, '}');
     free(x->shape_text);
     x->shape_text = sb.s;

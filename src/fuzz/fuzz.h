@@ -257,8 +257,9 @@ void fuzz_build_omit_partitions(FuzzBuild *b, bool omit);
 /* Appends text (", name=value") to instruction v's attributes. */
 void fuzz_add_attr(FuzzBuild *b, int v, const char *text);
 /* Gives array value v the layout of its dimensions minor to major in
- * the order listed (its shape's text gains {m0,m1,...}). */
-void fuzz_set_layout(FuzzBuild *b, int v, const int *minor_to_major, int rank);
+ * the order listed (its shape's text gains {m0,m1,...}), with tail (a
+ * tiling such as "T(2,128)", written after a ':') unless NULL. */
+void fuzz_set_layout(FuzzBuild *b, int v, const int *minor_to_major, int rank, const char *tail);
 /* comp's instructions in their text order, the root last (its schedule
  * when scheduled); out holds n_instrs ids. */
 int fuzz_comp_text_order(FuzzBuild *b, int comp, int *out);

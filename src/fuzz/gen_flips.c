@@ -153,7 +153,7 @@ void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
     FuzzPlace place = s->place;
     int P = fuzz_build_partitions(g->b);
     IrElemType t = fuzz_draw_type(r, false);
-    int kind = fuzz_below(r, 18);
+    int kind = fuzz_below(r, 20);
     const char *op;
     if (kind == 11) {                   /* an elementwise binary outside the nine */
         static const char *const others[] = { "power", "atan2", "xor", "shift-left" };
@@ -174,6 +174,8 @@ void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
     gen_draw_coll(g, &c);
     c2 = c;
     bool same_instr = false, not_gather = false, rewrites = true, other_layout = false;
+    int written = 0;                    /* kind 18: 1 or 2, the all-gather whose default layout is written */
+    int tiled = 0;                      /* kind 19: bit 0 the first all-gather tiled, bit 1 the second */
     int dim2 = dim;
     const char *what = "binary over two identical all-gathers";
     switch (kind) {
@@ -276,6 +278,21 @@ void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
             rewrites = false;
         }
         break;
+    case 18:                            /* an absent layout is the default one (hlo-reference.md 5.6) */
+        if (xs.rank >= 2) {
+            written = 1 + (int)fuzz_below(r, 2);
+            what = written == 1 ? "binary over identical all-gathers, the first's default layout written"
+                                : "binary over identical all-gathers, the second's default layout written";
+        }
+        break;
+    case 19:                            /* a tiling is part of the layout the seed compares */
+        if (xs.rank >= 2) {
+            tiled = 1 + (int)fuzz_below(r, 3);
+            what = tiled == 3 ? "binary over identical all-gathers, both tiled alike"
+                              : "near miss: only one all-gather's layout is tiled";
+            rewrites = tiled == 3;
+        }
+        break;
     default:
         break;
     }
@@ -298,8 +315,17 @@ void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
             int m2m[FUZZ_MAX_RANK];
             for (int i = 0; i < xs.rank; i++)
                 m2m[i] = i;
-            fuzz_set_layout(g->b, gb, m2m, xs.rank);
+            fuzz_set_layout(g->b, gb, m2m, xs.rank, NULL);
         }
+        int dflt[FUZZ_MAX_RANK];
+        for (int i = 0; i < xs.rank; i++)
+            dflt[i] = xs.rank - 1 - i;
+        if (written)
+            fuzz_set_layout(g->b, written == 1 ? ga : gb, dflt, xs.rank, NULL);
+        if (tiled & 1)
+            fuzz_set_layout(g->b, ga, dflt, xs.rank, "T(2,128)");
+        if (tiled & 2)
+            fuzz_set_layout(g->b, gb, dflt, xs.rank, "T(2,128)");
     }
     /* No channel_id and more than one partition: the fresh channel_id the
      * rewrite takes would widen the group, so the pass declines. */

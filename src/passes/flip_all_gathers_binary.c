@@ -33,12 +33,20 @@ static bool same_text(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* Dimension i of a's minor_to_major; an absent layout is the default one,
+ * {rank-1,...,0} (hlo-reference.md 5.6; XLA's parser fills it in, so the
+ * seed's IdenticalInternal sees `f32[4,8]` and `f32[4,8]{1,0}` as equal). */
+static int64_t minor_to_major_at(const IrShape *a, int i)
+{
+    return a->has_layout ? a->minor_to_major[i] : a->rank - 1 - i;
+}
+
 static bool same_layout(const IrShape *a, const IrShape *b)
 {
-    if (!a->has_layout || !b->has_layout)
-        return a->has_layout == b->has_layout;
-    return memcmp(a->minor_to_major, b->minor_to_major, (size_t)a->rank * sizeof(int64_t)) == 0 &&
-           same_text(a->layout_tail, b->layout_tail);
+    for (int i = 0; i < a->rank; i++)
+        if (minor_to_major_at(a, i) != minor_to_major_at(b, i))
+            return false;
+    return same_text(a->has_layout ? a->layout_tail : NULL, b->has_layout ? b->layout_tail : NULL);
 }
 
 static bool same_list(const IrIntList *a, const IrIntList *b)

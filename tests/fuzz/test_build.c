@@ -203,7 +203,7 @@ static void layouts_are_written_and_kept(void **state)
         int y = fuzz_op1(b, fuzz_shape(IR_TYPE_F32, 3, d), "negate", x, "");
         int z = fuzz_op1(b, fuzz_shape(IR_TYPE_F32, 3, d), "abs", x, "");
         const int m2m[] = { 0, 2, 1 };
-        fuzz_set_layout(b, z, m2m, 3);
+        fuzz_set_layout(b, z, m2m, 3, NULL);
         int s = fuzz_input(b, fuzz_shape(IR_TYPE_S32, 0, NULL));
         int outs[] = { y, z, s }, pos[3], comp;
         fuzz_site_end(b, 3, outs, &comp, pos);
