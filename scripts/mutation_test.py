@@ -262,6 +262,10 @@ MUTANTS = [
      "matcher: a transpose over an all-reduce is taken for one over a reduce-scatter"),
     # the helpers #102 and #104 share (expand.c)
     ("flip-reduce-convert-add", "src/passes/expand.c",
+     "    if (instr->op == IR_OP_PARAMETER)\n        return true;\n    if (instr->op == IR_OP_CONSTANT)\n",
+     "    if (instr->op != IR_OP_CALL)\n        return true;\n    if (instr->op == IR_OP_CONSTANT)\n",
+     "matcher: a reducer holding an array constant, a slice or a reshape is retyped"),
+    ("flip-reduce-convert-add", "src/passes/expand.c",
      "        if (cache->orig[i] == comp && cache->to[i] == to)\n",
      "        if (cache->to[i] == to)\n",
      "semantic: retyped reducers are cached by type alone (two reducers share one copy)"),

@@ -327,6 +327,7 @@ void fuzz_control(FuzzBuild *b, int v, int pred)
 
 static const char *const reducer_form_names[FUZZ_RED_FORMS] = {
     "trivial", "swapped", "copy", "same-param", "constant", "extra", "two-ops", "guarded", "other-op",
+    "call", "tuple", "array-constant",
 };
 
 const char *fuzz_reducer_form_name(FuzzReducerForm f)
@@ -346,8 +347,20 @@ FuzzReducerForm fuzz_draw_reducer_form(FuzzRng *r)
     return (FuzzReducerForm)(FUZZ_RED_COPY + fuzz_below(r, FUZZ_RED_OTHER_OP - FUZZ_RED_COPY));
 }
 
+FuzzReducerForm fuzz_draw_unretypable_form(FuzzRng *r)
+{
+    return (FuzzReducerForm)(FUZZ_RED_CALL + fuzz_below(r, FUZZ_RED_FORMS - FUZZ_RED_CALL));
+}
+
+bool fuzz_reducer_form_retypable(FuzzReducerForm f)
+{
+    return f < FUZZ_RED_CALL;
+}
+
 const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form)
 {
+    /* the callee first: a computation is defined before its callers */
+    const char *callee = form == FUZZ_RED_CALL ? fuzz_reducer_in_form(b, t, op, FUZZ_RED_TRIVIAL) : NULL;
     char name[64];
     snprintf(name, sizeof name, "red.%s.%s%s%s", ir_type_name(t), op, form == FUZZ_RED_TRIVIAL ? "" : ".",
              form == FUZZ_RED_TRIVIAL ? "" : fuzz_reducer_form_name(form));
@@ -395,6 +408,24 @@ const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, Fuz
     case FUZZ_RED_OTHER_OP:
         strbuf_printf(&sb, "  ROOT %%r = %s[] %s(%%a, %%b)\n}\n", tn, t == IR_TYPE_PRED ? "xor" : "subtract");
         break;
+    case FUZZ_RED_CALL:
+        strbuf_printf(&sb, "  ROOT %%r = %s[] call(%%a, %%b), to_apply=%%%s\n}\n", tn, callee);
+        break;
+    case FUZZ_RED_TUPLE:
+        strbuf_printf(&sb,
+                      "  %%t = (%s[], %s[]) tuple(%%a, %%b)\n  %%x = %s[] get-tuple-element(%%t), index=0\n"
+                      "  %%y = %s[] get-tuple-element(%%t), index=1\n  ROOT %%r = %s[] %s(%%x, %%y)\n}\n",
+                      tn, tn, tn, tn, tn, op);
+        break;
+    case FUZZ_RED_ARRAY_CONSTANT: {
+        const char *v = t == IR_TYPE_PRED ? "true" : ir_type_is_float(t) ? "0.5" : "1";
+        strbuf_printf(&sb,
+                      "  %%c = %s[2] constant({%s, %s})\n  %%o = %s[] %s(%%a, %%b)\n"
+                      "  %%s = %s[1] slice(%%c), slice={[0:1]}\n  %%k = %s[] reshape(%%s)\n"
+                      "  ROOT %%r = %s[] %s(%%o, %%k)\n}\n",
+                      tn, v, v, tn, op, tn, tn, tn, op);
+        break;
+    }
     }
     b->comps[c].text = sb.s;
     return b->comps[c].name;

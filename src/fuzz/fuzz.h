@@ -220,6 +220,11 @@ typedef enum FuzzReducerForm {
     FUZZ_RED_GUARDED,       /* o = op(a, b); ROOT select(and(compare(o, o, EQ), true), o, a): op unless NaN;
                              * its pred instructions and constant keep their type when the reducer is retyped */
     FUZZ_RED_OTHER_OP,      /* ROOT subtract(a, b) (xor for pred): a binary op outside the six; combiners only */
+    /* Forms #102 and #104 cannot retype (an instruction other than a
+     * parameter, a scalar constant or an element-wise op): declined. */
+    FUZZ_RED_CALL,          /* ROOT call(a, b), to_apply=<the trivial form> */
+    FUZZ_RED_TUPLE,         /* t = tuple(a, b); ROOT op(get-tuple-element(t) 0, get-tuple-element(t) 1) */
+    FUZZ_RED_ARRAY_CONSTANT,/* c = T[2] constant; o = op(a, b); ROOT op(o, reshape(slice(c))) */
     FUZZ_RED_FORMS
 } FuzzReducerForm;
 const char *fuzz_reducer_form_name(FuzzReducerForm f);
@@ -227,6 +232,9 @@ bool fuzz_reducer_form_trivial(FuzzReducerForm f);
 /* A form: trivial 80% of the time (op(b, a) in one of eight), else one of
  * the six others with op in them (not FUZZ_RED_OTHER_OP). */
 FuzzReducerForm fuzz_draw_reducer_form(FuzzRng *r);
+/* One of the forms #102 and #104 cannot retype, FUZZ_RED_CALL and after. */
+FuzzReducerForm fuzz_draw_unretypable_form(FuzzRng *r);
+bool fuzz_reducer_form_retypable(FuzzReducerForm f);
 /* The reduction computation of op over t in that form (made once per
  * module and form); returns its name. */
 const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form);

@@ -143,7 +143,8 @@ static bool retypable(const char *op, IrElemType to)
 
 /* reduce-scatter(x) along dim, or all-reduce(x) when dim < 0; the
  * reducer in the given form: the spec retypes the reduction computation
- * whatever it holds, so a form changes no expectation. */
+ * whatever it computes, so a retypable form changes no expectation (the
+ * others the pass declines: fuzz_reducer_form_retypable). */
 static int reduction(FuzzGen *g, int x, int dim, const GenColl *c, const char *reducer, FuzzReducerForm form)
 {
     FuzzShape s = fuzz_value_shape(g->b, x);
@@ -188,7 +189,7 @@ void fuzz_gen_flip_reduce_convert_add(FuzzGen *g)
     FuzzShape gs = reducible_shape(r, narrow, c.size, &dim, scatter);
     int grad = fuzz_input(g->b, gs);
     const char *red = draw_reducer(r, narrow);
-    FuzzReducerForm form = fuzz_draw_reducer_form(r);
+    FuzzReducerForm form = fuzz_chance(r, 10) ? fuzz_draw_unretypable_form(r) : fuzz_draw_reducer_form(r);
     int rv;
     const char *what = "add of a converted reduction and a parameter's element";
     bool matches = true;
@@ -250,6 +251,10 @@ void fuzz_gen_flip_reduce_convert_add(FuzzGen *g)
     int result = fuzz_chance(r, 50) ? fuzz_op2(g->b, ws, op, conv, acc, "") : fuzz_op2(g->b, ws, op, acc, conv, "");
     if (matches && !retypable(red, wide)) {
         what = "near miss: the reduction computation has no form in the wide type (and / or over a float)";
+        matches = false;
+    }
+    if (matches && narrow != wide && !fuzz_reducer_form_retypable(form)) {
+        what = "near miss: the reduction computation cannot be retyped (a call, a tuple or an array constant)";
         matches = false;
     }
     if (matches) {
@@ -339,7 +344,7 @@ void fuzz_gen_flip_reduce_scatter_transpose(FuzzGen *g)
         matches = false;
     }
     const char *red = draw_reducer(r, narrow);
-    FuzzReducerForm form = fuzz_draw_reducer_form(r);
+    FuzzReducerForm form = fuzz_chance(r, 10) ? fuzz_draw_unretypable_form(r) : fuzz_draw_reducer_form(r);
     bool over_all_reduce = fuzz_chance(r, 8);       /* the spec's pattern needs a reduce-scatter */
     if (over_all_reduce) {
         what = "near miss: the transpose is over an all-reduce";
@@ -376,6 +381,10 @@ void fuzz_gen_flip_reduce_scatter_transpose(FuzzGen *g)
     int result = fuzz_op1(g->b, ts, "transpose", v, a);
     if (matches && convert && !retypable(red, wide)) {
         what = "near miss: the reduction computation has no form in the wide type (and / or over a float)";
+        matches = false;
+    }
+    if (matches && convert && narrow != wide && !fuzz_reducer_form_retypable(form)) {
+        what = "near miss: the reduction computation cannot be retyped (a call, a tuple or an array constant)";
         matches = false;
     }
     if (matches && convert)
