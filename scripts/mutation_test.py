@@ -107,6 +107,15 @@ MUTANTS = [
      "    slice->lists[IR_LIST_DYNAMIC_SLICE_SIZES].v[d] = local;\n",
      "    slice->lists[IR_LIST_DYNAMIC_SLICE_SIZES].v[d] = local > 1 ? local - 1 : local;\n",
      "semantic: the local extent is one short"),
+    # #92's sound guard follows only the listed ops, within its budget (docs/fuzz-coverage.md, "Rulings")
+    ("flip-ag-dynamic-slice", "src/passes/flip_all_gather_dynamic_slice.c",
+     "    case IR_OP_REVERSE: case IR_OP_TUPLE: case IR_OP_GET_TUPLE_ELEMENT:\n",
+     "    case IR_OP_REVERSE: case IR_OP_TUPLE: case IR_OP_GET_TUPLE_ELEMENT: case IR_OP_REDUCE:\n",
+     "matcher: sound mode follows an index through a reduce"),
+    ("flip-ag-dynamic-slice", "src/passes/flip_all_gather_dynamic_slice.c",
+     "    int budget = 256;\n",
+     "    int budget = 1 << 20;\n",
+     "matcher: sound mode walks an index DAG without a budget"),
     # #98: the two all-gathers must agree on every flag
     ("flip-ag-binary", "src/passes/flip_all_gathers_binary.c",
      "           a->info->bools[IR_BOOL_CONSTRAIN_LAYOUT] == b->info->bools[IR_BOOL_CONSTRAIN_LAYOUT] &&\n",

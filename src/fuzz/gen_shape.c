@@ -326,6 +326,7 @@ static bool index_value(const GenIndex *ix, int r, int p, int64_t *v)
         return true;
     case GEN_INDEX_CONSTANT:
     case GEN_INDEX_FOLDED:
+    case GEN_INDEX_UNLISTED:
     case GEN_INDEX_KINDS:
         break;
     }
@@ -369,6 +370,8 @@ static GenIndex draw_index(FuzzRng *r, int style, int64_t dim, int64_t size, boo
     ix.offset = -2 + fuzz_below(r, (int)(dim - size) + 5);     /* past both ends, for the clamp */
     ix.form = fuzz_below(r, 2);
     ix.scale = -3 + fuzz_below(r, 7);
+    if (ix.kind == GEN_INDEX_FOLDED && fuzz_chance(r, 12))
+        ix.kind = GEN_INDEX_UNLISTED;
     if (style == STYLE_DEVICE && (forced || fuzz_chance(r, 50))) {
         ix.kind = fuzz_chance(r, 50) ? GEN_INDEX_PARTITION : GEN_INDEX_REPLICA;
         ix.scale = fuzz_below(r, 4);                            /* 0: the same on every device */
@@ -416,6 +419,19 @@ static int emit_index(FuzzBuild *b, const GenIndex *ix)
             v = fuzz_op2(b, s32, "add", v, s32_constant(b, ix->offset), "");
         return v;
     }
+    case GEN_INDEX_UNLISTED: {
+        int v = s32_constant(b, ix->offset);
+        if (ix->form == 1) {            /* 11 instructions, 2047 steps for a walk that does not share */
+            for (int k = 0; k < 10; k++)
+                v = fuzz_op2(b, s32, "maximum", v, v, "");
+            return v;
+        }
+        int64_t two = 2;
+        char a[120];
+        snprintf(a, sizeof a, ", dimensions={0}, to_apply=%%%s", fuzz_reducer(b, IR_TYPE_S32, "maximum", true));
+        int wide = fuzz_op1(b, fuzz_shape(IR_TYPE_S32, 1, &two), "broadcast", v, ", dimensions={}");
+        return fuzz_op(b, s32, "reduce", 2, (int[]){ wide, s32_constant(b, INT32_MIN) }, a);
+    }
     case GEN_INDEX_PARAMETER:
         return fuzz_input_index(b, ix->lo, ix->hi);
     case GEN_INDEX_PERMUTED: {
@@ -453,6 +469,9 @@ static void index_text(const GenIndex *ix, char *buf, size_t n)
         return;
     case GEN_INDEX_PERMUTED:
         snprintf(buf, n, "permute(%lld to replicas 1..%lld)", of, sc);
+        return;
+    case GEN_INDEX_UNLISTED:
+        snprintf(buf, n, ix->form == 1 ? "max^10(%lld)" : "reduce-max(%lld)", of);
         return;
     case GEN_INDEX_CONSTANT:
     case GEN_INDEX_KINDS:

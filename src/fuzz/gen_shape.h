@@ -40,6 +40,9 @@ typedef enum GenIndexKind {
     GEN_INDEX_PARAMETER,        /* an s32 entry parameter drawn in [lo, hi) per rank */
     GEN_INDEX_PERMUTED,         /* collective-permute(constant(offset)) along replicas 0 -> 1 -> .. -> scale:
                                    offset on replicas 1..scale, 0 on the others (no pair sends to them) */
+    GEN_INDEX_UNLISTED,         /* offset from constants, but through an op or a walk the sound guard does not
+                                   follow (docs/fuzz-coverage.md, "Rulings"): form 0 reduce(broadcast(constant))
+                                   by maximum, form 1 maximum(m, m) ten deep over constant(offset) */
     GEN_INDEX_KINDS
 } GenIndexKind;
 
@@ -47,7 +50,7 @@ typedef struct GenIndex {
     GenIndexKind kind;
     int64_t scale, offset;
     int form;                   /* GEN_INDEX_FOLDED: 0 add(constant(scale), constant(offset - scale)),
-                                   1 convert(s64 constant(offset)) */
+                                   1 convert(s64 constant(offset)); GEN_INDEX_UNLISTED: as above */
     int lo, hi;                 /* GEN_INDEX_PARAMETER */
 } GenIndex;
 

@@ -19,7 +19,11 @@
 #include <stdlib.h>
 
 /* Deterministic, device-independent ops that may sit between a constant
- * and an index. */
+ * and an index.  Anything else (a reduce, a call: ops that run a
+ * computation) ends the walk unproved and sound mode declines the site;
+ * so does a walk of more than 256 steps (it does not share the visits of
+ * a DAG): narrower than "computed only from constants", never unsound
+ * (docs/fuzz-coverage.md, "Rulings"). */
 static bool is_pure(IrOpcode op)
 {
     unsigned flags = ir_op_info[op].flags;
