@@ -107,6 +107,15 @@ MUTANTS = [
      "    slice->lists[IR_LIST_DYNAMIC_SLICE_SIZES].v[d] = local;\n",
      "    slice->lists[IR_LIST_DYNAMIC_SLICE_SIZES].v[d] = local > 1 ? local - 1 : local;\n",
      "semantic: the local extent is one short"),
+    # #97 with a 0 in the shapes (issue 26)
+    ("flip-ag-reshape", "src/passes/flip_all_gather_reshape.c",
+     "    if (n <= 0)\n        return expand_decline(ctx, \"empty shard, cannot size the local reshape\");\n",
+     "",
+     "matcher: an empty shard is rewritten with a group size read off 0 / 0"),
+    ("flip-ag-reshape", "src/passes/flip_all_gather_reshape.c",
+     "    if (rest_a != rest_b || rest_a == 0) {\n",
+     "    if (rest_a != rest_b) {\n",
+     "matcher: CommonFactors without its rule for rests of 0 elements"),
     # #92's sound guard follows only the listed ops, within its budget (docs/fuzz-coverage.md, "Rulings")
     ("flip-ag-dynamic-slice", "src/passes/flip_all_gather_dynamic_slice.c",
      "    case IR_OP_REVERSE: case IR_OP_TUPLE: case IR_OP_GET_TUPLE_ELEMENT:\n",

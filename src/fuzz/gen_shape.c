@@ -14,17 +14,12 @@
 
 /* ---- #97 */
 
-int gen_common_factors(const int64_t *in, int n_in, const int64_t *out, int n_out, int (*bounds)[2])
+/* The blocks of in[i..) and out[j..), dims >= 1 and equal products, after
+ * the block that ends at (i, j): bounds[n] onwards.  Returns the count, or
+ * -1 when the products differ. */
+static int blocks_from(const int64_t *in, int n_in, const int64_t *out, int n_out, int i, int j, int n,
+                       int (*bounds)[2])
 {
-    for (int i = 0; i < n_in; i++)
-        if (in[i] < 1)
-            return -1;
-    for (int j = 0; j < n_out; j++)
-        if (out[j] < 1)
-            return -1;
-    int n = 0, i = 0, j = 0;
-    bounds[n][0] = bounds[n][1] = 0;
-    n++;
     while (i < n_in || j < n_out) {
         bool one_in = i < n_in && in[i] == 1, one_out = j < n_out && out[j] == 1;
         if (one_in || one_out) {
@@ -53,13 +48,63 @@ int gen_common_factors(const int64_t *in, int n_in, const int64_t *out, int n_ou
     return n;
 }
 
+static int64_t product_from(const int64_t *v, int n, int from)
+{
+    int64_t p = 1;
+    for (int i = from; i < n; i++)
+        p *= v[i];
+    return p;
+}
+
+int gen_common_factors(const int64_t *in, int n_in, const int64_t *out, int n_out, int (*bounds)[2])
+{
+    bool zero = false;
+    for (int i = 0; i < n_in; i++) {
+        if (in[i] < 0)
+            return -1;
+        zero |= in[i] == 0;
+    }
+    for (int j = 0; j < n_out; j++) {
+        if (out[j] < 0)
+            return -1;
+        zero |= out[j] == 0;
+    }
+    if (product_from(in, n_in, 0) != product_from(out, n_out, 0))
+        return -1;
+    bounds[0][0] = bounds[0][1] = 0;
+    if (!zero)
+        return blocks_from(in, n_in, out, n_out, 0, 0, 1, bounds);
+    /* With a 0 (CommonFactors' zero rule): equal shapes give a block per
+     * dim; else each dim of the equal leading run is a block, and what
+     * follows is one block when its products are both 0, the blocks of
+     * shapes without 0s when they are equal and not 0, and when they
+     * differ the whole of both shapes is one block. */
+    int n = 1, i = 0;
+    for (; i < n_in && i < n_out && in[i] == out[i]; i++, n++)
+        bounds[n][0] = bounds[n][1] = i + 1;
+    if (i == n_in && i == n_out)
+        return n;
+    int64_t rest_in = product_from(in, n_in, i), rest_out = product_from(out, n_out, i);
+    if (rest_in != rest_out) {
+        bounds[1][0] = n_in;
+        bounds[1][1] = n_out;
+        return 2;
+    }
+    if (rest_in == 0) {
+        bounds[n][0] = n_in;
+        bounds[n++][1] = n_out;
+        return n;
+    }
+    return blocks_from(in, n_in, out, n_out, i, i, n, bounds);
+}
+
 bool gen_reshape_rule(const int64_t *in, int n_in, const int64_t *out, int n_out, int d, int n,
                       GenReshapeRule *rule)
 {
     memset(rule, 0, sizeof *rule);
     int bounds[2 * FUZZ_MAX_RANK + 1][2];
     int nb = n_in <= FUZZ_MAX_RANK && n_out <= FUZZ_MAX_RANK ? gen_common_factors(in, n_in, out, n_out, bounds) : -1;
-    if (nb < 2 || d < 0 || d >= n_in || n < 1 || in[d] < 2)
+    if (nb < 2 || d < 0 || d >= n_in || n < 1 || in[d] == 1)
         return false;
     rule->only_merge = true;
     for (int k = 0; k + 1 < nb; k++) {
@@ -77,6 +122,9 @@ bool gen_reshape_rule(const int64_t *in, int n_in, const int64_t *out, int n_out
     for (int k = rule->in0; k < rule->in1; k++)
         others += k != d && in[k] != 1;
     rule->accept = rule->out1 - rule->out0 == 1 && (!rule->only_merge || others <= 1) && out[rule->out0] % n == 0;
+    /* an empty shard: declined (docs/fuzz-coverage.md, "Rulings") */
+    rule->empty_shard = in[d] == 0;
+    rule->accept &= !rule->empty_shard;
     /* spec section 4: every dim more major than d in its block is 1 */
     rule->sound = rule->accept;
     for (int k = rule->in0; k < d; k++)
@@ -206,6 +254,42 @@ static void draw_reshape(FuzzRng *r, BlockKind kind, int k, int at, int n, Resha
     gen_reshape_rule(w->in, w->n_in, w->out, w->n_out, w->d, n, &w->rule);
 }
 
+/* A gathered shape with a 0 (at the gather dim or not) and a reshape of it
+ * with a 0 too: its own shape, a leading run of it kept and the rest in
+ * one dim, or any shape with a 0.  Every one moves no element, so a
+ * rewrite is exact; CommonFactors' zero rule decides what the seed takes. */
+static void draw_empty_reshape(FuzzRng *r, int n, ReshapeDraw *w)
+{
+    memset(w, 0, sizeof *w);
+    w->n_in = 1 + fuzz_below(r, 3);
+    for (int i = 0; i < w->n_in; i++)
+        w->in[i] = 1 + fuzz_below(r, 3);
+    w->d = fuzz_below(r, w->n_in);
+    w->in[w->d] = 2 + fuzz_below(r, 2);        /* not 1: gen_reshape_rule needs d's extent */
+    w->in[fuzz_chance(r, 40) ? w->d : fuzz_below(r, w->n_in)] = 0;
+    w->in[w->d] *= n;
+    int how = fuzz_below(r, 3);
+    if (how == 0) {
+        w->n_out = w->n_in;
+        memcpy(w->out, w->in, sizeof w->in);
+    } else if (how == 1) {
+        int keep = fuzz_below(r, w->n_in);
+        memcpy(w->out, w->in, (size_t)keep * sizeof *w->in);
+        w->out[keep] = 1;
+        for (int i = keep; i < w->n_in; i++)
+            w->out[keep] *= w->in[i];
+        if (w->out[keep] != 0)          /* the 0 is kept in front: any rest goes */
+            w->out[keep] = fuzz_below(r, 5);
+        w->n_out = keep + 1;
+    } else {
+        w->n_out = 1 + fuzz_below(r, 3);
+        for (int i = 0; i < w->n_out; i++)
+            w->out[i] = 1 + fuzz_below(r, 4);
+        w->out[fuzz_below(r, w->n_out)] = 0;
+    }
+    gen_reshape_rule(w->in, w->n_in, w->out, w->n_out, w->d, n, &w->rule);
+}
+
 /* How the reshape treats d's block, for the recipe. */
 static void block_text(const ReshapeDraw *w, char *buf, size_t n)
 {
@@ -237,7 +321,10 @@ void fuzz_gen_flip_all_gather_reshape(FuzzGen *g)
     int wrap = fuzz_below(r, 15);
     bool near = wrap >= 12;
     ReshapeDraw w;
-    for (int tries = 0;; tries++) {
+    bool empty = fuzz_chance(r, 8);     /* a 0 in the shapes: nothing moves */
+    if (empty)
+        draw_empty_reshape(r, n, &w);
+    for (int tries = 0; !empty; tries++) {
         /* d's block: passed through, merged as its most major dim, merged
          * under a more major dim (the seed's unsoundness), split, or split
          * and merged at once; 3-dim merges bring a second other dim in */
@@ -290,10 +377,10 @@ void fuzz_gen_flip_all_gather_reshape(FuzzGen *g)
         strbuf_printf(&line, "#97 %s: x %s gathered on dim %d to %s, reshaped to %s (%s; %s)", what,
                       fuzz_shape_text(&xs, xt, sizeof xt), w.d, fuzz_shape_text(&gs, gt, sizeof gt),
                       fuzz_shape_text(&os, ot, sizeof ot), w.rule.only_merge ? "only merges" : "splits", bt);
-    strbuf_printf(&line, ", %s, in %s", ct, fuzz_place_name(place));
+    strbuf_printf(&line, ", %s%s, in %s", ct, empty ? ", no elements" : "", fuzz_place_name(place));
     snprintf(s->what, sizeof s->what, "%s", line.s);
     strbuf_free(&line);
-    FuzzExpect faithful = near || !w.rule.accept ? FUZZ_KEEP : w.rule.sound ? FUZZ_EXACT : FUZZ_UNSOUND;
+    FuzzExpect faithful = near || !w.rule.accept ? FUZZ_KEEP : w.rule.sound || empty ? FUZZ_EXACT : FUZZ_UNSOUND;
     s->expect[PASS_MODE_FAITHFUL] = faithful;
     s->expect[PASS_MODE_SOUND] = !near && w.rule.sound ? FUZZ_EXACT : FUZZ_KEEP;
     /* shards interleave; random integers (17 values) or bools could still line up */

@@ -8,13 +8,14 @@
 
 /* ---- #97 */
 
-/* XLA's CommonFactors(in, out) of shapes without 0s: the points (i, j)
- * where the products of in[0..i) and out[0..j) meet, from (0, 0) to
- * (n_in, n_out), into bounds (room for n_in + n_out + 1).  A block is the
- * shortest run of dims on each side whose products meet; a 1 where a
- * block would start is a block of its own (paired with a 1 on the other
- * side when that side has one there), a 1 inside a block belongs to it.
- * Returns the count; -1 when the products differ or a dim is below 1. */
+/* XLA's CommonFactors(in, out): the points (i, j) where the products of
+ * in[0..i) and out[0..j) meet, from (0, 0) to (n_in, n_out), into bounds
+ * (room for n_in + n_out + 1).  A block is the shortest run of dims on
+ * each side whose products meet; a 1 where a block would start is a block
+ * of its own (paired with a 1 on the other side when that side has one
+ * there), a 1 inside a block belongs to it.  Shapes with a 0 follow
+ * CommonFactors' own rule for them (gen_shape.c).  Returns the count; -1
+ * when the products differ or a dim is negative. */
 int gen_common_factors(const int64_t *in, int n_in, const int64_t *out, int n_out, int (*bounds)[2]);
 
 /* What #97 makes of reshape(all-gather(x)), gathered to `in` along d by a
@@ -24,6 +25,7 @@ typedef struct GenReshapeRule {
     bool only_merge;            /* every block has one output dim */
     bool accept;                /* the seed's matcher accepts and n divides out[out0] */
     bool sound;                 /* accepted, and every dim before d in its block is 1 */
+    bool empty_shard;           /* in[d] is 0: no group size to read off the shapes, declined */
 } GenReshapeRule;
 
 /* False when the shapes have no blocks (see gen_common_factors). */

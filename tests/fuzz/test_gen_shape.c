@@ -1,7 +1,7 @@
 /* test_gen_shape.c: the rules hlo-fuzz's #92 and #97 sites take their
  * expectations from (src/fuzz/gen_shape.c), on cases worked by hand.
  *
- * 1. CommonFactors blocks of shapes whose dims are all >= 2.
+ * 1. CommonFactors blocks: dims >= 2, 1s, 0s.
  * 2. #97's rule: the seed's matcher (merge-only reshapes, one other dim,
  *    split gather dims, mixed blocks) and the sound-mode condition.
  * 3. #92: the clamp, and whether every participant of every group starts
@@ -62,9 +62,27 @@ static void test_blocks_refused(void **state)
 {
     (void)state;
     int b[2 * FUZZ_MAX_RANK + 1][2];
-    assert_int_equal(gen_common_factors((int64_t[]){ 0, 6 }, 2, (int64_t[]){ 0 }, 1, b), -1);
+    assert_int_equal(gen_common_factors((int64_t[]){ 0, 6 }, 2, (int64_t[]){ 0, -1 }, 2, b), -1);
     assert_int_equal(gen_common_factors((int64_t[]){ 2, 6 }, 2, (int64_t[]){ 2, 5 }, 2, b), -1);
     assert_int_equal(gen_common_factors((int64_t[]){ 4 }, 1, (int64_t[]){ 2 }, 1, b), -1);
+}
+
+/* 0s, traced through CommonFactors' zero rule by hand: equal shapes a
+ * block per dim; else the equal leading dims one block each, then one
+ * block of the rest when both rests hold a 0, the usual blocks when
+ * neither does, and the whole of both shapes when their rests differ. */
+static void test_blocks_zeros(void **state)
+{
+    (void)state;
+    expect_bounds((int64_t[]){ 2, 0, 3 }, 3, (int64_t[]){ 2, 0, 3 }, 3, 4,
+                  (const int[][2]){ { 0, 0 }, { 1, 1 }, { 2, 2 }, { 3, 3 } });
+    expect_bounds((int64_t[]){ 2, 0, 3 }, 3, (int64_t[]){ 2, 6, 0 }, 3, 3,
+                  (const int[][2]){ { 0, 0 }, { 1, 1 }, { 3, 3 } });
+    expect_bounds((int64_t[]){ 0, 2, 3 }, 3, (int64_t[]){ 0, 6 }, 2, 3,
+                  (const int[][2]){ { 0, 0 }, { 1, 1 }, { 3, 2 } });
+    expect_bounds((int64_t[]){ 0, 6 }, 2, (int64_t[]){ 0 }, 1, 2, (const int[][2]){ { 0, 0 }, { 2, 1 } });
+    expect_bounds((int64_t[]){ 0, 6 }, 2, (int64_t[]){ 0, 4 }, 2, 2, (const int[][2]){ { 0, 0 }, { 2, 2 } });
+    expect_bounds((int64_t[]){ 8, 0 }, 2, (int64_t[]){ 0 }, 1, 2, (const int[][2]){ { 0, 0 }, { 2, 1 } });
 }
 
 /* 1s, traced through XLA's CommonFactors by hand: at a block's start a 1
@@ -103,6 +121,24 @@ static void test_reshape_merge_under_major_dim(void **state)
     assert_int_equal(u.in1, 2);
     assert_int_equal(u.out0, 0);
     assert_true(u.accept);
+    assert_false(u.sound);
+}
+
+static void test_reshape_zeros(void **state)
+{
+    (void)state;
+    /* a 0 beside the gather dim: [0] its own block, 8*3 merged into 24 with d first */
+    GenReshapeRule u = rule_of((int64_t[]){ 0, 8, 3 }, 3, (int64_t[]){ 0, 24 }, 2, 1, 4);
+    assert_true(u.accept);
+    assert_true(u.sound);
+    assert_false(u.empty_shard);
+    /* the 0 behind it: one block of both shapes, d maps to two output dims */
+    u = rule_of((int64_t[]){ 8, 0, 3 }, 3, (int64_t[]){ 0, 24 }, 2, 0, 4);
+    assert_false(u.accept);
+    /* an empty shard: declined, whatever the blocks */
+    u = rule_of((int64_t[]){ 0, 6 }, 2, (int64_t[]){ 0, 6 }, 2, 0, 2);
+    assert_true(u.empty_shard);
+    assert_false(u.accept);
     assert_false(u.sound);
 }
 
@@ -356,9 +392,11 @@ int main(void)
         cmocka_unit_test(test_blocks_merge),
         cmocka_unit_test(test_blocks_pass_and_split),
         cmocka_unit_test(test_blocks_refused),
+        cmocka_unit_test(test_blocks_zeros),
         cmocka_unit_test(test_blocks_ones),
         cmocka_unit_test(test_reshape_merge_under_major_dim),
         cmocka_unit_test(test_reshape_merge_with_minor_dim),
+        cmocka_unit_test(test_reshape_zeros),
         cmocka_unit_test(test_reshape_two_others_merged),
         cmocka_unit_test(test_reshape_gather_dim_split),
         cmocka_unit_test(test_reshape_mixed_block),
