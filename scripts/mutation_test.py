@@ -60,6 +60,15 @@ MUTANTS = [
      "    (void)ctx;\n    if (instr->op == IR_OP_CONVERT && instr->shape->type == IR_TYPE_BF16)\n"
      "        *(volatile int *)0 = 1;\n",
      "harness: the pass crashes on a convert to bf16"),
+    # #96 over bounded dynamic shapes (issue 26)
+    ("flip-ag-convert", "src/passes/flip_all_gather_convert.c",
+     " &&\n           ir_shape_same_dim_kinds(instr->shape, instr->operands[0]->shape);\n",
+     ";\n",
+     "matcher: a static convert over a bounded all-gather is flipped"),
+    ("flip-ag-convert", "src/passes/flip_all_gather_convert.c",
+     "           ir_shape_same_dim_kinds(instr->shape, instr->operands[0]->shape);\n",
+     "           !ir_shape_is_dynamic(instr->shape);\n",
+     "matcher: every dynamic shape is declined"),
     # #98
     ("flip-ag-binary", "src/passes/flip_all_gathers_binary.c",
      "           ir_replica_groups_equal(&a->info->replica_groups, &b->info->replica_groups) &&\n",

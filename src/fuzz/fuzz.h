@@ -56,12 +56,13 @@ typedef struct FuzzShape {
     IrElemType type;
     int rank;
     int64_t dims[FUZZ_MAX_RANK];
+    unsigned bounded;               /* bit i: dim i is bounded dynamic, printed <=dims[i] */
 } FuzzShape;
 
 FuzzShape fuzz_shape(IrElemType t, int rank, const int64_t *dims);
 int64_t fuzz_shape_elems(const FuzzShape *s);
 int64_t fuzz_shape_bytes(const FuzzShape *s);
-/* "f32[4,8]" into buf. */
+/* "f32[4,8]" (or "f32[<=4,8]") into buf. */
 const char *fuzz_shape_text(const FuzzShape *s, char *buf, size_t n);
 
 /* ------------------------------------------------------------------ */

@@ -21,6 +21,10 @@ FuzzSite *gen_begin_site(FuzzGen *g, int number);
 void gen_draw_coll(FuzzGen *g, GenColl *c);
 /* "flattened-id groups iota (2 x 4)", for recipe lines. */
 void gen_coll_text(const GenColl *c, char *buf, size_t n);
+/* x as a bounded dynamic value: set-dimension-size(x, its own size) along
+ * dim, so the type says <= while the value stays whole (an interpreter
+ * runs every op on it, hlo-reference's padded form needing no padding). */
+int gen_bounded(FuzzGen *g, int x, int dim);
 /* all-gather(x) along dim with c's groups. */
 int gen_all_gather(FuzzGen *g, int x, int dim, const GenColl *c);
 /* A shape of rank in [min_rank, max_rank], dims in [lo, hi]. */

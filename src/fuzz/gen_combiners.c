@@ -376,7 +376,8 @@ static int other_collective(Cluster *cl, int x)
 static int depend(Cluster *cl, int x, int v, bool through)
 {
     FuzzBuild *b = cl->g->b;
-    FuzzShape vs = fuzz_value_shape(b, v), xs = fuzz_value_shape(b, x), ones = vs;
+    FuzzShape vs = fuzz_value_shape(b, v), xs = fuzz_value_shape(b, x), ones = vs, wide = xs;
+    ones.bounded = wide.bounded = 0;    /* a slice and a broadcast give static shapes */
     char a[160];
     size_t k = (size_t)snprintf(a, sizeof a, ", slice={");
     for (int i = 0; i < vs.rank; i++) {
@@ -398,7 +399,7 @@ static int depend(Cluster *cl, int x, int v, bool through)
         e = fuzz_op1(b, one, "convert", e, "");
     }
     e = fuzz_op1(b, scalar, "reshape", e, "");
-    e = fuzz_op1(b, xs, "broadcast", e, ", dimensions={}");
+    e = fuzz_op1(b, wide, "broadcast", e, ", dimensions={}");
     return fuzz_op2(b, xs, xs.type == IR_TYPE_PRED ? "or" : "add", x, e, "");
 }
 
@@ -482,6 +483,12 @@ static void build_member(Cluster *cl, const Member *m, int k, int n, FuzzPlace p
     else
         draw_shapes(g, cl->number, m, &in, &out);
     int x = fuzz_input(b, in);
+    if (fuzz_chance(g->rng, 8)) {       /* a bounded dynamic dim: the same key and size, <= kept when transposed */
+        int bd = fuzz_below(g->rng, in.rank);
+        x = gen_bounded(g, x, bd);
+        in.bounded |= 1u << bd;
+        out.bounded |= 1u << bd;
+    }
     if (m->after >= 0)
         x = depend(cl, x, cl->result[m->after], m->through);
     int pred = m->ctrl >= 0 ? cl->result[m->ctrl] : -1;

@@ -105,6 +105,17 @@ void gen_coll_text(const GenColl *c, char *buf, size_t n)
                  c->size);
 }
 
+int gen_bounded(FuzzGen *g, int x, int dim)
+{
+    FuzzShape s = fuzz_value_shape(g->b, x);
+    char lit[32], a[40];
+    snprintf(lit, sizeof lit, "%lld", (long long)s.dims[dim]);
+    snprintf(a, sizeof a, ", dimensions={%d}", dim);
+    int size = fuzz_constant(g->b, IR_TYPE_S32, lit);
+    s.bounded |= 1u << dim;
+    return fuzz_op(g->b, s, "set-dimension-size", 2, (int[]){ x, size }, a);
+}
+
 int gen_all_gather(FuzzGen *g, int x, int dim, const GenColl *c)
 {
     FuzzShape s = fuzz_value_shape(g->b, x);
@@ -133,6 +144,7 @@ void gen_finish(FuzzGen *g, FuzzSite *s, int result, int n_extra, const int *ext
      * no value, so no expectation. */
     if (s->place != FUZZ_IN_FUSION && fuzz_chance(g->rng, 8)) {
         FuzzShape rs = fuzz_value_shape(g->b, result);
+        rs.bounded = 0;                 /* inputs are whole arrays */
         int w = fuzz_op1(g->b, rs, "copy", fuzz_input(g->b, rs), "");
         fuzz_control(g->b, w, result);
         outs[n++] = w;

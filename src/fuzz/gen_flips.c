@@ -29,7 +29,7 @@ void fuzz_gen_flip_all_gather_convert(FuzzGen *g)
         return;
     FuzzRng *r = g->rng;
     FuzzPlace place = s->place;
-    int kind = fuzz_below(r, 12);
+    int kind = fuzz_below(r, 14);
     IrElemType from = fuzz_draw_type(r, false), to = fuzz_draw_type(r, false);
     if (kind == 8)
         bitcast_pair(r, &from, &to);
@@ -40,6 +40,8 @@ void fuzz_gen_flip_all_gather_convert(FuzzGen *g)
     GenColl c;
     gen_draw_coll(g, &c);
     int x = fuzz_input(g->b, xs);
+    if (kind >= 12)                     /* a bounded dynamic dim (the gather dim or another) */
+        x = gen_bounded(g, x, fuzz_below(r, xs.rank));
     char ct[160], st[64];
     gen_coll_text(&c, ct, sizeof ct);
     int ag = -1, result, extra[2], n_extra = 0;
@@ -85,6 +87,16 @@ void fuzz_gen_flip_all_gather_convert(FuzzGen *g)
             what = "convert chain over an all-gather";
             break;
         }
+        case 12:                        /* the convert keeps its operand's shape, <= and all */
+            result = fuzz_op1(g->b, os, "convert", ag, "");
+            what = "convert of an all-gather of bounded dynamic shape";
+            break;
+        case 13:                        /* the convert claims static dims over a bounded gather */
+            os.bounded = 0;
+            result = fuzz_op1(g->b, os, "convert", ag, "");
+            what = "near miss: a convert of static shape over an all-gather of bounded dynamic shape";
+            rewrites = false;
+            break;
         case 7:                         /* the all-gather has another user */
             result = fuzz_op1(g->b, os, "convert", ag, "");
             extra[n_extra++] = ag;
@@ -119,7 +131,8 @@ void fuzz_gen_flip_all_gather_convert(FuzzGen *g)
         }
         extra[n_extra++] = v;
     }
-    fuzz_shape_text(&xs, st, sizeof st);
+    FuzzShape xv = fuzz_value_shape(g->b, x);
+    fuzz_shape_text(&xv, st, sizeof st);
     snprintf(s->what, sizeof s->what, "#96 %s: %s -> %s, x %s, gather dim %d, %s, in %s%s", what,
              ir_type_name(from), ir_type_name(to), st, dim, ct, fuzz_place_name(place),
              stairs ? ", beside a staircase of 17 reshape + convert levels over an all-gather" : "");

@@ -223,6 +223,8 @@ int64_t ir_shape_byte_size(const IrShape *s);     /* sum over tuple leaves of el
 /* Equal type and dims (and tuple structure); layouts ignored. */
 bool    ir_shape_equal(const IrShape *a, const IrShape *b);
 bool    ir_shape_equal_dims(const IrShape *a, const IrShape *b);     /* arrays: dims only */
+/* Arrays of one rank: every dimension of the same kind (static, <=, ?). */
+bool    ir_shape_same_dim_kinds(const IrShape *a, const IrShape *b);
 IrShape *ir_shape_new_array(Arena *a, IrElemType t, int rank, const int64_t *dims);
 IrShape *ir_shape_new_tuple(Arena *a, int n, IrShape *const *elements);
 IrShape *ir_shape_clone(Arena *a, const IrShape *s);

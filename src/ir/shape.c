@@ -93,6 +93,17 @@ bool ir_shape_equal_dims(const IrShape *a, const IrShape *b)
     return true;
 }
 
+bool ir_shape_same_dim_kinds(const IrShape *a, const IrShape *b)
+{
+    for (int i = 0; i < a->rank && i < b->rank; i++) {
+        IrDimKind ka = a->dim_kind ? (IrDimKind)a->dim_kind[i] : IR_DIM_STATIC;
+        IrDimKind kb = b->dim_kind ? (IrDimKind)b->dim_kind[i] : IR_DIM_STATIC;
+        if (ka != kb)
+            return false;
+    }
+    return true;
+}
+
 bool ir_shape_equal(const IrShape *a, const IrShape *b)
 {
     if (a->type != b->type || a->is_buffer != b->is_buffer)
