@@ -135,6 +135,7 @@ static int new_instr(FuzzBuild *b, int comp, const char *shape_text, FuzzShape s
     x->shape_text = xstrdup(shape_text);
     snprintf(x->op, sizeof x->op, "%s", op);
     x->n_ops = n > FUZZ_MAX_OPERANDS ? FUZZ_MAX_OPERANDS : n;
+    x->ops = x->n_ops ? xmalloc((size_t)x->n_ops * sizeof *x->ops) : NULL;
     for (int i = 0; i < x->n_ops; i++)
         x->ops[i] = ops[i];
     x->attrs = xstrdup(attrs ? attrs : "");
@@ -167,6 +168,7 @@ void fuzz_build_free(FuzzBuild *b)
     for (int i = 0; i < b->n_instrs; i++) {
         free(b->instrs[i].shape_text);
         free(b->instrs[i].attrs);
+        free(b->instrs[i].ops);
     }
     for (int i = 0; i < b->n_comps; i++)
         free(b->comps[i].text);
@@ -360,16 +362,33 @@ bool fuzz_reducer_form_retypable(FuzzReducerForm f)
     return f < FUZZ_RED_CALL;
 }
 
+static const char *reducer_named(FuzzBuild *b, const char *name, IrElemType t, const char *op,
+                                 FuzzReducerForm form);
+
 const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form)
 {
-    /* the callee first: a computation is defined before its callers */
-    const char *callee = form == FUZZ_RED_CALL ? fuzz_reducer_in_form(b, t, op, FUZZ_RED_TRIVIAL) : NULL;
     char name[64];
     snprintf(name, sizeof name, "red.%s.%s%s%s", ir_type_name(t), op, form == FUZZ_RED_TRIVIAL ? "" : ".",
              form == FUZZ_RED_TRIVIAL ? "" : fuzz_reducer_form_name(form));
     for (int i = 0; i < b->n_comps; i++)
         if (b->comps[i].kind == BCOMP_TEXT && strcmp(b->comps[i].name, name) == 0)
             return b->comps[i].name;
+    return reducer_named(b, name, t, op, form);
+}
+
+const char *fuzz_reducer_own(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form)
+{
+    char name[64];
+    snprintf(name, sizeof name, "red.%s.%s%s%s.own%d", ir_type_name(t), op, form == FUZZ_RED_TRIVIAL ? "" : ".",
+             form == FUZZ_RED_TRIVIAL ? "" : fuzz_reducer_form_name(form), b->n_comps);
+    return reducer_named(b, name, t, op, form);
+}
+
+static const char *reducer_named(FuzzBuild *b, const char *name, IrElemType t, const char *op,
+                                 FuzzReducerForm form)
+{
+    /* the callee first: a computation is defined before its callers */
+    const char *callee = form == FUZZ_RED_CALL ? fuzz_reducer_in_form(b, t, op, FUZZ_RED_TRIVIAL) : NULL;
     int c = new_comp(b, BCOMP_TEXT, name);
     const char *tn = ir_type_name(t);
     StrBuf sb;

@@ -131,7 +131,7 @@ typedef struct FuzzColl {
     int rank;
 } FuzzColl;
 
-#define FUZZ_MAX_SITES 24
+#define FUZZ_MAX_SITES 80      /* a huge module's (run.c); most hold 1 to 14 */
 typedef struct FuzzSite {
     int pass;                       /* the number of the pass it aims at */
     char what[640];                 /* the recipe line */
@@ -239,6 +239,8 @@ bool fuzz_reducer_form_retypable(FuzzReducerForm f);
 /* The reduction computation of op over t in that form (made once per
  * module and form); returns its name. */
 const char *fuzz_reducer_in_form(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form);
+/* The same computation, but a copy of its own (a new name each call). */
+const char *fuzz_reducer_own(FuzzBuild *b, IrElemType t, const char *op, FuzzReducerForm form);
 /* A computation named name that nothing calls (add over t), unless the
  * module has one of that name: a name a pass's new computation must step
  * around (the reducer a flip retypes to T becomes "<reducer>.T"). */
@@ -289,6 +291,7 @@ typedef struct FuzzGen {
     int n_sites;
     bool odd_site_taken;            /* a site not exact in some mode is in the module already */
     int reduce_pair;                /* gen_reduce.c: 1 + the type pair the last site drew, 0 none */
+    bool huge;                      /* every site in the entry; #102 / #104 each with a reducer of its own */
 } FuzzGen;
 
 /* Whether pass `number` has a site generator (every pass of passes.def has). */

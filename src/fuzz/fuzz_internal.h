@@ -6,7 +6,7 @@
 #include "fuzz.h"
 
 
-#define FUZZ_MAX_OPERANDS 64
+#define FUZZ_MAX_OPERANDS 512    /* a tuple's: a large module's root holds every site's outputs */
 #define FUZZ_MAX_INPUTS 24
 
 typedef enum BCompKind {            /* also the order computations are printed in */
@@ -22,7 +22,7 @@ typedef struct BInstr {
     char *shape_text;
     char op[96];                    /* opcode, or "constant(...)" */
     int n_ops;
-    int ops[FUZZ_MAX_OPERANDS];
+    int *ops;                       /* n_ops entries (heap) */
     char *attrs;
     int ctrl;                       /* control predecessor, -1 */
     bool is_param;

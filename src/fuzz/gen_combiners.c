@@ -48,6 +48,7 @@ typedef struct Member {
     bool trivial, constrain;    /* trivial: fuzz_reducer_form_trivial(form) */
     bool tangle;                /* one of plan_tangle's four or plan_chain's five */
     int after;                  /* the earlier member its operand depends on, -1 */
+    int after2;                 /* a second one (plan_diamond), -1 */
     bool through;               /* ... through a collective of another opcode */
     int ctrl;                   /* its control predecessor: -1 none, -2 a fresh instruction, else a member */
     bool twice;                 /* plan_big_middle's middle one: the shared shape with dim 0 doubled */
@@ -261,7 +262,7 @@ static Variation draw_variation(FuzzRng *r)
 static Member draw_base(FuzzGen *g, int number)
 {
     FuzzRng *r = g->rng;
-    Member m = { .var = VAR_SAME, .type = fuzz_draw_type(r, false), .dim = fuzz_below(r, 4), .after = -1,
+    Member m = { .var = VAR_SAME, .type = fuzz_draw_type(r, false), .dim = fuzz_below(r, 4), .after = -1, .after2 = -1,
                  .ctrl = -1, .trivial = true };
     gen_draw_coll(g, &m.c);
     m.reducer = draw_reducer(r, m.type);
@@ -449,7 +450,9 @@ static void describe(Cluster *cl, FuzzSite *s, const Member *m, const FuzzShape 
 {
     char ct[160], is[64], os[64], extra[96] = "";
     gen_coll_text(&m->c, ct, sizeof ct);
-    if (m->after >= 0)
+    if (m->after >= 0 && m->after2 >= 0)
+        snprintf(extra, sizeof extra, " (members %d and %d)", m->after, m->after2);
+    else if (m->after >= 0)
         snprintf(extra, sizeof extra, " (member %d%s)", m->after, m->through ? ", through another collective" : "");
     else if (m->ctrl >= 0)
         snprintf(extra, sizeof extra, " (member %d)", m->ctrl);
@@ -491,6 +494,8 @@ static void build_member(Cluster *cl, const Member *m, int k, int n, FuzzPlace p
     }
     if (m->after >= 0)
         x = depend(cl, x, cl->result[m->after], m->through);
+    if (m->after2 >= 0)
+        x = depend(cl, x, cl->result[m->after2], false);
     int pred = m->ctrl >= 0 ? cl->result[m->ctrl] : -1;
     if (m->ctrl == -2) {                /* made first: the text defines it before its use */
         FuzzShape ps = fuzz_shape(IR_TYPE_F32, 1, (int64_t[]){ 2 });
@@ -593,6 +598,35 @@ static int plan_chain(FuzzGen *g, int number, const Member *base, Member *m)
     return 5;
 }
 
+/* Three keys in a diamond: a1, c1(a1), b1(a1, c1), c2(b1), b2(c2).  c2
+ * cannot join {c1} (through b1 it depends on it), so {c1} closes; b2
+ * cannot join {b1} (through c2), so {b1} closes, depending on the open
+ * {a1} both directly and through the closed {c1}: what depends on b1
+ * later sees {a1} twice when {b1}'s dependences are flattened, once. */
+static int plan_diamond(FuzzGen *g, int number, const Member *base, Member *m)
+{
+    plan_chain(g, number, base, m);     /* keys: m[0] a, m[1] b, m[4] c */
+    Member a = m[0], b = m[1], c = m[4];
+    m[0] = a;
+    m[1] = c;                           /* c1(a1) */
+    m[1].after = 0;
+    m[2] = b;                           /* b1(a1, c1) */
+    m[2].after = 0;
+    m[2].after2 = 1;
+    m[3] = c;                           /* c2(b1) */
+    m[3].after = 2;
+    m[4] = b;                           /* b2(c2) */
+    m[4].after = 3;
+    for (int k = 0; k < 5; k++) {
+        m[k].var = k ? VAR_CHAIN : m[k].var;
+        m[k].through = false;
+        m[k].tangle = true;
+        if (k)
+            render_attrs(g, &m[k].c);
+    }
+    return 5;
+}
+
 /* Three members of one key in a row, the middle one twice the bytes of
  * each of the others (one shape, its dim 0 doubled), and the byte limit
  * at the middle one's size or a byte under (bytes_at_boundary): at the
@@ -629,7 +663,7 @@ void fuzz_gen_combiner(FuzzGen *g, int number)
     bool tangle = room >= 4 && fuzz_chance(r, 5);
     bool big_middle = !tangle && boundary && room >= 3 && fuzz_chance(r, 40);
     if (tangle && room >= 5 && fuzz_chance(r, 40)) {
-        n = plan_chain(g, number, &base, m);
+        n = fuzz_chance(r, 50) ? plan_diamond(g, number, &base, m) : plan_chain(g, number, &base, m);
     } else if (tangle) {
         n = plan_tangle(g, number, &base, m);
     } else if (big_middle) {

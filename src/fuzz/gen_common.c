@@ -34,6 +34,8 @@ FuzzSite *gen_begin_site(FuzzGen *g, int number)
 
 FuzzPlace fuzz_draw_place(FuzzGen *g)
 {
+    if (g->huge)                        /* all in one computation: the passes' per-computation buffers grow */
+        return FUZZ_IN_ENTRY;
     int k = fuzz_below(g->rng, 10);
     return k < 6 ? FUZZ_IN_ENTRY : k < 8 ? FUZZ_IN_WHILE : FUZZ_IN_CONDITIONAL;
 }

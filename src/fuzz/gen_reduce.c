@@ -149,7 +149,8 @@ static int reduction(FuzzGen *g, int x, int dim, const GenColl *c, const char *r
 {
     FuzzShape s = fuzz_value_shape(g->b, x);
     char a[1000];
-    const char *red = fuzz_reducer_in_form(g->b, s.type, reducer, form);
+    const char *red = g->huge ? fuzz_reducer_own(g->b, s.type, reducer, form)
+                              : fuzz_reducer_in_form(g->b, s.type, reducer, form);
     if (dim < 0) {
         snprintf(a, sizeof a, "%s, to_apply=%%%s", c->attrs, red);
         return fuzz_op1(g->b, s, "all-reduce", x, a);
