@@ -181,7 +181,7 @@ void fuzz_gen_flip_reduce_convert_add(FuzzGen *g)
     IrElemType narrow, wide;
     draw_types(g, &narrow, &wide);
     bool scatter = fuzz_chance(r, 50);
-    int kind = fuzz_below(r, 16);
+    int kind = fuzz_below(r, g->huge ? 10 : 16);     /* huge: the pattern itself, no near miss */
     if (kind == 12)                     /* no convert: the reduction is already in the add's type */
         narrow = wide;
     GenColl c;
@@ -293,9 +293,10 @@ void fuzz_gen_flip_reduce_scatter_transpose(FuzzGen *g)
     IrElemType narrow, wide;
     draw_types(g, &narrow, &wide);
     bool convert = fuzz_chance(r, 50);
-    if (!convert)
+    if (!convert && !g->huge)           /* huge: every site retypes its reducer */
         wide = narrow;
-    int kind = fuzz_below(r, 12);
+    convert |= g->huge;
+    int kind = fuzz_below(r, g->huge ? 8 : 12);    /* huge: the two producers, no near miss */
     GenColl c;
     gen_draw_coll(g, &c);
     FuzzShape xs = gen_draw_shape(r, narrow, 2, 4, 1, 3);

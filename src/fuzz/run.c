@@ -125,11 +125,12 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
         n = 6 + fuzz_below(&r, 9);
     /* One module in twenty-five of a combiner or a reduce flip is huge:
      * every site in the entry, 16 clusters of members (more than 64 new
-     * instructions in one combiner rewrite) or 72 reduce flips, each with
-     * a reduction computation of its own (more than 64 retyped in a run). */
+     * instructions in one combiner rewrite) or 80 reduce flips that all
+     * match, each with a reduction computation of its own (more than 64
+     * retyped in a run). */
     if ((is_combiner(number) || number == 102 || number == 104) && fuzz_chance(&r, 4)) {
         g.huge = true;
-        n = is_combiner(number) ? 16 : 72;
+        n = is_combiner(number) ? 16 : FUZZ_MAX_SITES;
     }
     for (int k = 0; k < n; k++) {
         FuzzRng sr = { mix(mod->seed, 1000 + (uint64_t)k), tape(cfg, 1 + k) };
