@@ -125,6 +125,15 @@ MUTANTS = [
      "    if (rest_a != rest_b || rest_a == 0) {\n",
      "    if (rest_a != rest_b) {\n",
      "matcher: CommonFactors without its rule for rests of 0 elements"),
+    # unbounded dims (issue 26): hlo-fuzz reads such sites without running them
+    ("ar-combiner", "src/passes/combine.c",
+     "    return *bytes >= 0 && *bytes <= e->limits.max_bytes;\n",
+     "    return *bytes <= e->limits.max_bytes;\n",
+     "matcher: a result of unknown size (an unbounded dim) gets a key"),
+    ("flip-ag-reshape", "src/passes/flip_all_gather_reshape.c",
+     "        if (s->dims[i] < 0)\n            return false;\n",
+     "",
+     "matcher: an unbounded dim counts as a static one"),
     # #92's sound guard follows only the listed ops, within its budget (docs/fuzz-coverage.md, "Rulings")
     ("flip-ag-dynamic-slice", "src/passes/flip_all_gather_dynamic_slice.c",
      "    case IR_OP_REVERSE: case IR_OP_TUPLE: case IR_OP_GET_TUPLE_ELEMENT:\n",

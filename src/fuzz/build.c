@@ -78,15 +78,16 @@ int64_t fuzz_shape_elems(const FuzzShape *s)
 
 int64_t fuzz_shape_bytes(const FuzzShape *s)
 {
-    return fuzz_shape_elems(s) * ir_type_storage_bytes(s->type);
+    return s->unbounded ? -1 : fuzz_shape_elems(s) * ir_type_storage_bytes(s->type);
 }
 
 const char *fuzz_shape_text(const FuzzShape *s, char *buf, size_t n)
 {
     size_t k = (size_t)snprintf(buf, n, "%s[", ir_type_name(s->type));
     for (int i = 0; i < s->rank && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%s%lld", i ? "," : "", s->bounded >> i & 1 ? "<=" : "",
-                              (long long)s->dims[i]);
+        k += s->unbounded >> i & 1 ? (size_t)snprintf(buf + k, n - k, "%s?", i ? "," : "")
+                                   : (size_t)snprintf(buf + k, n - k, "%s%s%lld", i ? "," : "",
+                                                      s->bounded >> i & 1 ? "<=" : "", (long long)s->dims[i]);
     if (k < n)
         snprintf(buf + k, n - k, "]");
     return buf;

@@ -57,10 +57,12 @@ typedef struct FuzzShape {
     int rank;
     int64_t dims[FUZZ_MAX_RANK];
     unsigned bounded;               /* bit i: dim i is bounded dynamic, printed <=dims[i] */
+    unsigned unbounded;             /* bit i: dim i is unbounded, printed ? (dims[i] unused) */
 } FuzzShape;
 
 FuzzShape fuzz_shape(IrElemType t, int rank, const int64_t *dims);
 int64_t fuzz_shape_elems(const FuzzShape *s);
+/* -1 with an unbounded dim: no size. */
 int64_t fuzz_shape_bytes(const FuzzShape *s);
 /* "f32[4,8]" (or "f32[<=4,8]") into buf. */
 const char *fuzz_shape_text(const FuzzShape *s, char *buf, size_t n);
@@ -292,6 +294,8 @@ typedef struct FuzzGen {
     bool odd_site_taken;            /* a site not exact in some mode is in the module already */
     int reduce_pair;                /* gen_reduce.c: 1 + the type pair the last site drew, 0 none */
     bool huge;                      /* every site in the entry; #102 / #104 each with a reducer of its own */
+    bool unrunnable;                /* a site has an unbounded dim: no interpreter can run the module, so
+                                       hlo-fuzz checks its sites' structure alone (run.c) */
 } FuzzGen;
 
 /* Whether pass `number` has a site generator (every pass of passes.def has). */
@@ -348,6 +352,7 @@ typedef struct FuzzTally {
     FuzzPassTally pass[16][2];      /* by config pass, by mode */
     long modules, findings;
     long pipeline_modules, pipeline_findings;   /* the sound pipeline of every pass, on exact modules */
+    long structure_only;            /* modules no interpreter can run (FuzzGen.unrunnable): sites read, not run */
     int saved;                      /* finding directories written */
     FuzzNote notes[FUZZ_MAX_NOTES]; /* the first findings, for the summary and JSON */
     int n_notes;

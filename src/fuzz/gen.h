@@ -25,6 +25,9 @@ void gen_coll_text(const GenColl *c, char *buf, size_t n);
  * dim, so the type says <= while the value stays whole (an interpreter
  * runs every op on it, hlo-reference's padded form needing no padding). */
 int gen_bounded(FuzzGen *g, int x, int dim);
+/* An input of shape s with dim unbounded (?): the module cannot be run,
+ * so it is marked g->unrunnable and hlo-fuzz reads its sites alone. */
+int gen_unbounded_input(FuzzGen *g, FuzzShape s, int dim);
 /* all-gather(x) along dim with c's groups. */
 int gen_all_gather(FuzzGen *g, int x, int dim, const GenColl *c);
 /* A shape of rank in [min_rank, max_rank], dims in [lo, hi]. */

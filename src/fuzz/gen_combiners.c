@@ -485,8 +485,18 @@ static void build_member(Cluster *cl, const Member *m, int k, int n, FuzzPlace p
         shared_shapes(cl, m, &in, &out);
     else
         draw_shapes(g, cl->number, m, &in, &out);
-    int x = fuzz_input(b, in);
-    if (fuzz_chance(g->rng, 8)) {       /* a bounded dynamic dim: the same key and size, <= kept when transposed */
+    /* The last member, nothing depending on it, now and then of unknown
+     * size (an unbounded dim): no key, so no group, and the module is not
+     * run.  Else now and then a bounded dynamic dim: the same key and
+     * size, its <= kept when it is transposed. */
+    bool unknown_size = k == n - 1 && n > 1 && m->after < 0 && place == FUZZ_IN_ENTRY && !cl->shared &&
+                        fuzz_chance(g->rng, 2);
+    int ud = unknown_size ? fuzz_below(g->rng, in.rank) : 0;
+    int x = unknown_size ? gen_unbounded_input(g, in, ud) : fuzz_input(b, in);
+    if (unknown_size) {
+        in.unbounded |= 1u << ud;
+        out.unbounded |= 1u << ud;
+    } else if (fuzz_chance(g->rng, 8)) {
         int bd = fuzz_below(g->rng, in.rank);
         x = gen_bounded(g, x, bd);
         in.bounded |= 1u << bd;

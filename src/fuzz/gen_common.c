@@ -118,6 +118,13 @@ int gen_bounded(FuzzGen *g, int x, int dim)
     return fuzz_op(g->b, s, "set-dimension-size", 2, (int[]){ x, size }, a);
 }
 
+int gen_unbounded_input(FuzzGen *g, FuzzShape s, int dim)
+{
+    s.unbounded |= 1u << dim;
+    g->unrunnable = true;
+    return fuzz_input(g->b, s);
+}
+
 int gen_all_gather(FuzzGen *g, int x, int dim, const GenColl *c)
 {
     FuzzShape s = fuzz_value_shape(g->b, x);

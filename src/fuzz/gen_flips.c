@@ -29,7 +29,9 @@ void fuzz_gen_flip_all_gather_convert(FuzzGen *g)
         return;
     FuzzRng *r = g->rng;
     FuzzPlace place = s->place;
-    int kind = fuzz_below(r, 14);
+    int kind = fuzz_below(r, 15);
+    if (kind == 14 && place != FUZZ_IN_ENTRY)   /* unbounded values stay in the entry */
+        kind = 0;
     IrElemType from = fuzz_draw_type(r, false), to = fuzz_draw_type(r, false);
     if (kind == 8)
         bitcast_pair(r, &from, &to);
@@ -39,8 +41,8 @@ void fuzz_gen_flip_all_gather_convert(FuzzGen *g)
     int dim = fuzz_below(r, xs.rank);
     GenColl c;
     gen_draw_coll(g, &c);
-    int x = fuzz_input(g->b, xs);
-    if (kind >= 12)                     /* a bounded dynamic dim (the gather dim or another) */
+    int x = kind == 14 ? gen_unbounded_input(g, xs, fuzz_below(r, xs.rank)) : fuzz_input(g->b, xs);
+    if (kind == 12 || kind == 13)       /* a bounded dynamic dim (the gather dim or another) */
         x = gen_bounded(g, x, fuzz_below(r, xs.rank));
     char ct[160], st[64];
     gen_coll_text(&c, ct, sizeof ct);
@@ -87,6 +89,16 @@ void fuzz_gen_flip_all_gather_convert(FuzzGen *g)
             what = "convert chain over an all-gather";
             break;
         }
+        case 14:                        /* an unbounded dim: the same ? flips, a size in its place does not */
+            if (fuzz_chance(r, 50)) {
+                what = "convert of an all-gather of unbounded shape (not run)";
+            } else {
+                os.unbounded = 0;
+                what = "near miss: a convert of static shape over an all-gather of unbounded shape (not run)";
+                rewrites = false;
+            }
+            result = fuzz_op1(g->b, os, "convert", ag, "");
+            break;
         case 12:                        /* the convert keeps its operand's shape, <= and all */
             result = fuzz_op1(g->b, os, "convert", ag, "");
             what = "convert of an all-gather of bounded dynamic shape";
@@ -166,7 +178,9 @@ void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
     FuzzPlace place = s->place;
     int P = fuzz_build_partitions(g->b);
     IrElemType t = fuzz_draw_type(r, false);
-    int kind = fuzz_below(r, 20);
+    int kind = fuzz_below(r, 21);
+    if (kind == 20 && place != FUZZ_IN_ENTRY)   /* unbounded values stay in the entry */
+        kind = 0;
     const char *op;
     if (kind == 11) {                   /* an elementwise binary outside the nine */
         static const char *const others[] = { "power", "atan2", "xor", "shift-left" };
@@ -188,6 +202,7 @@ void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
     c2 = c;
     bool same_instr = false, not_gather = false, rewrites = true, other_layout = false;
     int written = 0;                    /* kind 18: 1 or 2, the all-gather whose default layout is written */
+    int unbounded = 0;                  /* kind 20: 1 a's dim is ?, 2 both a's and b's */
     int tiled = 0;                      /* kind 19: bit 0 the first all-gather tiled, bit 1 the second */
     int dim2 = dim;
     const char *what = "binary over two identical all-gathers";
@@ -298,6 +313,12 @@ void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
                                 : "binary over identical all-gathers, the second's default layout written";
         }
         break;
+    case 20:                            /* an unbounded dim: both ? agree, ? against a size does not */
+        unbounded = 1 + (int)fuzz_below(r, 2);
+        what = unbounded == 2 ? "binary over identical all-gathers of unbounded shape (not run)"
+                              : "near miss: one all-gather's result has an unbounded dim (not run)";
+        rewrites = unbounded == 2;
+        break;
     case 19:                            /* a tiling is part of the layout the seed compares */
         if (xs.rank >= 2) {
             tiled = 1 + (int)fuzz_below(r, 3);
@@ -309,7 +330,8 @@ void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
     default:
         break;
     }
-    int a = fuzz_input(g->b, xs);
+    int ud = unbounded ? fuzz_below(r, xs.rank) : 0;
+    int a = unbounded ? gen_unbounded_input(g, xs, ud) : fuzz_input(g->b, xs);
     int ga = gen_all_gather(g, a, dim, &c), gb;
     FuzzShape gs = fuzz_value_shape(g->b, ga);
     if (same_instr) {
@@ -322,7 +344,7 @@ void fuzz_gen_flip_all_gathers_binary(FuzzGen *g)
             bs.dims[dim] = gs.dims[dim];
             bs.dims[dim2] = gs.dims[dim2] / c.size;
         }
-        int b = fuzz_input(g->b, bs);
+        int b = unbounded == 2 ? gen_unbounded_input(g, bs, ud) : fuzz_input(g->b, bs);
         gb = gen_all_gather(g, b, dim2, &c2);
         if (other_layout) {             /* major to minor reversed: {0,1,...,r-1} */
             int m2m[FUZZ_MAX_RANK];

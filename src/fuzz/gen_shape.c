@@ -305,6 +305,49 @@ static void block_text(const ReshapeDraw *w, char *buf, size_t n)
                  u->in1 - 1 - w->d);
 }
 
+/* A #97 site no interpreter can run, which the pass keeps: an unbounded
+ * all-gather result (x's other dim ?), an unbounded reshape result, or a
+ * reshape to a bounded shape of another element count (the verifier lets
+ * it through, one side being dynamic) that the group does not divide. */
+static void unrunnable_reshape(FuzzGen *g, FuzzSite *s, IrElemType t, const GenColl *c)
+{
+    FuzzRng *r = g->rng;
+    int n = c->size, form = fuzz_below(r, 3);
+    if (form == 2 && n < 2)
+        form = 1;
+    int64_t a = 1 + fuzz_below(r, 3), b = 2 + fuzz_below(r, 3);
+    FuzzShape xs = fuzz_shape(t, 2, (int64_t[]){ a, b }), os;
+    int x, d = form == 0 ? 1 : 0;
+    const char *what;
+    if (form == 0) {
+        x = gen_unbounded_input(g, xs, 0);
+        os = fuzz_shape(t, 1, (int64_t[]){ 1 });
+        os.unbounded = 1;
+        what = "near miss: reshape of an all-gather of unbounded shape (not run)";
+    } else {
+        x = fuzz_input(g->b, xs);
+        g->unrunnable = true;
+        if (form == 1) {
+            os = fuzz_shape(t, 2, (int64_t[]){ 1, b });
+            os.unbounded = 1;
+            what = "near miss: reshape of an all-gather to an unbounded shape (not run)";
+        } else {
+            os = fuzz_shape(t, 1, (int64_t[]){ (int64_t)n * (1 + fuzz_below(r, 4)) + 1 });
+            os.bounded = 1;
+            what = "near miss: reshape to a bounded shape of another size, the group not dividing it (not run)";
+        }
+    }
+    int ag = gen_all_gather(g, x, d, c);
+    int result = fuzz_op1(g->b, os, "reshape", ag, "");
+    char ct[160], xt[64], ot[64];
+    gen_coll_text(c, ct, sizeof ct);
+    FuzzShape xv = fuzz_value_shape(g->b, x);
+    snprintf(s->what, sizeof s->what, "#97 %s: x %s gathered on dim %d, reshaped to %s, %s, in entry", what,
+             fuzz_shape_text(&xv, xt, sizeof xt), d, fuzz_shape_text(&os, ot, sizeof ot), ct);
+    s->expect[PASS_MODE_FAITHFUL] = s->expect[PASS_MODE_SOUND] = FUZZ_KEEP;
+    gen_finish(g, s, result, 0, NULL);
+}
+
 void fuzz_gen_flip_all_gather_reshape(FuzzGen *g)
 {
     FuzzSite *s = gen_begin_site(g, 97);
@@ -320,6 +363,10 @@ void fuzz_gen_flip_all_gather_reshape(FuzzGen *g)
      * of a copy, 13 of an all-reduce, 14 a bitcast instead */
     int wrap = fuzz_below(r, 15);
     bool near = wrap >= 12;
+    if (place == FUZZ_IN_ENTRY && fuzz_chance(r, 3)) {     /* unbounded values stay in the entry */
+        unrunnable_reshape(g, s, t, &c);
+        return;
+    }
     ReshapeDraw w;
     bool empty = fuzz_chance(r, 8);     /* a 0 in the shapes: nothing moves */
     if (empty)

@@ -11,7 +11,8 @@
  * per key; before a member joins, its group closes when the member
  * depends on one of the group, holds max_count members, or would pass
  * max_bytes (inclusive).  A member whose own size passes max_bytes takes
- * no part.  Groups of two or more are combined.
+ * no part, nor does one of unknown size (an unbounded dim: no key, the
+ * project's ruling, docs/fuzz-coverage.md).  Groups of two or more are combined.
  *
  * "Depends" is taken in the graph where every group, open or closed, is
  * already one node (the reading combine.c documents), not as plain
@@ -217,7 +218,8 @@ static void walk(Model *md, int comp, const int *site_of)
     int n = b->scheduled ? fuzz_comp_text_order(b, comp, order) : fuzz_comp_post_order(b, comp, order);
     for (int i = 0; i < n; i++) {
         int k = site_of[order[i]];
-        if (k >= 0 && has_key(md, &md->g->sites[k]) && md->g->sites[k].coll.bytes <= md->opt->combine_threshold_bytes)
+        if (k >= 0 && has_key(md, &md->g->sites[k]) && md->g->sites[k].coll.bytes >= 0 &&
+            md->g->sites[k].coll.bytes <= md->opt->combine_threshold_bytes)
             join(md, k);
     }
     while (md->n_open > 0)

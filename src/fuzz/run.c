@@ -70,6 +70,7 @@ typedef struct Module {
     int shardings;                  /* combiner members given a sharding */
     bool metadata;                  /* each site's instruction has metadata */
     bool no_partitions;             /* the header leaves out num_partitions=1 */
+    bool unrunnable;                /* FuzzGen.unrunnable: the sites are read, the function is not run */
     PassOptions opt;
     FuzzBuild *b;
     FuzzSite sites[FUZZ_MAX_SITES];
@@ -181,6 +182,7 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
     if (is_combiner(number))
         fuzz_model_combiner(&g, number, &mod->opt);
     mod->n_sites = g.n_sites;
+    mod->unrunnable = g.unrunnable;
     mod->text = fuzz_build_text(mod->b);
     if (!mod->text)
         return error_set(err, ERR_INTERNAL, (IrLoc){ 0 }, "hlo-fuzz: module %ld outgrew the builder's limits", index);
@@ -786,6 +788,7 @@ bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTal
         return false;
     }
     t->modules++;
+    t->structure_only += mod.unrunnable;
     for (int mode = 0; mode < 2; mode++) {
         if (!cfg->modes[mode])
             continue;
@@ -798,7 +801,7 @@ bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTal
         CheckOptions co;
         CheckReport rep;
         bool have_rep = false;
-        if (after && run.status == RUN_CHANGED)
+        if (after && run.status == RUN_CHANGED && !mod.unrunnable)
             check_function(c, &mod, after, (PassMode)mode, cfg, &o, &co, &rep, &have_rep);
         pt->rewrites += o.rewrites;
         if (o.n > 0) {
@@ -831,7 +834,7 @@ bool fuzz_run_one(Coll *c, const FuzzConfig *cfg, long index, int which, FuzzTal
         free(run.text);
         free(run.msg);
     }
-    if (cfg->n_passes > 1 && cfg->modes[PASS_MODE_SOUND]) {
+    if (cfg->n_passes > 1 && cfg->modes[PASS_MODE_SOUND] && !mod.unrunnable) {
         Outcome o = { .site = -1 };
         t->pipeline_modules += check_pipeline(c, cfg, &mod, &o);
         if (o.n > 0) {

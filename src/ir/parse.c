@@ -1033,6 +1033,11 @@ static IrLiteral *parse_literal(Parser *p, const IrShape *s)
     IrLiteral *lit = p_alloc(p, 1, sizeof *lit);
     lit->shape = s;
     if (p->tok.kind == T_LBRACE && peek_token(p).kind == T_ELLIPSIS) {
+        /* XLA elides only arrays (a scalar is always printed in full), and
+         * its parser refuses {...} at rank 0: "expects nested array in rank 0" */
+        if (ir_shape_is_array(s) && s->rank == 0)
+            fail_at(p, loc_of(p, &p->tok), "an elided literal {...} needs an array of rank 1 or more, not %s",
+                    ir_shape_str(s));
         next(p);
         next(p);
         expect(p, T_RBRACE);

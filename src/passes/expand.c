@@ -258,7 +258,7 @@ static bool instr_retypable(const IrInstr *instr)
     if (instr->op == IR_OP_PARAMETER)
         return true;
     if (instr->op == IR_OP_CONSTANT)
-        return instr->shape->rank == 0 && instr->info->literal && !instr->info->literal->elided && instr->info->literal->data;
+        return instr->shape->rank == 0 && instr->info->literal && instr->info->literal->data;   /* never elided at rank 0 */
     return (ir_op_info[instr->op].flags & OPF_ELEMENTWISE) != 0;
 }
 

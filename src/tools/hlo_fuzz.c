@@ -136,6 +136,9 @@ static void print_summary(FILE *out, const FuzzConfig *cfg, const FuzzTally *t, 
     if (t->pipeline_modules)
         fprintf(out, "%-42s %-8s %8ld %8s %9s %9ld\n", "the whole pipeline of --passes", "sound", t->pipeline_modules,
                 "", "", t->pipeline_findings);
+    if (t->structure_only)
+        fprintf(out, "hlo-fuzz: %ld modules with an unbounded dim (?), which no interpreter can run: their sites "
+                "checked, their function not\n", t->structure_only);
     fprintf(out, "hlo-fuzz: %ld modules on %d ranks in %.1f s (seed %llu): %ld findings%s%s\n", t->modules, world,
             secs, (unsigned long long)cfg->seed, t->findings, t->findings ? ", saved under " : "",
             t->findings ? cfg->out_dir : "");
@@ -168,6 +171,7 @@ static void write_json(const char *path, const FuzzConfig *cfg, const FuzzTally 
         }
     fprintf(f, "],\n \"pipeline\": {\"modules\": %ld, \"findings\": %ld},\n", t->pipeline_modules,
             t->pipeline_findings);
+    fprintf(f, " \"structure_only\": %ld,\n", t->structure_only);
     fprintf(f, " \"finding_list\": [");
     for (int k = 0; k < t->n_notes; k++) {
         const FuzzNote *n = &t->notes[k];

@@ -528,6 +528,9 @@ static void test_parse_reports_literal_count(void **state)
                  "dimension 0 of f32[3] has 3 elements, literal gives 2");
     expect_error("HloModule m\nENTRY e {\n  ROOT c = s8[] constant(128)\n}\n", 3, 26,
                  "out of range for s8");
+    /* XLA prints a scalar in full and its parser refuses an elided one */
+    expect_error("HloModule m\nENTRY e {\n  ROOT c = f32[] constant({...})\n}\n", 3, 27,
+                 "an elided literal {...} needs an array of rank 1 or more, not f32[]");
 }
 
 static void test_parse_reports_unterminated_comment(void **state)
