@@ -125,6 +125,11 @@ MUTANTS = [
      "    if (rest_a != rest_b || rest_a == 0) {\n",
      "    if (rest_a != rest_b) {\n",
      "matcher: CommonFactors without its rule for rests of 0 elements"),
+    # a root that is itself a combined member, its partner dead (issue 26)
+    ("ar-combiner", "src/passes/combine.c",
+     "    if (p >= 0 && rw->repl[p])\n        comp->root = rw->repl[p];\n",
+     "",
+     "semantic: a root that is a combined member is not replaced"),
     # unbounded dims (issue 26): hlo-fuzz reads such sites without running them
     ("ar-combiner", "src/passes/combine.c",
      "    return *bytes >= 0 && *bytes <= e->limits.max_bytes;\n",

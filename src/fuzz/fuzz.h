@@ -144,6 +144,7 @@ typedef struct FuzzSite {
     int out;                        /* the result's operand index in that computation's root tuple */
     int instr;                      /* the result instruction */
     bool is_coll;                   /* combiner member: coll describes it */
+    bool unread;                    /* nothing reads its result (a dead member): grouped by the model, not read back */
     FuzzColl coll;
     int group[2];                   /* combiners, by mode: sites with the same group are combined together;
                                        -1: left alone */
@@ -294,6 +295,7 @@ typedef struct FuzzGen {
     bool odd_site_taken;            /* a site not exact in some mode is in the module already */
     int reduce_pair;                /* gen_reduce.c: 1 + the type pair the last site drew, 0 none */
     bool huge;                      /* every site in the entry; #102 / #104 each with a reducer of its own */
+    bool last;                      /* the generator asks for no more sites in this module */
     bool unrunnable;                /* a site has an unbounded dim: no interpreter can run the module, so
                                        hlo-fuzz checks its sites' structure alone (run.c) */
 } FuzzGen;

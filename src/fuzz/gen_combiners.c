@@ -672,36 +672,57 @@ void fuzz_gen_combiner(FuzzGen *g, int number)
     int n;
     bool tangle = room >= 4 && fuzz_chance(r, 5);
     bool big_middle = !tangle && boundary && room >= 3 && fuzz_chance(r, 40);
+    /* Two members of one key in the entry, the first read by nothing: the
+     * pass combines them all the same, and when the module's only output is
+     * the second one, written as the entry's root, the root itself is
+     * replaced by an element of the combined op. */
+    bool dead_partner = !tangle && !big_middle && place == FUZZ_IN_ENTRY && room >= 2 && fuzz_chance(r, 15);
     if (tangle && room >= 5 && fuzz_chance(r, 40)) {
         n = fuzz_chance(r, 50) ? plan_diamond(g, number, &base, m) : plan_chain(g, number, &base, m);
     } else if (tangle) {
         n = plan_tangle(g, number, &base, m);
     } else if (big_middle) {
         n = plan_big_middle(&cl, &base, m);
+    } else if (dead_partner) {
+        n = 2;
     } else {
         n = fuzz_chance(r, 10) ? 1 : 2 + fuzz_below(r, MAX_MEMBERS - 1);
         n = n < room ? n : room;
     }
     int order[MAX_MEMBERS];
     for (int k = 0; k < n; k++) {
-        if (!tangle && !big_middle)
+        if (dead_partner)
+            m[k] = vary(g, number, &base, VAR_SAME, k);
+        else if (!tangle && !big_middle)
             m[k] = vary(g, number, &base, draw_variation(r), k);
         build_member(&cl, &m[k], k, n, place);
         order[k] = k;
     }
     /* The output order is the order the pass meets independent members in. */
-    if (!tangle && !big_middle && fuzz_chance(r, 30))
+    if (!tangle && !big_middle && !dead_partner && fuzz_chance(r, 30))
         fuzz_shuffle(r, order, n);
-    for (int k = 0; k < n; k++)
+    for (int k = dead_partner; k < n; k++)
         add_output(&cl, cl.result[order[k]]);
-    if (fuzz_chance(r, 20))
+    if (dead_partner) {
+        /* half the time alone in its module, whose root it may then be */
+        g->last = g->n_sites == 2 && fuzz_chance(r, 50);
+        cl.site[0]->unread = true;
+        size_t w = strlen(cl.site[0]->what);
+        snprintf(cl.site[0]->what + w, sizeof cl.site[0]->what - w, " (read by nothing)");
+    }
+    if (!dead_partner && fuzz_chance(r, 20))
         add_output(&cl, other_collective(&cl, fuzz_input(g->b, gen_draw_shape(r, base.type, 1, 3, 1, 4))));
-    if (g->n_sites < FUZZ_MAX_SITES && fuzz_chance(r, 10)) {
+    if (!dead_partner && g->n_sites < FUZZ_MAX_SITES && fuzz_chance(r, 10)) {
         build_variadic(&cl, &base, place);
         add_output(&cl, cl.result[cl.n_sites - 1]);
     }
     int comp, pos[4 * MAX_MEMBERS];
     fuzz_site_end(g->b, cl.n_outs, cl.outs, &comp, pos);
+    if (dead_partner) {                 /* in the entry, with no place in its root */
+        cl.site[0]->comp = comp;
+        cl.site[0]->out = -1;
+        cl.site[0]->instr = cl.result[0];
+    }
     for (int i = 0; i < cl.n_sites; i++)
         for (int j = 0; j < cl.n_outs; j++)
             if (cl.outs[j] == cl.result[i]) {

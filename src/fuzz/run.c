@@ -151,6 +151,8 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
             continue;
         }
         fuzz_gen_site(&g, number);
+        if (g.last)
+            break;
     }
     g.rng = &r;
     /* Drawn after every other draw of the module's stream, so that the
@@ -177,7 +179,11 @@ static bool generate(const FuzzConfig *cfg, int world, long index, int number, i
     mod->no_partitions = !is_combiner(number) && mod->partitions == 1 && fuzz_chance(&r, 25);
     fuzz_build_omit_partitions(mod->b, mod->no_partitions);
     /* A lone entry output as the root itself: the rewrite then replaces the root. */
-    mod->bare_root = bare && g.n_sites == 1 && mod->sites[0].place == FUZZ_IN_ENTRY && fuzz_entry_outputs(mod->b) == 1;
+    int live = 0;
+    for (int k = 0; k < g.n_sites; k++)
+        live += !mod->sites[k].unread;
+    mod->bare_root = bare && live == 1 && mod->sites[g.n_sites - 1].place == FUZZ_IN_ENTRY &&
+                     fuzz_entry_outputs(mod->b) == 1;
     fuzz_build_bare_root(mod->b, mod->bare_root);
     if (is_combiner(number))
         fuzz_model_combiner(&g, number, &mod->opt);
@@ -284,6 +290,8 @@ static void read_sites(const Module *mod, const IrModule *after, PassMode mode, 
     const IrInstr *into[FUZZ_MAX_SITES] = { 0 };
     for (int k = 0; k < mod->n_sites; k++) {
         const FuzzSite *s = &mod->sites[k];
+        if (s->unread)                  /* a dead member: its partner, read back, says whether they combined */
+            continue;
         const IrInstr *before = site_result(mod, mod->m, s), *x = site_result(mod, after, s);
         o->site = k;
         if (!before || !x) {
