@@ -513,8 +513,14 @@ static bool check_reshape(const IrInstr *in, const IrShape *out, Error *err)
     if (!verify_need_array(in, x, "operand", err) || !verify_need_array(in, out, "result", err) ||
         !verify_need_same_type(in, out, x, err))
         return false;
-    if (verify_has_dynamic_dim(x) || verify_has_dynamic_dim(out))
+    /* XLA's rule (HloInstruction::CreateReshape): unless the operand has an
+     * unbounded dim, the result's extents, bounds for <= dims, multiply to
+     * the operand's, so a result has no unbounded dim either. */
+    if (has_unbounded_dim(x))
         return true;
+    if (has_unbounded_dim(out))
+        return verify_fail(in, err, "result %s has an unbounded dimension, operand %s has none",
+                           verify_shape_text(out), verify_shape_text(x));
     if (ir_shape_elements(x) != ir_shape_elements(out))
         return verify_fail(in, err, "result %s has %lld elements, operand %s has %lld", verify_shape_text(out),
                            (long long)ir_shape_elements(out), verify_shape_text(x), (long long)ir_shape_elements(x));
