@@ -40,6 +40,7 @@
  * left fold at any thread count (each chunk has its own scratch).  The slow
  * paths call back into the interpreter and stay on one thread. */
 #include "eval.h"
+#include "narrow_float.h"
 #include "parallel.h"
 #include "simd.h"
 
@@ -543,6 +544,29 @@ __attribute__((target("avx2"))) static bool fold_group_f64_avx2(IrOpcode op, voi
 }
 #endif /* INTERP_HAVE_AVX2 */
 
+/* bf16 and f16 add / multiply: each step is what interp_binary_kernel gives
+ * for (acc, x), the f32 op of the two decoded values, the accumulator's NaN
+ * kept, rounded once to the narrow type (f32 holds more than twice the
+ * narrow significand plus two bits, so rounding twice would change
+ * nothing), folded in order without a call per element. */
+#define NARROW_FOLD(NAME, DECODE, ENCODE)                                               \
+    static bool NAME(IrOpcode op, void *acc, const void *src, int64_t n)                \
+    {                                                                                   \
+        uint16_t *a = acc;                                                              \
+        const uint16_t *x = src;                                                        \
+        float s = DECODE(*a);                                                           \
+        if (op == IR_OP_ADD)                                                            \
+            for (int64_t i = 0; i < n; i++)                                             \
+                s = DECODE(ENCODE(lhs_nan_first(s, s + DECODE(x[i]))));                 \
+        else                                                                            \
+            for (int64_t i = 0; i < n; i++)                                             \
+                s = DECODE(ENCODE(lhs_nan_first(s, s * DECODE(x[i]))));                 \
+        *a = ENCODE(s);                                                                 \
+        return true;                                                                    \
+    }
+NARROW_FOLD(fold_bf16, bf16_decode, bf16_encode)
+NARROW_FOLD(fold_f16, f16_decode, f16_encode)
+
 typedef bool (*GroupFold)(IrOpcode op, void *acc, const void *in, const int64_t *offs, int64_t n);
 
 typedef bool (*DirectFold)(IrOpcode op, void *acc, const void *src, int64_t n);
@@ -566,6 +590,8 @@ static DirectFold direct_fold(IrOpcode op, IrElemType t)
     case IR_TYPE_PRED: return logic || order ? fold_u8 : NULL;
     case IR_TYPE_F32: return arith || order ? fold_f32 : NULL;
     case IR_TYPE_F64: return arith || order ? fold_f64 : NULL;
+    case IR_TYPE_BF16: return arith ? fold_bf16 : NULL;
+    case IR_TYPE_F16: return arith ? fold_f16 : NULL;
     default: return NULL;
     }
 }
@@ -600,6 +626,8 @@ typedef struct FastReduce {
     size_t es;
     const unsigned char *in;
     DirectFold direct;          /* NULL: not usable */
+    bool serial;                /* direct is a narrow fold, one dependent step after another: for many
+                                   rows at once the transposed kernel is faster */
     GroupFold group;            /* NULL: not usable */
     bool associative;           /* kernel_is_associative(op, t) */
     int64_t *offs;              /* BLOCK_RUN: input offsets of a block's outputs */
@@ -760,7 +788,7 @@ static bool fold_inner(const FastReduce *f, const ReduceGeom *g, unsigned char *
                 if (!f->group(f->op, acc + (size_t)j * f->es, f->in, offs, g->inner))
                     return error_set(err, ERR_INTERNAL, (IrLoc){ 0 }, "reduce: no grouped fold");
             }
-        if (!f->direct && nb >= DIRECT_MAX) {
+        if ((!f->direct || f->serial) && nb >= DIRECT_MAX) {
             if (!fold_rows_transposed(f, acc, f->offs, roff, nb, g->inner, err))
                 return false;
             j = nb;
@@ -778,8 +806,8 @@ static bool fast_reduce_init(FastReduce *f, const IrInstr *instr, IrOpcode op, c
     IrElemType t = x->shape->type;
     size_t es = eval_elem_bytes(x);
     int64_t scratch = BLOCK_GATHER > ROWS_BLOCK * ROWS_CHUNK ? BLOCK_GATHER : ROWS_BLOCK * ROWS_CHUNK;
-    *f = (FastReduce){ op, t, es, x->data, direct_fold(op, t), group_fold(op, t), kernel_is_associative(op, t),
-                       NULL, NULL, NULL, NULL, NULL };
+    *f = (FastReduce){ op, t, es, x->data, direct_fold(op, t), t == IR_TYPE_BF16 || t == IR_TYPE_F16,
+                       group_fold(op, t), kernel_is_associative(op, t), NULL, NULL, NULL, NULL, NULL };
     return (f->offs = eval_scratch_alloc(BLOCK_RUN, sizeof *f->offs, instr, err)) &&
            (f->seg_offs = eval_scratch_alloc(ROWS_BLOCK, sizeof *f->seg_offs, instr, err)) &&
            (f->scratch = eval_scratch_alloc(scratch, es, instr, err)) &&

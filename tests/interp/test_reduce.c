@@ -444,6 +444,8 @@ static void test_reduce_bf16_fast_and_slow_paths_agree(void **state)
           "  wa = f32[] convert(a)\n  na = bf16[] convert(wa)\n  ROOT r = bf16[] add(na, b)\n", "0.5" },
         { "  ROOT r = bf16[] maximum(a, b)\n",
           "  wa = f32[] convert(a)\n  na = bf16[] convert(wa)\n  ROOT r = bf16[] maximum(na, b)\n", "-inf" },
+        { "  ROOT r = bf16[] multiply(a, b)\n",
+          "  wa = f32[] convert(a)\n  na = bf16[] convert(wa)\n  ROOT r = bf16[] multiply(na, b)\n", "1" },
     };
     float *x = malloc(2400 * sizeof *x);
     uint16_t *h = malloc(2400 * sizeof *h);
@@ -453,7 +455,7 @@ static void test_reduce_bf16_fast_and_slow_paths_agree(void **state)
                                                                             : ir_f32_to_bf16(x[i]);
     const void *params[] = { h };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 3; k++) {
             char fast[2048], slow[2048];
             snprintf(fast, sizeof fast, BF16_AGREE_FMT, ops[k][0], cases[i].in, ops[k][2], cases[i].out, cases[i].dims);
             snprintf(slow, sizeof slow, BF16_AGREE_FMT, ops[k][1], cases[i].in, ops[k][2], cases[i].out, cases[i].dims);
@@ -461,6 +463,53 @@ static void test_reduce_bf16_fast_and_slow_paths_agree(void **state)
         }
     free(x);
     free(h);
+}
+
+/* f16 add and multiply: a lone row, and a few rows, fold each element in
+ * order (rounded to f16 after each step) without a call per element; many
+ * rows go through the kernel's transposed blocks.  Against the slow path,
+ * with +inf, subnormals, values that overflow f16 and one NaN pattern
+ * (which of two NaNs an add keeps is the hardware's). */
+static void test_reduce_f16_fast_and_slow_paths_agree(void **state)
+{
+    (void)state;
+    static const struct { const char *in, *out, *dims; } cases[] = {
+        { "2100", "", "0" }, { "3,700", "3", "1" }, { "64,37", "64", "1" }, { "64,37", "37", "0" },
+    };
+    static const char *ops[][3] = {
+        { "  ROOT r = f16[] add(a, b)\n",
+          "  wa = f32[] convert(a)\n  na = f16[] convert(wa)\n  ROOT r = f16[] add(na, b)\n", "0.5" },
+        { "  ROOT r = f16[] multiply(a, b)\n",
+          "  wa = f32[] convert(a)\n  na = f16[] convert(wa)\n  ROOT r = f16[] multiply(na, b)\n", "1" },
+    };
+    float *x = malloc(2400 * sizeof *x);
+    uint16_t *h = malloc(2400 * sizeof *h), *m = malloc(2400 * sizeof *m), *plain = malloc(2400 * sizeof *plain);
+    fill_varied(x, 2400, 9);
+    for (int i = 0; i < 2400; i++) {
+        /* within f16's range (no -inf, whose sum with +inf is a NaN of the other sign), but for values
+         * near its top, which overflow to +inf, and a subnormal */
+        float v = i % 97 == 5 ? 6.0e4f : i % 89 == 2 ? 3.0e-7f : ldexpf(x[i], -12);
+        h[i] = i % 331 == 7 ? 0x7E00 : i % 223 == 9 ? 0x7C00 : ir_f32_to_f16(v);   /* +inf only: inf - inf is a NaN of
+                                                                                    the other sign */
+        m[i] = ir_f32_to_f16(1.0f + ldexpf(x[i], -12));                      /* products that keep changing */
+        plain[i] = ir_f32_to_f16(ldexpf(x[i], -12));                          /* sums rounded at every step */
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int k = 0; k < 2; k++) {
+            char fast[2048], slow[2048];
+            snprintf(fast, sizeof fast, TYPED_AGREE_FMT, "f16", "f16", ops[k][0], "f16", cases[i].in, "f16", ops[k][2],
+                     "f16", cases[i].out, cases[i].dims);
+            snprintf(slow, sizeof slow, TYPED_AGREE_FMT, "f16", "f16", ops[k][1], "f16", cases[i].in, "f16", ops[k][2],
+                     "f16", cases[i].out, cases[i].dims);
+            const void *params[] = { k ? m : h }, *params_plain[] = { plain };
+            assert_runs_agree(fast, slow, params);
+            if (k == 0)
+                assert_runs_agree(fast, slow, params_plain);
+        }
+    free(x);
+    free(h);
+    free(m);
+    free(plain);
 }
 
 /* A zero-size reduced dim leaves every output at init; a zero-size kept dim
@@ -911,6 +960,7 @@ int main(void)
         cmocka_unit_test(test_reduce_bf16_rounds_every_step),
         cmocka_unit_test(test_reduce_fast_and_slow_paths_agree),
         cmocka_unit_test(test_reduce_bf16_fast_and_slow_paths_agree),
+        cmocka_unit_test(test_reduce_f16_fast_and_slow_paths_agree),
         cmocka_unit_test(test_reduce_empty_gives_init),
         cmocka_unit_test(test_reduce_rank0),
         cmocka_unit_test(test_reduce_window_sum_stride_padding),
