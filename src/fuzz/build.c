@@ -388,8 +388,11 @@ const char *fuzz_reducer_own(FuzzBuild *b, IrElemType t, const char *op, FuzzRed
 static const char *reducer_named(FuzzBuild *b, const char *name, IrElemType t, const char *op,
                                  FuzzReducerForm form)
 {
-    /* the callee first: a computation is defined before its callers */
-    const char *callee = form == FUZZ_RED_CALL ? fuzz_reducer_in_form(b, t, op, FUZZ_RED_TRIVIAL) : NULL;
+    /* the callee first: a computation is defined before its callers (its
+     * name copied: new_comp may move the computations it lives in) */
+    char callee[64] = "";
+    if (form == FUZZ_RED_CALL)
+        snprintf(callee, sizeof callee, "%s", fuzz_reducer_in_form(b, t, op, FUZZ_RED_TRIVIAL));
     int c = new_comp(b, BCOMP_TEXT, name);
     const char *tn = ir_type_name(t);
     StrBuf sb;
