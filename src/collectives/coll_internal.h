@@ -28,6 +28,11 @@ typedef struct CollGroups {
     int *ids;               /* start[n_groups] flattened ids */
 } CollGroups;
 
+/* Before MPI_Init, when no launcher started this process (an MPI
+ * singleton): Open MPI's quick start-up for a job of one, unless the
+ * environment already chose (coll.c). */
+void coll_singleton_defaults(void);
+
 CollMode coll_mode(const IrInstr *instr);
 /* Expands instr's replica groups for R replicas x P partitions and checks
  * that they partition the participants.  Errors are ERR_SHAPE at instr->loc.
