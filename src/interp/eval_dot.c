@@ -33,7 +33,7 @@
  * --threads.  OpenBLAS's own threading gives other bits than its one-thread
  * result (95 of 138 sgemm shapes tried differed at 2 or 3 threads), so the
  * first BLAS dot pins OpenBLAS to one thread and the pool (parallel.h)
- * shares out fixed tiles of C instead (GEMM_TILE_M x GEMM_TILE_N), each one
+ * shares out fixed tiles of C instead (pieces of the larger side), each one
  * single-threaded BLAS call: the tiles are a function of the shapes only,
  * never of the thread count or of the kernel OpenBLAS chose for the CPU,
  * so neither changes a bit; tests/interp/test_threads.c checks it.
@@ -626,17 +626,34 @@ static void blas_init_once(void)
     }
 }
 
-/* The tiles of C: GEMM_TILE_M rows x GEMM_TILE_N columns, the last row and
- * column of tiles smaller, whatever the thread count and whatever kernel
- * OpenBLAS picked for this CPU.  Each tile is one single-threaded call, so
- * an element's sum depends on the shapes alone.  Measured with make
- * bench's dot cases (SkylakeX kernels, 2 cores): 512 x 1024 gives 1024^3
- * two tiles at 0.96 of one unsplit sgemm on one thread and 0.95 of
- * OpenBLAS's own 2 threads on two (2.0x); 512 x 512 gave 0.88-0.92 and
- * 0.91-0.93, 256 x 256 lost 13-22%.  Wide tiles pay less: each call packs
- * its own panel of B. */
-#define GEMM_TILE_M 512
-#define GEMM_TILE_N 1024
+/* The tiles of C: a product is cut along the larger of M and N (M on a
+ * tie) into pieces, whatever the thread count and whatever kernel OpenBLAS
+ * picked for this CPU.  Each piece is one single-threaded call, so an
+ * element's sum depends on the shapes alone.  Every piece packs the whole
+ * of the other operand again, and that repacking is what a split costs one
+ * thread: measured against one unsplit sgemm (SkylakeX kernels, 2 cores,
+ * medians of interleaved runs), pieces 512 wide lose 4-6%, 1024 wide 4-6%,
+ * 2048 wide 0-2% (2048^3, 4096^3, 8192x1024x1024, 1024x4096x4096); the old
+ * fixed 512 x 1024 tiles lost 13-15% at 2048^3 and 4096^3.  So a side of
+ * GEMM_SPLIT_MIN or more is cut in two, and one of 4 x GEMM_PIECE or more
+ * into a power of two of pieces at least GEMM_PIECE wide: even counts keep
+ * two threads balanced.  1024^3 pays its 4% for the second thread (2.0x at
+ * 2 threads).  The limit: a product uses at most side / GEMM_PIECE threads.
+ * Piece widths are multiples of 64, so that every piece but the last starts
+ * on a whole block of any kernel's unrolling. */
+enum { GEMM_SPLIT_MIN = 1024, GEMM_PIECE = 2048, GEMM_PIECE_ALIGN = 64 };
+
+/* The width of the pieces a side of `side` elements is cut into. */
+static int64_t gemm_piece_width(int64_t side)
+{
+    if (side < GEMM_SPLIT_MIN)
+        return side > 0 ? side : 1;
+    int64_t pieces = 2;
+    while (pieces * 2 * GEMM_PIECE <= side)
+        pieces *= 2;
+    int64_t width = (side + pieces - 1) / pieces;
+    return (width + GEMM_PIECE_ALIGN - 1) / GEMM_PIECE_ALIGN * GEMM_PIECE_ALIGN;
+}
 
 /* C (M x N, rows ldc apart) = A (M x K) x B (K x N) in compute type cp,
  * A and B row-major unless ta / tb (then stored K x M and N x K). */
@@ -687,6 +704,7 @@ typedef struct TileJob {
     int64_t M, N, K, lda, ldb, ldc;
     const char *a, *b;
     char *c;
+    int64_t tile_m, tile_n;     /* a tile's rows and columns (the last ones smaller) */
     int64_t rows, cols;         /* tiles per product, down and across */
     const Dot *d;               /* batches: their sizes */
     const MatView *av, *bv;     /* and strides */
@@ -711,9 +729,9 @@ static void gemm_tiles(void *ctx, int64_t t0, int64_t t1)
     int eb = compute_bytes[j->cp];
     int64_t per = j->rows * j->cols;
     for (int64_t t = t0; t < t1; t++) {
-        int64_t batch = t / per, r = t % per / j->cols * GEMM_TILE_M, q = t % j->cols * GEMM_TILE_N, oa = 0, ob = 0;
-        int64_t m = j->M - r < GEMM_TILE_M ? j->M - r : GEMM_TILE_M;
-        int64_t n = j->N - q < GEMM_TILE_N ? j->N - q : GEMM_TILE_N;
+        int64_t batch = t / per, r = t % per / j->cols * j->tile_m, q = t % j->cols * j->tile_n, oa = 0, ob = 0;
+        int64_t m = j->M - r < j->tile_m ? j->M - r : j->tile_m;
+        int64_t n = j->N - q < j->tile_n ? j->N - q : j->tile_n;
         if (j->d)
             batch_offsets(j, batch, &oa, &ob);
         oa += j->ta ? r : r * j->lda;       /* rows r.. of A (stored K x M when transposed) */
@@ -727,10 +745,12 @@ static void gemm_tiles(void *ctx, int64_t t0, int64_t t1)
  * shared by the pool. */
 static void gemm_tiled(TileJob *j, int64_t n_products)
 {
-    j->rows = (j->M + GEMM_TILE_M - 1) / GEMM_TILE_M;
-    j->cols = (j->N + GEMM_TILE_N - 1) / GEMM_TILE_N;
-    int64_t tile_m = j->M < GEMM_TILE_M ? j->M : GEMM_TILE_M, tile_n = j->N < GEMM_TILE_N ? j->N : GEMM_TILE_N;
-    parallel_for(n_products * j->rows * j->cols, tile_m * gemm_row_cost(tile_n, j->K), 1, gemm_tiles, j);
+    bool cut_rows = j->M >= j->N;
+    j->tile_m = cut_rows ? gemm_piece_width(j->M) : (j->M > 0 ? j->M : 1);
+    j->tile_n = cut_rows ? (j->N > 0 ? j->N : 1) : gemm_piece_width(j->N);
+    j->rows = (j->M + j->tile_m - 1) / j->tile_m;
+    j->cols = (j->N + j->tile_n - 1) / j->tile_n;
+    parallel_for(n_products * j->rows * j->cols, j->tile_m * gemm_row_cost(j->tile_n, j->K), 1, gemm_tiles, j);
 }
 
 /* Every batch's product of the dot (C batches contiguous, M x N each). */

@@ -168,16 +168,15 @@ static void check_dot(const char *t, int m, int k, int n, int lhs_k, int rhs_k)
     assert_same_at_every_count(text);
 }
 
-/* The tiles of C (eval_dot.c's GEMM_TILE_M x GEMM_TILE_N, 512 x 1024) are
- * shared by the threads:
- * rows and columns below, at and past a tile's edge and across several
- * tiles, contractions long enough for OpenBLAS to block them, all four
- * operand layouts, f32 and f64.  Run under each OpenBLAS kernel the
+/* The tiles of C (eval_dot.c: the larger of M and N cut in two from 1024,
+ * in four from 8192) are shared by the threads: sides below and at the
+ * first cut, cut rows and cut columns, four pieces, contractions long
+ * enough for OpenBLAS to block them, all four operand layouts, f32 and f64.  Run under each OpenBLAS kernel the
  * library has (scripts/run_unit.sh sets OPENBLAS_CORETYPE in turn). */
 static void test_dot_tiles_give_the_same_bits(void **state)
 {
     (void)state;
-    static const int rows[] = { 1, 47, 512, 513, 1100 };
+    static const int rows[] = { 1, 47, 1023, 1024, 1100 };
     static const int ks[] = { 7, 777 };
     static const int cols[] = { 5, 1100 };
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
@@ -185,6 +184,10 @@ static void test_dot_tiles_give_the_same_bits(void **state)
             for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
                 for (int layout = 0; layout < 4; layout++)
                     check_dot((r + layout) % 2 ? "f64" : "f32", rows[r], ks[k], cols[c], layout & 1, layout >> 1);
+    for (int layout = 0; layout < 4; layout++) {
+        check_dot("f32", 8200, 7, 5, layout & 1, layout >> 1);
+        check_dot("f64", 5, 7, 8200, layout & 1, layout >> 1);
+    }
 }
 
 static void test_batched_dot_split_gives_the_same_bits(void **state)
