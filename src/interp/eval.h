@@ -190,6 +190,7 @@ void eval_gather_elems(void *dst, const void *src, const int64_t *offs, int64_t 
 bool eval_sort(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
 /* eval_dot.c: the only file that includes cblas.h */
+void eval_blas_single_thread(void);     /* OpenBLAS on one thread, its own workers ended */
 bool eval_dot(Interp *it, const IrInstr *instr, Value *const *args, Value **out, Error *err);
 
 /* Dot's arithmetic, for kernels that come down to matrix products

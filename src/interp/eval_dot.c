@@ -617,11 +617,20 @@ static bool init_dot(Dot *d, const IrInstr *instr, Value *const *args, Error *er
 INT_GEMM(gemm_u32, uint32_t)
 INT_GEMM(gemm_u64, uint64_t)
 
-static void blas_init_once(void)
+/* OpenBLAS's pthread build starts its worker threads when it is loaded,
+ * and they spin (sched_yield) for a while before they sleep: on a busy
+ * core that is time taken from the pool's own threads.  This build exports
+ * the call that ends them (re-made on demand, which a one-thread OpenBLAS
+ * never asks); other builds (OpenMP, serial) have no such symbol. */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+
+void eval_blas_single_thread(void)
 {
     static bool done;       /* interpreters run one per process, single-threaded */
     if (!done) {
         openblas_set_num_threads(1);
+        if (blas_thread_shutdown_)
+            blas_thread_shutdown_();
         done = true;
     }
 }
@@ -830,7 +839,7 @@ static bool check_blas_sizes(const Dot *d, Error *err)
                          "dot: %lld x %lld x %lld is too large for BLAS", (long long)d->M,
                          (long long)d->K, (long long)d->N);
     if (blas)
-        blas_init_once();
+        eval_blas_single_thread();
     return true;
 }
 
@@ -863,7 +872,7 @@ bool eval_matmul_init(EvalMatmul *mm, const IrInstr *instr, IrElemType lhs, IrEl
     mm->elem_bytes = compute_bytes[cp];
     mm->direct = output_is_direct(mm->result, cp);
     if (cp != COMPUTE_U32 && cp != COMPUTE_U64)
-        blas_init_once();
+        eval_blas_single_thread();
     return true;
 }
 

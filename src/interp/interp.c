@@ -74,6 +74,7 @@ static Plan *build_plan(Interp *it, const IrComputation *c)
 Interp *interp_new(const IrModule *m, const InterpOptions *opt, Error *err)
 {
     value_tune_allocator();
+    eval_blas_single_thread();
     Interp *it = xcalloc_try(1, sizeof *it);
     if (!it) {
         error_nomem(err, (IrLoc){ m->file, 0, 0 });
