@@ -10,6 +10,8 @@
  * today) runs its job inline instead of waiting. */
 #include "parallel.h"
 
+#include "eval.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +38,13 @@ static _Thread_local bool in_job;                            /* this thread runs
 static int n_threads;                                        /* 0: not set yet */
 static int64_t min_bytes = -1;                               /* per thread; -1: not read yet */
 
+/* The tools set the count at start-up, before drawing inputs: OpenBLAS is
+ * pinned to one thread then too (the pool splits products itself), so its
+ * idle workers stop taking a core from the start (eval_dot.c). */
 void interp_set_threads(int n)
 {
     n_threads = n < 1 ? 1 : n > PARALLEL_MAX_THREADS ? PARALLEL_MAX_THREADS : n;
+    eval_blas_single_thread();
 }
 
 /* Unless a tool set it, HLOCHECK_THREADS (for programs without a --threads
