@@ -204,6 +204,25 @@ expect "parse error exits 2 naming file:line:col" 2 '^syntax.hlo:5:20: error: '
 hr 0 nope.hlo
 expect "missing module exits 2" 2 '^nope.hlo: error: cannot open'
 
+# Started directly, hlo-run is an MPI singleton that starts without Open
+# MPI's daemon (src/collectives/coll.c); such singletons share Open MPI's
+# session directory name unless each has its own base (with one base, 3 of
+# 100 runs started 4 ms apart failed in MPI_Init).  Forty started 4 ms apart
+# must all finish and leave nothing in TMPDIR.
+export TMPDIR=$tmp/singletons
+mkdir -p "$TMPDIR"
+for i in $(seq 40); do
+    (timeout 60 "$run" add.hlo --seed "$i" >/dev/null 2>"err.s$i" </dev/null; echo $? >"rc.s$i") &
+    sleep 0.004
+done
+wait
+failed_runs=$(cat rc.s* | grep -cv '^0$')
+if [ "$failed_runs" -eq 0 ] && [ -z "$(ls -A "$TMPDIR")" ]; then ok "forty singletons at once all finish and leave nothing in TMPDIR"
+else bad "forty singletons at once all finish and leave nothing in TMPDIR" "$failed_runs failed; left: $(ls -A "$TMPDIR" | head -n 3 | tr '\n' ' ')"
+    cat err.s* | head -n 10 | sed 's/^/    /'; fi
+unset TMPDIR
+rm -f rc.s* err.s*
+
 # ---- Two and four ranks
 
 hr 2 add.hlo

@@ -1,7 +1,10 @@
 /* coll.c: MPI start-up, devices, the communicator cache, the hook the
  * interpreter calls, statistics, and ending the job without hangs. */
+#define _XOPEN_SOURCE 700      /* nftw */
 #include "coll_internal.h"
 
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,6 +48,52 @@ struct Coll {
  * the user's environment already chose.  Under mpirun or srun nothing is
  * touched: their ranks carry the launcher's variables, and the launcher's
  * choices (UCX across hosts) stand. */
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+/* Singletons without the daemon all name their session directory jf.0
+ * under the same base, so two that run at once remove it under each other
+ * ("A call to mkdir was unable to create the desired directory").  Each
+ * gets a base of its own under $TMPDIR, needed only while MPI_Init makes
+ * its tree: removed when MPI_Init returns, so that a run ended by
+ * --timeout (_exit) or a signal leaves nothing behind, and again at exit
+ * for anything made later (by the process that made it, not by a forked
+ * child). */
+static char session_base[4096];
+static pid_t session_owner;
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void remove_session_base(void)
+{
+    if (session_base[0] && getpid() == session_owner)
+        nftw(session_base, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void singleton_without_daemon(void)
+{
+    if (getenv("OMPI_MCA_ess_singleton_isolated"))
+        return;
+    if (!getenv("OMPI_MCA_orte_tmpdir_base")) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(session_base, sizeof session_base, "%s/hlocheck-mpi.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(session_base)) {
+            session_base[0] = '\0';
+            return;             /* the daemon's start-up: slower, as safe */
+        }
+        session_owner = getpid();
+        atexit(remove_session_base);
+        setenv("OMPI_MCA_orte_tmpdir_base", session_base, 1);
+    }
+    setenv("OMPI_MCA_ess_singleton_isolated", "1", 1);
+}
+#endif
+
 void coll_singleton_defaults(void)
 {
     static const char *const launched[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE" };
@@ -53,7 +102,7 @@ void coll_singleton_defaults(void)
             return;
     setenv("OMPI_MCA_pml", "ob1", 0);
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-    setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    singleton_without_daemon();
 #endif
 }
 
@@ -65,6 +114,9 @@ Coll *coll_init(int *argc, char ***argv)
     if (!inited) {
         coll_singleton_defaults();
         MPI_Init(argc, argv);
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+        remove_session_base();
+#endif
         c->we_initialised = true;
     }
     /* Errors come back as codes (turned into ERR_MPI), not as aborts. */

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "coll_internal.h"
 
@@ -23,6 +24,7 @@ static int clean_environment(void **state)
         unsetenv(launcher_vars[i]);
     unsetenv("OMPI_MCA_pml");
     unsetenv("OMPI_MCA_ess_singleton_isolated");
+    unsetenv("OMPI_MCA_orte_tmpdir_base");
     return 0;
 }
 
@@ -35,6 +37,13 @@ static void test_a_singleton_takes_the_in_process_layer(void **state)
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
     assert_non_null(getenv("OMPI_MCA_ess_singleton_isolated"));
     assert_string_equal(getenv("OMPI_MCA_ess_singleton_isolated"), "1");
+    /* without the daemon, a session base of its own: two at once would
+     * share Open MPI's fixed directory name and remove it under each other */
+    const char *base = getenv("OMPI_MCA_orte_tmpdir_base");
+    assert_non_null(base);
+    struct stat st;
+    assert_int_equal(stat(base, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
 #endif
 }
 
