@@ -28,11 +28,6 @@ typedef struct CollGroups {
     int *ids;               /* start[n_groups] flattened ids */
 } CollGroups;
 
-/* Before MPI_Init, when no launcher started this process (an MPI
- * singleton): Open MPI's quick start-up for a job of one, unless the
- * environment already chose (coll.c). */
-void coll_singleton_defaults(void);
-
 CollMode coll_mode(const IrInstr *instr);
 /* Expands instr's replica groups for R replicas x P partitions and checks
  * that they partition the participants.  Errors are ERR_SHAPE at instr->loc.
@@ -46,6 +41,11 @@ bool coll_groups_equal(const CollGroups *a, const CollGroups *b);
 int coll_find(const CollGroups *g, int rank, int *position);
 
 /* ---- coll.c: communicators */
+
+/* Before MPI_Init, when no launcher started this process (an MPI
+ * singleton): Open MPI's quick start-up for a job of one, unless the
+ * environment already chose. */
+void coll_singleton_defaults(void);
 
 typedef struct CollComm {
     MPI_Comm comm;          /* ranks ordered by position in the group; MPI_COMM_NULL in no group */
