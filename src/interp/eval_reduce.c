@@ -49,7 +49,7 @@
 #include <string.h>
 
 #define MAX_ELEM_BYTES 16   /* c128 */
-#define BLOCK_RUN 2048      /* outputs per block when the slice is contiguous */
+#define BLOCK_RUN 16384     /* outputs per block when the slice is contiguous */
 #define BLOCK_GATHER 256    /* outputs per block when it must be gathered */
 #define MIN_RUN 32          /* shorter contiguous runs are gathered */
 #define ROWS_BLOCK 128      /* outputs per block when each folds a contiguous row */
@@ -446,6 +446,68 @@ DEFINE_INT_FOLD(fold_u64, uint64_t, uint64_t)
 DEFINE_FLOAT_FOLD(fold_f32, float)
 DEFINE_FLOAT_FOLD(fold_f64, double)
 
+/* Many outputs at once, SLICE_ROWS reduced offsets a pass: acc[j] =
+ * (((acc[j] op x0[j]) op x1[j]) op x2[j]) op x3[j] for j < n, in place, so
+ * each output is still its own left fold in the order of the reduced
+ * offsets, and the accumulators are read and written once per four rows
+ * instead of once per row (interp_binary_kernel would also need a second
+ * buffer).  Fewer rows than four: one at a time.  The loops vectorise
+ * across outputs.
+ *
+ * Which NaN an add or multiply of two NaNs returns is the hardware's
+ * choice of operand, and a compiler may swap the operands of a vector add.
+ * These steps keep the accumulator's NaN (quieted), as the single-output
+ * folds above do, whatever the operand order: a + a is a's NaN either
+ * way.  (interp_binary_kernel's f32 loop, which strided reduces used
+ * before, returns whichever operand gcc put first; the checker counts
+ * every NaN alike.) */
+#define DEFINE_SLICE_STEPS(P, T)                                                           \
+    static inline T P##_slice_add(T a, T b) { return a != a ? a + a : a + b; }            \
+    static inline T P##_slice_mul(T a, T b) { return a != a ? a * a : a * b; }            \
+    static inline T P##_slice_max(T a, T b) { return FOLD_MAX(a, b); }                     \
+    static inline T P##_slice_min(T a, T b) { return FOLD_MIN(a, b); }
+DEFINE_SLICE_STEPS(f32, float)
+DEFINE_SLICE_STEPS(f64, double)
+
+#define SLICE_ROWS 4
+#define SLICE_PASS(T, F)                                                                   \
+    do {                                                                                   \
+        if (rows == SLICE_ROWS) {                                                          \
+            const T *restrict p0 = src[0], *restrict p1 = src[1];                          \
+            const T *restrict p2 = src[2], *restrict p3 = src[3];                          \
+            VLOOP(n, acc[i] = F(F(F(F(acc[i], p0[i]), p1[i]), p2[i]), p3[i]));             \
+        } else {                                                                           \
+            for (int r = 0; r < rows; r++) {                                               \
+                const T *restrict p = src[r];                                              \
+                VLOOP(n, acc[i] = F(acc[i], p[i]));                                        \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+#define DEFINE_FLOAT_SLICE_FOLD(NAME, P, T, ATTR)                                          \
+    ATTR static bool NAME(IrOpcode op, void *restrict acc_, const void *const *src, int rows, int64_t n) \
+    {                                                                                      \
+        T *restrict acc = acc_;                                                            \
+        switch ((int)op) {                                                                 \
+        case IR_OP_ADD: SLICE_PASS(T, P##_slice_add); break;                               \
+        case IR_OP_MULTIPLY: SLICE_PASS(T, P##_slice_mul); break;                          \
+        case IR_OP_MAXIMUM: SLICE_PASS(T, P##_slice_max); break;                           \
+        case IR_OP_MINIMUM: SLICE_PASS(T, P##_slice_min); break;                           \
+        default: return false;                                                             \
+        }                                                                                  \
+        return true;                                                                       \
+    }
+
+/* Built for plain x86-64 and, chosen where the CPU has them (simd.c), for
+ * AVX2 and AVX-512: the same C, bit for bit. */
+DEFINE_FLOAT_SLICE_FOLD(slice_fold_f32, f32, float, )
+DEFINE_FLOAT_SLICE_FOLD(slice_fold_f64, f64, double, )
+#ifdef INTERP_HAVE_AVX2
+DEFINE_FLOAT_SLICE_FOLD(slice_fold_f32_avx2, f32, float, __attribute__((target("avx2"))))
+DEFINE_FLOAT_SLICE_FOLD(slice_fold_f64_avx2, f64, double, __attribute__((target("avx2"))))
+DEFINE_FLOAT_SLICE_FOLD(slice_fold_f32_avx512, f32, float, __attribute__((target("avx512f,avx512bw,avx512vl"))))
+DEFINE_FLOAT_SLICE_FOLD(slice_fold_f64_avx512, f64, double, __attribute__((target("avx512f,avx512bw,avx512vl"))))
+#endif
+
 /* The same for FOLD_GROUP outputs at once (acc[j] folds the row at in +
  * offs[j]): independent chains, so the steps overlap instead of waiting on
  * each other's latency, and every row is read front to back. */
@@ -571,6 +633,22 @@ typedef bool (*GroupFold)(IrOpcode op, void *acc, const void *in, const int64_t 
 
 typedef bool (*DirectFold)(IrOpcode op, void *acc, const void *src, int64_t n);
 
+typedef bool (*SliceFold)(IrOpcode op, void *restrict acc, const void *const *src, int rows, int64_t n);
+
+/* The slice fold for (op, t), or NULL when the kernel must do it. */
+static SliceFold slice_fold(IrOpcode op, IrElemType t)
+{
+    if (op != IR_OP_ADD && op != IR_OP_MULTIPLY && op != IR_OP_MAXIMUM && op != IR_OP_MINIMUM)
+        return NULL;
+#ifdef INTERP_HAVE_AVX2
+    if (interp_use_avx512())
+        return t == IR_TYPE_F32 ? slice_fold_f32_avx512 : t == IR_TYPE_F64 ? slice_fold_f64_avx512 : NULL;
+    if (interp_use_avx2())
+        return t == IR_TYPE_F32 ? slice_fold_f32_avx2 : t == IR_TYPE_F64 ? slice_fold_f64_avx2 : NULL;
+#endif
+    return t == IR_TYPE_F32 ? slice_fold_f32 : t == IR_TYPE_F64 ? slice_fold_f64 : NULL;
+}
+
 /* The direct fold for (op, t), or NULL when the kernel must do it.  A fold
  * returned here handles op (its false return never happens). */
 static DirectFold direct_fold(IrOpcode op, IrElemType t)
@@ -629,6 +707,7 @@ typedef struct FastReduce {
     bool serial;                /* direct is a narrow fold, one dependent step after another: for many
                                    rows at once the transposed kernel is faster */
     GroupFold group;            /* NULL: not usable */
+    SliceFold slice;            /* NULL: not usable */
     bool associative;           /* kernel_is_associative(op, t) */
     int64_t *offs;              /* BLOCK_RUN: input offsets of a block's outputs */
     int64_t *seg_offs;          /* ROWS_BLOCK: segment starts of one row */
@@ -683,6 +762,18 @@ static bool fold_slices(const FastReduce *f, const ReduceGeom *g, unsigned char 
     bool contiguous = offsets_contiguous(f->offs, nb);
     int64_t ridx[IR_MAX_RANK] = { 0 }, roff = 0;
     unsigned char *cur = acc, *other = f->alt;
+    if (contiguous && f->slice) {       /* SLICE_ROWS reduced offsets a pass, in place */
+        const void *src[SLICE_ROWS];
+        for (int64_t r = 0; r < g->n_red_elems;) {
+            int rows = 0;
+            for (; rows < SLICE_ROWS && r < g->n_red_elems; rows++, r++) {
+                src[rows] = f->in + (size_t)(roff + f->offs[0]) * f->es;
+                step_index(g->n_red, g->red_dims, g->red_strides, ridx, &roff);
+            }
+            f->slice(f->op, acc, src, rows, nb);
+        }
+        return true;
+    }
     for (int64_t r = 0; r < g->n_red_elems; r++) {
         const unsigned char *src = f->in + (size_t)(roff + f->offs[0]) * f->es;
         if (!contiguous) {
@@ -801,18 +892,23 @@ static bool fold_inner(const FastReduce *f, const ReduceGeom *g, unsigned char *
     return true;
 }
 
-static bool fast_reduce_init(FastReduce *f, const IrInstr *instr, IrOpcode op, const Value *x, Error *err)
+/* The scratch buffers for blocks of at most `outputs` outputs (a range's
+ * count: a small reduce does not pay for BLOCK_RUN). */
+static bool fast_reduce_init(FastReduce *f, const IrInstr *instr, IrOpcode op, const Value *x, int64_t outputs,
+                             Error *err)
 {
     IrElemType t = x->shape->type;
     size_t es = eval_elem_bytes(x);
     int64_t scratch = BLOCK_GATHER > ROWS_BLOCK * ROWS_CHUNK ? BLOCK_GATHER : ROWS_BLOCK * ROWS_CHUNK;
+    int64_t run = outputs < BLOCK_RUN ? (outputs > ROWS_BLOCK ? outputs : ROWS_BLOCK) : BLOCK_RUN;
     *f = (FastReduce){ op, t, es, x->data, direct_fold(op, t), t == IR_TYPE_BF16 || t == IR_TYPE_F16,
-                       group_fold(op, t), kernel_is_associative(op, t), NULL, NULL, NULL, NULL, NULL };
-    return (f->offs = eval_scratch_alloc(BLOCK_RUN, sizeof *f->offs, instr, err)) &&
+                       group_fold(op, t), slice_fold(op, t), kernel_is_associative(op, t), NULL, NULL, NULL, NULL,
+                       NULL };
+    return (f->offs = eval_scratch_alloc(run, sizeof *f->offs, instr, err)) &&
            (f->seg_offs = eval_scratch_alloc(ROWS_BLOCK, sizeof *f->seg_offs, instr, err)) &&
            (f->scratch = eval_scratch_alloc(scratch, es, instr, err)) &&
            (f->partial = eval_scratch_alloc(ROWS_BLOCK, es, instr, err)) &&
-           (f->alt = eval_scratch_alloc(BLOCK_RUN > ROWS_BLOCK ? BLOCK_RUN : ROWS_BLOCK, es, instr, err));
+           (f->alt = eval_scratch_alloc(run, es, instr, err));
 }
 
 static void fast_reduce_free(FastReduce *f)
@@ -829,7 +925,7 @@ static bool reduce_fast_range(const IrInstr *instr, IrOpcode op, const ReduceGeo
                               const Value *init, Value *res, int64_t begin, int64_t end, Error *err)
 {
     FastReduce f;
-    bool ok = fast_reduce_init(&f, instr, op, x, err);
+    bool ok = fast_reduce_init(&f, instr, op, x, end - begin, err);
     int64_t kidx[IR_MAX_RANK] = { 0 }, koff = 0;
     start_index(g->n_kept, g->kept_dims, g->kept_strides, begin, kidx, &koff);
     for (int64_t m0 = begin, nb = 0; ok && m0 < end; m0 += nb) {

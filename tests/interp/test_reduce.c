@@ -423,6 +423,64 @@ static void test_reduce_grouped_rows_fold_in_order(void **state)
     free(md);
 }
 
+/* Reduces over a leading dim (each output a column, its steps four rows a
+ * pass): rows counts around the pass of four, columns past one block of
+ * outputs (16384), f32 and f64, add, multiply and maximum, against the
+ * slow path's one element at a time.  Then the accumulator's NaN: a
+ * column -inf, +inf, NaN makes the accumulator the default NaN
+ * (0xFFC00000) at the second step, and the third must keep it, as the
+ * contiguous fold does, though the input NaN has another sign. */
+static void test_reduce_over_leading_dims_folds_columns_in_order(void **state)
+{
+    (void)state;
+    static const char *const rows[] = { "1", "3", "4", "5", "9" };
+    static const char *const types[] = { "f32", "f64" };
+    static const struct { const char *op, *init; } ops[] = {
+        { "add", "0.25" }, { "multiply", "1" }, { "maximum", "-inf" } };
+    enum { COLS = 16400, N = 9 * COLS };
+    float *xf = malloc(N * sizeof *xf);
+    double *xd = malloc(N * sizeof *xd);
+    fill_varied(xf, N, 5);
+    for (int i = 0; i < N; i++) {
+        xf[i] = i % 3 == 2 ? 1.0f + ldexpf(xf[i], -22) : xf[i];
+        xd[i] = (double)xf[i] * (1 + 0x1p-40 * (i % 5));
+    }
+    for (size_t t = 0; t < 2; t++)
+        for (size_t o = 0; o < 3; o++)
+            for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+                const char *ty = types[t];
+                char in[32], fast_body[160], slow_body[256], fast[1024], slow[1024];
+                snprintf(in, sizeof in, "%s,%d", rows[r], (int)COLS);
+                snprintf(fast_body, sizeof fast_body, "  ROOT r = %s[] %s(a, b)\n", ty, ops[o].op);
+                snprintf(slow_body, sizeof slow_body,
+                         "  wa = f64[] convert(a)\n  na = %s[] convert(wa)\n  ROOT r = %s[] %s(na, b)\n", ty, ty,
+                         ops[o].op);
+                snprintf(fast, sizeof fast, TYPED_AGREE_FMT, ty, ty, fast_body, ty, in, ty, ops[o].init, ty,
+                         "16400", "0");
+                snprintf(slow, sizeof slow, TYPED_AGREE_FMT, ty, ty, slow_body, ty, in, ty, ops[o].init, ty,
+                         "16400", "0");
+                const void *params[] = { t == 0 ? (const void *)xf : (const void *)xd };
+                assert_runs_agree(fast, slow, params);
+            }
+    free(xf);
+    free(xd);
+
+    const float ninf = -INFINITY, pinf = INFINITY, nan = f32_from(0x7FC00001u);
+    const float cols[] = { ninf, ninf, pinf, pinf, nan, nan };      /* [3,2]: two equal columns */
+    const float rows_of[] = { ninf, pinf, nan, ninf, pinf, nan };   /* [2,3]: two equal rows */
+    Value *a = run_reduce_f32(COMP_ADD_F32, "3,2", "2", "0", "0", cols);
+    Value *b = run_reduce_f32(COMP_ADD_F32, "2,3", "2", "1", "0", rows_of);
+    for (int j = 0; j < 2; j++) {
+        uint32_t ua, ub;
+        memcpy(&ua, (const float *)a->data + j, sizeof ua);
+        memcpy(&ub, (const float *)b->data + j, sizeof ub);
+        assert_int_equal(ua, 0xFFC00000u);
+        assert_int_equal(ub, 0xFFC00000u);
+    }
+    done(a);
+    done(b);
+}
+
 #define BF16_AGREE_FMT                                                                     \
     "HloModule m\n\nf {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n%s}\n\n"      \
     "ENTRY e {\n  p = bf16[%s] parameter(0)\n  z = bf16[] constant(%s)\n"                   \
@@ -957,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_reduce_variadic_argmax),
         cmocka_unit_test(test_reduce_f32_left_fold_order),
         cmocka_unit_test(test_reduce_grouped_rows_fold_in_order),
+        cmocka_unit_test(test_reduce_over_leading_dims_folds_columns_in_order),
         cmocka_unit_test(test_reduce_bf16_rounds_every_step),
         cmocka_unit_test(test_reduce_fast_and_slow_paths_agree),
         cmocka_unit_test(test_reduce_bf16_fast_and_slow_paths_agree),
