@@ -105,6 +105,7 @@
  * int(lo, hi - 1) instead. */
 #include "check.h"
 #include "check_internal.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -166,6 +167,135 @@ static uint64_t rng_next(Rng *r)
 static double rng_unit(Rng *r)
 {
     return (double)(rng_next(r) >> 11) * 0x1p-53;
+}
+
+/* ------------------------------------------------------------------ */
+/* Jumping ahead: the state after n draws, without drawing them          */
+
+/* xoshiro256**'s state update is linear over GF(2), so the state after n
+ * steps is Q(T) s, where Q(x) = x^n mod P(x) and P is the characteristic
+ * polynomial of the update T (degree 256, primitive: the period is
+ * 2^256 - 1).  P is found once, by Berlekamp-Massey on one state bit's
+ * sequence; Q(T) s is then 256 updates and XORs.  This lets a long uniform
+ * draw split across threads with the bits of the one sequential stream
+ * (random_value). */
+
+enum { POLY_WORDS = 9 };            /* up to degree 575: products of two degree-255 polynomials */
+typedef struct Poly {
+    uint64_t w[POLY_WORDS];
+} Poly;
+
+static bool poly_bit(const Poly *p, int i)
+{
+    return (p->w[i / 64] >> (i % 64)) & 1;
+}
+
+static void poly_flip(Poly *p, int i)
+{
+    p->w[i / 64] ^= (uint64_t)1 << (i % 64);
+}
+
+static void rng_step(Rng *r)
+{
+    (void)rng_next(r);
+}
+
+/* P, with its degree; degree 0 when not found (then nothing jumps). */
+static Poly jump_poly;
+static int jump_degree = -1;        /* -1: not computed yet */
+
+/* Berlekamp-Massey over GF(2) on 512 bits of s[0]'s lowest bit: the
+ * connection polynomial C (s_k = sum c_i s_{k-i}); P is its reverse. */
+static void jump_init(void)
+{
+    if (jump_degree >= 0)
+        return;
+    enum { N = 512 };
+    unsigned char bits[N];
+    Rng r;
+    rng_from_key(&r, 1);
+    for (int k = 0; k < N; k++) {
+        bits[k] = (unsigned char)(r.s[0] & 1);
+        rng_step(&r);
+    }
+    Poly c = { { 1 } }, b = { { 1 } };
+    int len = 0, m = 1;
+    for (int k = 0; k < N; k++) {
+        int dsc = bits[k];
+        for (int i = 1; i <= len; i++)
+            dsc ^= poly_bit(&c, i) & bits[k - i];
+        if (!dsc) {
+            m++;
+            continue;
+        }
+        Poly t = c;
+        for (int i = 0; i + m < POLY_WORDS * 64; i++)
+            if (poly_bit(&b, i))
+                poly_flip(&c, i + m);
+        if (2 * len <= k) {
+            len = k + 1 - len;
+            b = t;
+            m = 1;
+        } else {
+            m++;
+        }
+    }
+    memset(&jump_poly, 0, sizeof jump_poly);
+    for (int i = 0; i <= len; i++)
+        if (poly_bit(&c, i))
+            poly_flip(&jump_poly, len - i);
+    jump_degree = len == 256 ? 256 : 0;
+}
+
+/* a = a * b mod P (a, b of degree < 256). */
+static void poly_mulmod(Poly *a, const Poly *b)
+{
+    Poly prod = { { 0 } };
+    for (int i = 0; i < 256; i++)
+        if (poly_bit(b, i))
+            for (int w = 0; w < 4; w++) {
+                uint64_t x = a->w[w];
+                prod.w[w + i / 64] ^= x << (i % 64);
+                if (i % 64)
+                    prod.w[w + i / 64 + 1] ^= x >> (64 - i % 64);
+            }
+    for (int i = 510; i >= 256; i--)       /* prod ^= P << (i - 256) where bit i is set */
+        if (poly_bit(&prod, i)) {
+            int sh = i - 256, ws = sh / 64, bs = sh % 64;
+            for (int w = 0; w < 5 && w + ws < POLY_WORDS; w++) {
+                uint64_t x = jump_poly.w[w];
+                prod.w[w + ws] ^= x << bs;
+                if (bs && w + ws + 1 < POLY_WORDS)
+                    prod.w[w + ws + 1] ^= x >> (64 - bs);
+            }
+        }
+    *a = prod;
+}
+
+/* r = the state after n more draws; false when no jump is possible
+ * (jump_init found no degree-256 polynomial: never for this generator,
+ * checked by tests/check/test_random_inputs.c). */
+static bool rng_jump(Rng *r, uint64_t n)
+{
+    jump_init();
+    if (jump_degree != 256)
+        return false;
+    Poly q = { { 1 } }, x = { { 2 } };      /* q = 1, x = x^1 */
+    for (uint64_t e = n; e; e >>= 1) {
+        if (e & 1)
+            poly_mulmod(&q, &x);
+        if (e > 1)
+            poly_mulmod(&x, &x);
+    }
+    Rng acc = { { 0, 0, 0, 0 } }, cur = *r;
+    for (int i = 0; i < 256; i++) {
+        if (poly_bit(&q, i))
+            for (int k = 0; k < 4; k++)
+                acc.s[k] ^= cur.s[k];
+        rng_step(&cur);
+    }
+    *r = acc;
+    return true;
 }
 
 /* [lo, hi], hi - lo < 2^32: a multiply-shift, no rejection (the bias is
@@ -757,6 +887,42 @@ static bool fill_uniform_fast(Rng *r, IrElemType t, void *data, int64_t n)
     }
 }
 
+/* Uniform draws over [begin, end) of one array, from the stream's state
+ * at its first element (each chunk jumps there from it). */
+typedef struct UniformJob {
+    Rng start;
+    IrElemType t;
+    char *data;
+    size_t es;
+} UniformJob;
+
+static void uniform_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    const UniformJob *j = ctx;
+    Rng r = j->start;
+    rng_jump(&r, (uint64_t)begin);
+    fill_uniform_fast(&r, j->t, j->data + (size_t)begin * j->es, end - begin);
+}
+
+/* fill_uniform_fast, a long array split across the interpreter's threads:
+ * one draw per element, so chunk c starts from the state `begin` draws
+ * on, and every element gets the bits of the one sequential stream. */
+enum { UNIFORM_SPLIT_MIN = 1 << 18 };
+
+static bool fill_uniform(Rng *r, IrElemType t, void *data, int64_t n)
+{
+    bool typed = t == IR_TYPE_F32 || t == IR_TYPE_F64 || t == IR_TYPE_BF16 || t == IR_TYPE_F16;
+    if (!typed || n < UNIFORM_SPLIT_MIN || parallel_chunks(n, 16) <= 1)
+        return fill_uniform_fast(r, t, data, n);
+    jump_init();                /* before the threads: they only read it */
+    if (jump_degree != 256)
+        return fill_uniform_fast(r, t, data, n);
+    UniformJob j = { *r, t, data, (size_t)ir_type_storage_bytes(t) };
+    parallel_for(n, 16, 4096, uniform_chunk, &j);
+    rng_jump(r, (uint64_t)n);
+    return true;
+}
+
 static Value *random_value(Draw *d, const IrShape *s, Error *err)
 {
     if (ir_shape_is_tuple(s)) {
@@ -779,7 +945,7 @@ static Value *random_value(Draw *d, const IrShape *s, Error *err)
     if (!v || !ir_shape_is_array(s))
         return v;       /* tokens: no elements to draw */
     int64_t n = value_elements(v);
-    if (d->dist == CHECK_DIST_UNIFORM && fill_uniform_fast(&d->own, s->type, v->data, n))
+    if (d->dist == CHECK_DIST_UNIFORM && fill_uniform(&d->own, s->type, v->data, n))
         return v;
     memset(v->data, 0, value_bytes(v));
     fill_elements(d, s->type, v->data, n);

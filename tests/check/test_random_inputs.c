@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "check.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <string.h>
@@ -186,6 +187,40 @@ static void test_tuple_leaves_share_one_stream(void **state)
         assert_int_equal(f32_bits_at(v->elements[i / 2], i % 2), golden[i]);
     value_release(v);
     ir_module_free(m);
+}
+
+/* A long uniform draw splits across the interpreter's threads, each chunk
+ * jumping ahead in the stream (random_inputs.c): the bits must be the
+ * sequential stream's at any count, for lengths at and around the split
+ * threshold and chunk edges, every float type, and a tuple whose second
+ * leaf continues where the long first one left off.  The first four f32
+ * values are the golden ones above, so the 1-thread draw is the stream. */
+static void test_long_uniform_draws_split_across_threads_keep_the_stream(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {
+        "f32[262144]", "f32[262145]", "f32[1000003]", "f64[300007]", "bf16[524289]", "f16[400000]",
+        "(f32[300001], f32[5])",
+    };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        IrModule *m = module_with_param(shapes[k]);
+        interp_set_threads(1);
+        Value *one = draw(m, 0, 0, 0, CHECK_DIST_UNIFORM);
+        if (k == 0)
+            for (int i = 0; i < 4; i++)
+                assert_int_equal(f32_bits_at(one, i), ((const uint32_t[]){ 0x3da21cd3, 0x3e6283f1, 0x3f06ec77,
+                                                                          0xbf5f871a })[i]);
+        for (int t = 2; t <= 3; t++) {
+            interp_set_threads(t);
+            Value *split = draw(m, 0, 0, 0, CHECK_DIST_UNIFORM);
+            if (!value_bits_equal(one, split))
+                fail_msg("%s: %d threads draw other bits than 1", shapes[k], t);
+            value_release(split);
+        }
+        interp_set_threads(1);
+        value_release(one);
+        ir_module_free(m);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -553,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_golden_f64_uniform_and_s32_values),
         cmocka_unit_test(test_uniform_narrow_floats_round_the_f64_stream),
         cmocka_unit_test(test_tuple_leaves_share_one_stream),
+        cmocka_unit_test(test_long_uniform_draws_split_across_threads_keep_the_stream),
         cmocka_unit_test(test_uniform_floats_lie_in_minus_one_to_one),
         cmocka_unit_test(test_normal_has_mean_zero_and_unit_variance),
         cmocka_unit_test(test_wide_spans_many_binades_and_stays_finite),
