@@ -40,6 +40,16 @@ run() {
 
 now() { date +%s.%N; }
 
+timed() {   # timed VAR CMD...: VAR = seconds of wall time; exit status 0 or 1 counts as success
+    local var=$1 t0 rc
+    shift
+    t0=$(now)
+    "$@" >/dev/null 2>&1
+    rc=$?
+    [ $rc -le 1 ] || failures+=("$* (exit $rc)")
+    printf -v "$var" '%s' "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')"
+}
+
 # ---- Build
 
 if [ ! -f "$BUILD/libhlocheck.a" ]; then
@@ -122,25 +132,24 @@ ENTRY e {
 }
 END_MODULE
 
-# median_ms N CMD...: the median wall time of N runs of CMD, in ms.
+# median_ms VAR N CMD...: VAR = the median wall time of N runs of CMD, in ms.
 median_ms() {
-    local n=$1 i s e
-    shift
+    local var=$1 n=$2 i t ts=()
+    shift 2
     for ((i = 0; i < n; i++)); do
-        s=$(date +%s%N)
-        "$@" >/dev/null 2>&1 || { echo -1; return; }
-        e=$(date +%s%N)
-        echo $(((e - s) / 1000000))
-    done | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+        timed t "$@"
+        ts+=("$t")
+    done
+    printf -v "$var" '%s' "$(printf '%s\n' "${ts[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "%d", a[int((NR + 1) / 2)] * 1000 }')"
 }
 
 section "whole hlo-run commands at 1, 2 and 3 threads: a 2048^3 dot, transpose, add, convert and reduce (target: the 2-thread speed-up >= 1.5, outputs the same bytes)"
 declare -A cmd_ms
 for t in 1 2 3; do
     rm -rf "$out/mixed_t$t"
-    cmd_ms[$t]=$(median_ms 7 "$BUILD/hlo-run" --threads "$t" --outputs "$out/mixed_t$t" "$out/mixed_2048.hlo")
+    median_ms "cmd_ms[$t]" 7 "$BUILD/hlo-run" --threads "$t" --outputs "$out/mixed_t$t" "$out/mixed_2048.hlo"
 done
-if [ "${cmd_ms[1]}" -gt 0 ] && [ "${cmd_ms[2]}" -gt 0 ] && [ "${cmd_ms[3]}" -gt 0 ]; then
+if [ -s "$out/mixed_t1/out0.rank0.npy" ] && [ -s "$out/mixed_t2/out0.rank0.npy" ] && [ -s "$out/mixed_t3/out0.rank0.npy" ]; then
     same=yes
     for t in 2 3; do cmp -s "$out/mixed_t1/out0.rank0.npy" "$out/mixed_t$t/out0.rank0.npy" || same=no; done
     for t in 2 3; do
@@ -178,15 +187,6 @@ section "hlo-check overhead: one trial vs hlo-run before + hlo-run after + the f
 run check "${mpirun_cmd[@]}" -np 2 "$out/bench_check" "$out/step_2dev.hlo" "$out/step_2dev"
 
 # The same as whole commands, process start-up and parsing included.
-timed() {   # timed VAR CMD...: VAR = seconds of wall time; exit status 0 or 1 counts as success
-    local var=$1 t0 rc
-    shift
-    t0=$(now)
-    "$@" >/dev/null 2>&1
-    rc=$?
-    [ $rc -le 1 ] || failures+=("$* (exit $rc)")
-    printf -v "$var" '%s' "$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }')"
-}
 if [ -s "$out/step_2dev.after.hlo" ] && [ -s "$out/step_2dev.f64.hlo" ]; then
     timed t_before "${mpirun_cmd[@]}" -np 2 "$BUILD/hlo-run" "$out/step_2dev.hlo"
     timed t_after "${mpirun_cmd[@]}" -np 2 "$BUILD/hlo-run" "$out/step_2dev.after.hlo"

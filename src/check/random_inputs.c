@@ -272,14 +272,11 @@ static void poly_mulmod(Poly *a, const Poly *b)
     *a = prod;
 }
 
-/* r = the state after n more draws; false when no jump is possible
- * (jump_init found no degree-256 polynomial: never for this generator,
- * checked by tests/check/test_random_inputs.c). */
-static bool rng_jump(Rng *r, uint64_t n)
+/* r = the state after n more draws.  Callers have run jump_init and found
+ * the degree-256 polynomial (fill_uniform; tests/check/test_random_inputs.c
+ * checks that it is found and that jumps give the sequential bits). */
+static void rng_jump(Rng *r, uint64_t n)
 {
-    jump_init();
-    if (jump_degree != 256)
-        return false;
     Poly q = { { 1 } }, x = { { 2 } };      /* q = 1, x = x^1 */
     for (uint64_t e = n; e; e >>= 1) {
         if (e & 1)
@@ -295,7 +292,6 @@ static bool rng_jump(Rng *r, uint64_t n)
         rng_step(&cur);
     }
     *r = acc;
-    return true;
 }
 
 /* [lo, hi], hi - lo < 2^32: a multiply-shift, no rejection (the bias is

@@ -32,7 +32,8 @@
  * Determinism and threads: the checker compares runs bit for bit, at any
  * --threads.  OpenBLAS's own threading gives other bits than its one-thread
  * result (95 of 138 sgemm shapes tried differed at 2 or 3 threads), so the
- * first BLAS dot pins OpenBLAS to one thread and the pool (parallel.h)
+ * interpreter pins OpenBLAS to one thread when it starts (interp_new,
+ * interp_set_threads: eval_blas_single_thread) and the pool (parallel.h)
  * shares out fixed tiles of C instead (pieces of the larger side), each one
  * single-threaded BLAS call: the tiles are a function of the shapes only,
  * never of the thread count or of the kernel OpenBLAS chose for the CPU,
@@ -838,8 +839,6 @@ static bool check_blas_sizes(const Dot *d, Error *err)
         return error_set(err, ERR_UNSUPPORTED, d->instr->info->loc,
                          "dot: %lld x %lld x %lld is too large for BLAS", (long long)d->M,
                          (long long)d->K, (long long)d->N);
-    if (blas)
-        eval_blas_single_thread();
     return true;
 }
 
@@ -871,8 +870,6 @@ bool eval_matmul_init(EvalMatmul *mm, const IrInstr *instr, IrElemType lhs, IrEl
     mm->compute = (int)cp;
     mm->elem_bytes = compute_bytes[cp];
     mm->direct = output_is_direct(mm->result, cp);
-    if (cp != COMPUTE_U32 && cp != COMPUTE_U64)
-        eval_blas_single_thread();
     return true;
 }
 
