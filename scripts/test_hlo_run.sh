@@ -223,6 +223,12 @@ else bad "forty singletons at once all finish and leave nothing in TMPDIR" "$fai
 unset TMPDIR
 rm -f rc.s* err.s*
 
+# A start-up that does not end (here: a limit shorter than MPI_Init takes)
+# ends with a message and exit 3, not a wait without end.
+HLOCHECK_MPI_INIT_TIMEOUT=0.001 hr 0 add.hlo
+expect "an MPI start-up past HLOCHECK_MPI_INIT_TIMEOUT exits 3 saying so" 3 \
+    '^hlo-run: error: MPI start-up \(MPI_Init\) did not finish within 0.001 s'
+
 # ---- Two and four ranks
 
 hr 2 add.hlo
@@ -305,9 +311,9 @@ expect "a file of the wrong dtype exits 2 naming it" 2 \
 cp o1/nested/out3.rank0.npy in1/param3.rank0.npy
 rm in1/param2.rank1.npy
 hr 2 id.hlo --inputs in1
-expect "a file only rank 1 lacks: found at start-up, exit 2 naming the ranks" 2 \
-    '^hlo-run: the ranks were started with different --inputs files \(how many DIR/param<p>.rank<r>.npy, and their sizes\): ranks 0 have one, ranks 1 another'
-[ "$(grep -c 'different --inputs files' err)" -eq 1 ] || bad "said once" "$(grep -c 'different --inputs files' err) lines"
+expect "a file only rank 1 lacks: found at start-up, exit 2 naming the rank and the file" 2 \
+    '^hlo-run: --inputs in1: rank 1 cannot read in1/param2.rank1.npy \(and maybe more\) while other ranks read 4 files each'
+[ "$(grep -c 'cannot read in1/param2' err)" -eq 1 ] || bad "said once" "$(grep -c 'cannot read in1/param2' err) lines"
 
 # ---- numpy cross-checks
 
@@ -394,7 +400,7 @@ else
     bad "mismatch printed once" "$(grep -c 'different module files' err) times"
 fi
 mpi_run 60 1 "$run" a.hlo --seed 1 : -np 1 "$run" a.hlo --seed 2 >out 2>err </dev/null; rc=$?
-expect "ranks given different --seed: refused" 2 'different flags: ranks 0 have one, ranks 1 another'
+expect "ranks given different --seed: refused" 2 'different flags: rank 0 has one, rank 1 another'
 # every rank's files present, but rank 1's first one of another size
 mpi_run 60 2 "$run" add.hlo --outputs agree_out >out 2>err </dev/null
 mkdir -p agree_in
@@ -402,7 +408,7 @@ for r in 0 1; do for p in 0 1; do cp agree_out/out0.rank$r.npy agree_in/param$p.
 cp id_small.npy agree_in/param0.rank1.npy 2>/dev/null || head -c 100 agree_out/out0.rank1.npy >agree_in/param0.rank1.npy
 mpi_run 60 2 "$run" add.hlo --inputs agree_in >out 2>err </dev/null; rc=$?
 expect "a rank's --inputs file of another size: refused at start-up" 2 \
-    'different --inputs files \(how many DIR/param<p>.rank<r>.npy, and their sizes\): ranks 0 have one, ranks 1 another'
+    'different --inputs files \(how many DIR/param<p>.rank<r>.npy, and their sizes\): rank 0 has one, rank 1 another'
 
 mpi_run 60 2 "$run" add.hlo --inputs agree_out --outputs ./agree_out >out 2>err </dev/null; rc=$?
 expect "--outputs naming the --inputs directory: refused" 2 'is the --inputs directory: refusing to write over the inputs'

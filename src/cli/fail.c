@@ -26,6 +26,14 @@ static void describe(const Error *err, Failure *out)
     out->code = error_exit_code(err);
 }
 
+/* "rank R: <line>", "rank R on HOST: <line>" once the job spans hosts. */
+static void say_rank(const Coll *c, int rank, const char *line)
+{
+    char who[COLL_HOST_NAME + 32];
+    coll_rank_name(c, rank, who, sizeof who);
+    fprintf(stderr, "%s: %s", who, line);
+}
+
 /* Called on every rank once all know that some failed.  The lowest failing
  * rank's message is compared with the others': when every rank failed with
  * it, rank 0 says it once; otherwise each failing rank says its own. */
@@ -44,7 +52,7 @@ static int report(Coll *c, bool ok, const Error *err)
     if (differs == 0 && rank == 0)
         fputs(first.line, stderr);
     else if (differs != 0 && !ok)
-        fprintf(stderr, "rank %d: %s", rank, mine.line);
+        say_rank(c, rank, mine.line);
     return (int)first.code;
 }
 
@@ -62,7 +70,7 @@ int fail_settle_run(Coll *c, bool ok, const Error *err)
     if (!agreed) {
         Failure mine;
         describe(err, &mine);
-        fprintf(stderr, "rank %d: %s", coll_rank(c), mine.line);
+        say_rank(c, coll_rank(c), mine.line);
         coll_abort(c, (int)mine.code);
     }
     return all ? 0 : report(c, ok, err);

@@ -1,10 +1,12 @@
 /* startup.c: the start-up agreement of startup.h. */
 #include "startup.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
@@ -92,11 +94,17 @@ uint64_t startup_hash_inputs(const char *dir, int rank)
     return h;
 }
 
-/* "0-3,6" into buf: the ranks whose value is v. */
-static void ranks_with(const uint64_t *all, int world, int n, int k, uint64_t v, char *buf, size_t size)
+/* "ranks 0-3,6" (or "rank 2") into buf: the ranks whose value is v; " (on
+ * h1, h2)" after them, their hosts, when the job spans more than one.
+ * Returns how many ranks. */
+static int ranks_with(const Coll *c, const uint64_t *all, int world, int n, int k, uint64_t v, char *buf,
+                      size_t size)
 {
-    size_t len = 0;
-    buf[0] = 0;
+    int count = 0;
+    for (int r = 0; r < world; r++)
+        count += all[(size_t)r * (size_t)n + (size_t)k] == v;
+    size_t len = (size_t)snprintf(buf, size, "%s ", count == 1 ? "rank" : "ranks");
+    size_t head = len;
     for (int r = 0; r < world; r++) {
         if (all[(size_t)r * (size_t)n + (size_t)k] != v)
             continue;
@@ -104,11 +112,32 @@ static void ranks_with(const uint64_t *all, int world, int n, int k, uint64_t v,
         while (e + 1 < world && all[(size_t)(e + 1) * (size_t)n + (size_t)k] == v)
             e++;
         if (len < size)
-            len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? "," : "", r);
+            len += (size_t)snprintf(buf + len, size - len, "%s%d", len > head ? "," : "", r);
         if (e > r && len < size)
             len += (size_t)snprintf(buf + len, size - len, "-%d", e);
         r = e;
     }
+    if (coll_hosts(c) < 2)
+        return count;
+    int named = 0;
+    for (int r = 0; r < world && len < size; r++) {
+        if (all[(size_t)r * (size_t)n + (size_t)k] != v)
+            continue;
+        bool seen = false;      /* hosts in rank order, each once */
+        for (int q = 0; q < r && !seen; q++)
+            seen = all[(size_t)q * (size_t)n + (size_t)k] == v && strcmp(coll_host(c, q), coll_host(c, r)) == 0;
+        if (seen)
+            continue;
+        if (named == 4) {
+            len += (size_t)snprintf(buf + len, size - len, ", ...");
+            break;
+        }
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", named ? ", " : " (on ", coll_host(c, r));
+        named++;
+    }
+    if (named && len < size)
+        snprintf(buf + len, size - len, ")");
+    return count;
 }
 
 bool startup_agree(Coll *c, const StartupItem *items, int n, char *msg, size_t msg_n)
@@ -130,13 +159,58 @@ bool startup_agree(Coll *c, const StartupItem *items, int n, char *msg, size_t m
                 other = r;
         if (other < 0)
             continue;
-        char a[256], b[256];
-        ranks_with(all, world, n, k, first, a, sizeof a);
-        ranks_with(all, world, n, k, all[(size_t)other * (size_t)n + (size_t)k], b, sizeof b);
-        snprintf(msg, msg_n, "the ranks were started with different %s: ranks %s have one, ranks %s another%s; "
-                 "every rank must be given the same", items[k].what, a, b,
-                 world > 2 ? " (and maybe more)" : "");
+        uint64_t second = all[(size_t)other * (size_t)n + (size_t)k];
+        char a[320], b[320];
+        int na = ranks_with(c, all, world, n, k, first, a, sizeof a);
+        int nb = ranks_with(c, all, world, n, k, second, b, sizeof b);
+        if (items[k].path && (first == 0 || second == 0))
+            snprintf(msg, msg_n, "%s cannot read %s, which %s can: each rank reads it on its own host, so every "
+                     "host must hold it (a shared file system, or a copy on each)", first == 0 ? a : b,
+                     items[k].path, first == 0 ? b : a);
+        else
+            snprintf(msg, msg_n, "the ranks were started with different %s: %s %s one, %s another%s; every "
+                     "rank must be given the same", items[k].what, a, na == 1 ? "has" : "have", b,
+                     world > 2 ? " (and maybe more)" : "");
+        (void)nb;
         ok = false;
+    }
+    free(all);
+    return ok;
+}
+
+/* How many of DIR/param<p>.rank<rank>.npy, p from 0, this rank can read. */
+static int64_t inputs_present(const char *dir, int rank)
+{
+    int64_t p = 0;
+    for (; p < 100000; p++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/param%" PRId64 ".rank%d.npy", dir, p, rank);
+        if (access(path, R_OK) != 0)    /* not opened: a FIFO would block (reading it is refused later) */
+            break;
+    }
+    return p;
+}
+
+/* Collective: false, with msg naming the ranks (and hosts) that lack
+ * --inputs files other ranks have, and the first such file. */
+static bool inputs_everywhere(Coll *c, const char *dir, char *msg, size_t msg_n)
+{
+    int world = coll_world(c), rank = coll_rank(c);
+    int64_t have = inputs_present(dir, rank), most = have;
+    coll_allreduce_i64(c, &most, 1, COLL_MAX);
+    uint64_t lacks = have < most, *all = xmalloc((size_t)world * sizeof *all);
+    coll_allgather_u64(c, &lacks, 1, all);
+    int64_t lowest = lacks ? rank : world, first_missing = have;
+    coll_allreduce_i64(c, &lowest, 1, COLL_MIN);
+    bool ok = lowest == world;
+    if (!ok) {
+        coll_bcast(c, &first_missing, sizeof first_missing, (int)lowest);
+        char who[320];
+        ranks_with(c, all, world, 1, 0, 1, who, sizeof who);
+        snprintf(msg, msg_n, "--inputs %s: %s cannot read %s/param%" PRId64 ".rank%d.npy (and maybe more) while "
+                 "other ranks read %" PRId64 " files each: each rank reads its own files from DIR on its own host, "
+                 "so every host must hold its ranks' files (a shared file system, or a copy on each)", dir, who, dir,
+                 first_missing, (int)lowest, most);
     }
     free(all);
     return ok;
@@ -147,15 +221,31 @@ bool startup_agree_job(Coll *c, const char *const *modules, int n_modules, const
                        size_t msg_n)
 {
     uint64_t files = 0;
-    for (int i = 0; i < n_modules; i++)
-        files = files * 31 ^ startup_hash_file(modules[i]);
+    bool unreadable = false;
+    char names[1024] = "";      /* the module files, for a rank that cannot read one */
+    size_t len = 0;
+    for (int i = 0; i < n_modules; i++) {
+        uint64_t h = startup_hash_file(modules[i]);
+        files = files * 31 ^ h;
+        unreadable |= h == 0 && modules[i] && strcmp(modules[i], "-") != 0;
+        if (modules[i] && len < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? " or " : "", modules[i]);
+    }
+    if (unreadable)
+        files = 0;
     StartupItem items[] = {
-        { "module files (by content)", files },
-        { "flags", startup_hash_flags(argc, argv, flags, n_flags, outputs) },
+        { "module files (by content)", files, names },
+        { "flags", startup_hash_flags(argc, argv, flags, n_flags, outputs), NULL },
         { "--inputs files (how many DIR/param<p>.rank<r>.npy, and their sizes)",
-          startup_hash_inputs(inputs_dir, coll_rank(c)) },
+          startup_hash_inputs(inputs_dir, coll_rank(c)), NULL },
     };
-    return startup_agree(c, items, 3, msg, msg_n);
+    /* Module and flags first; then files some ranks lack, said as such
+     * (their hosts and the first file), before their sizes are compared. */
+    if (!startup_agree(c, items, 2, msg, msg_n))
+        return false;
+    if (inputs_dir && !inputs_everywhere(c, inputs_dir, msg, msg_n))
+        return false;
+    return startup_agree(c, items + 2, 1, msg, msg_n);
 }
 
 bool startup_outputs_ok(Coll *c, const char *const *inputs, int n_inputs, const char *const *outs,

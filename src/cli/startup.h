@@ -12,6 +12,8 @@
 typedef struct StartupItem {
     char what[160];         /* "the module file", "the flags", ... */
     uint64_t hash;          /* this rank's value */
+    const char *path;       /* a file whose hash is 0 where it cannot be read: then the message names the
+                             * ranks and hosts that cannot read it; NULL for other items */
 } StartupItem;
 
 #define STARTUP_MAX_ITEMS 8
@@ -32,8 +34,11 @@ uint64_t startup_hash_inputs(const char *dir, int rank);
  * false with msg naming what differs and which ranks hold which value. */
 bool startup_agree(Coll *c, const StartupItem *items, int n, char *msg, size_t msg_n);
 /* Collective: startup_agree on what a tool that runs modules is given: the
- * module files (by content, in order), the flags (outputs left out, as
- * startup_hash_flags) and the --inputs files (startup_hash_inputs). */
+ * module files (by content, in order; a module some ranks cannot read is
+ * said as such, naming their hosts), the flags (outputs left out, as
+ * startup_hash_flags) and the --inputs files (startup_hash_inputs; first,
+ * files some ranks lack that others have, naming the ranks, their hosts
+ * and the first such file: each rank reads its own on its own host). */
 bool startup_agree_job(Coll *c, const char *const *modules, int n_modules, const char *inputs_dir, int argc,
                        char **argv, const CliFlag *flags, int n_flags, const char *const *outputs, char *msg,
                        size_t msg_n);

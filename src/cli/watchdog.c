@@ -61,11 +61,11 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
-void watchdog_start(const char *tool, int rank, double seconds)
+void watchdog_start(const char *tool, const char *who, double seconds)
 {
     if (!(seconds > 0))
         return;
-    snprintf(prefix, sizeof prefix, "%s: rank %d: --timeout %g s passed", tool, rank, seconds);
+    snprintf(prefix, sizeof prefix, "%s: %s: --timeout %g s passed", tool, who, seconds);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_alarm;

@@ -6,8 +6,9 @@
 #define WATCHDOG_H
 
 /* Arms the timer: after `seconds` (> 0) of wall time the process prints
- * "<tool>: rank <rank>: --timeout <seconds> s passed, in instruction ..."
- * and exits 3. */
-void watchdog_start(const char *tool, int rank, double seconds);
+ * "<tool>: <who>: --timeout <seconds> s passed, in instruction ..." and
+ * exits 3; who names the rank ("rank 2", or "rank 2 on HOST" across
+ * hosts: coll_rank_name). */
+void watchdog_start(const char *tool, const char *who, double seconds);
 
 #endif /* WATCHDOG_H */

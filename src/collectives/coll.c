@@ -4,9 +4,11 @@
 #include "coll_internal.h"
 
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +40,8 @@ struct Coll {
     CollP2p p2p;
     bool narrowed;
     CollWorld saved;        /* the whole job, while narrowed */
+    char (*host)[COLL_HOST_NAME];   /* world rank r runs on host[r] */
+    int n_hosts;            /* distinct names among them */
 };
 
 /* A tool started without a launcher is an MPI singleton: a job of one
@@ -106,6 +110,90 @@ void coll_singleton_defaults(void)
 #endif
 }
 
+/* ---- Hosts: the node each rank runs on, for messages that must name it
+ * once a job spans several (a file one host lacks, a rank that failed
+ * there).  The name is MPI's processor name: the host name. */
+
+static void gather_hosts(Coll *c)
+{
+    char mine[COLL_HOST_NAME] = "";
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    if (MPI_Get_processor_name(name, &len) == MPI_SUCCESS && len > 0)
+        snprintf(mine, sizeof mine, "%.*s", len, name);
+    c->host = xcalloc((size_t)c->world, sizeof *c->host);
+    if (MPI_Allgather(mine, COLL_HOST_NAME, MPI_CHAR, c->host, COLL_HOST_NAME, MPI_CHAR, MPI_COMM_WORLD) !=
+        MPI_SUCCESS)
+        for (int r = 0; r < c->world; r++)
+            snprintf(c->host[r], COLL_HOST_NAME, "%s", r == c->rank ? mine : "?");
+    c->n_hosts = 0;
+    for (int r = 0; r < c->world; r++) {
+        int q = 0;
+        while (q < r && strcmp(c->host[q], c->host[r]) != 0)
+            q++;
+        c->n_hosts += q == r;
+    }
+}
+
+int coll_hosts(const Coll *c)
+{
+    return c->n_hosts;
+}
+
+const char *coll_host(const Coll *c, int rank)
+{
+    return rank >= 0 && rank < (c->narrowed ? c->saved.world : c->world) ? c->host[rank] : "?";
+}
+
+void coll_rank_name(const Coll *c, int rank, char *buf, size_t n)
+{
+    if (c->n_hosts > 1)
+        snprintf(buf, n, "rank %d on %s", rank, coll_host(c, rank));
+    else
+        snprintf(buf, n, "rank %d", rank);
+}
+
+/* ---- A start-up that never ends: MPI_Init waiting for a launcher or a
+ * peer that is gone (a stalled daemon, a network probe that hangs) would
+ * hold the tool, and the job, forever.  After HLOCHECK_MPI_INIT_TIMEOUT
+ * seconds (default 120; normally it takes 0.03 s alone, well under a second
+ * under mpirun) the process says so and exits 3. */
+
+static char init_stall_msg[256];
+
+static void on_init_stall(int sig)
+{
+    (void)sig;
+    ssize_t w = write(2, init_stall_msg, strlen(init_stall_msg));
+    (void)w;
+    _exit(3);
+}
+
+static void init_watch(bool on, const char *tool)
+{
+    static struct sigaction saved;
+    struct itimerval t = { 0 };
+    if (!on) {
+        setitimer(ITIMER_REAL, &t, NULL);
+        sigaction(SIGALRM, &saved, NULL);
+        return;
+    }
+    const char *env = getenv("HLOCHECK_MPI_INIT_TIMEOUT");
+    double secs = env && *env ? strtod(env, NULL) : 120;
+    if (!(secs > 0))
+        secs = 120;
+    snprintf(init_stall_msg, sizeof init_stall_msg, "%s: error: MPI start-up (MPI_Init) did not finish within %g s: "
+             "the launcher or a peer rank is not answering (HLOCHECK_MPI_INIT_TIMEOUT sets the limit)\n", tool, secs);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_init_stall;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, &saved);
+    t.it_value.tv_sec = (time_t)secs;
+    t.it_value.tv_usec = (suseconds_t)((secs - (double)(time_t)secs) * 1e6);
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
 Coll *coll_init(int *argc, char ***argv)
 {
     Coll *c = xcalloc(1, sizeof *c);
@@ -113,7 +201,10 @@ Coll *coll_init(int *argc, char ***argv)
     MPI_Initialized(&inited);
     if (!inited) {
         coll_singleton_defaults();
+        const char *slash = argv && *argv && (*argv)[0] ? strrchr((*argv)[0], '/') : NULL;
+        init_watch(true, slash ? slash + 1 : argv && *argv && (*argv)[0] ? (*argv)[0] : "hlocheck");
         MPI_Init(argc, argv);
+        init_watch(false, NULL);
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
         remove_session_base();
 #endif
@@ -126,6 +217,7 @@ Coll *coll_init(int *argc, char ***argv)
     MPI_Comm_size(MPI_COMM_WORLD, &c->world);
     c->device = (InterpDevice){ c->rank, c->world, c->world, 1 };
     coll_p2p_init(&c->p2p);
+    gather_hosts(c);
     return c;
 }
 

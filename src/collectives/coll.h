@@ -79,6 +79,14 @@ void coll_allgather_u64(Coll *c, const uint64_t *mine, int n, uint64_t *all);
 bool coll_narrow(Coll *c, int n);
 void coll_widen(Coll *c);
 
+/* The hosts of the job: how many distinct ones, and the name of the one
+ * rank r (of the whole job) runs on.  coll_rank_name: "rank R", or "rank R
+ * on HOST" when the job spans more than one host. */
+#define COLL_HOST_NAME 64
+int coll_hosts(const Coll *c);
+const char *coll_host(const Coll *c, int rank);
+void coll_rank_name(const Coll *c, int rank, char *buf, size_t n);
+
 /* How many ranks of the job run on this rank's node (an MPI shared-memory
  * communicator split), and this node's physical memory in bytes. */
 int coll_node_ranks(Coll *c);

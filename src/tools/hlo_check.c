@@ -32,6 +32,7 @@ typedef struct Options {
     int64_t replicas, partitions;
     bool per_pass, shrink, opaque_custom_calls, fill_elided, local, help, prove, require_proof;
     int64_t max_memory;         /* 0: the default */
+    int64_t node_memory;        /* --local's launch lines: 0, this node's */
     double timeout;             /* --timeout, 0: none */
     int64_t threads;            /* --threads, 0: the default */
     int64_t region;             /* --local: only this region (1-based); 0: all */
@@ -84,6 +85,9 @@ static const CliFlag flags[] = {
      "away and enters the region as parameters (index arithmetic on constants and device ids stays in); "
      "one line per region, and the pair is equivalent when every region is"},
     {"--region", CLI_INT, OPT(region), "=N", "all", "with --local: check region N only (as numbered by --local)"},
+    {"--node-memory", CLI_BYTES, OPT(node_memory), "=SIZE", "this node's physical memory",
+     "with --local: the memory of the nodes the mpirun and srun lines for regions that do not fit are sized for "
+     "(a cluster's compute nodes, when they differ from this one)"},
     {"--regions-dir", CLI_STRING, OPT(regions_dir), "=DIR", "",
      "with --local: also write each region's two sides as DIR/region<N>.before.hlo and .after.hlo, modules that "
      "hlo-check and hlo-run take on their own"},
@@ -397,7 +401,8 @@ __attribute__((noreturn)) static void local_check(Tool *t, const IrModule *befor
     CheckOptions co;
     check_options(t, &co);
     CheckLocalOptions lo = { .region = (int)t->o.region, .max_memory_given = t->max_memory_given,
-                             .regions_dir = t->o.regions_dir, .before_name = t->inputs[0],
+                             .node_memory = t->o.node_memory, .regions_dir = t->o.regions_dir,
+                             .before_name = t->inputs[0],
                              .after_name = after_name, .out = stdout };
     CheckLocal l;
     Error err = { 0 };
@@ -417,7 +422,9 @@ int main(int argc, char **argv)
     t.c = coll_init(&argc, &argv);
     t.rank = coll_rank(t.c);
     parse_args(&t, argc, argv);
-    watchdog_start("hlo-check", t.rank, t.o.timeout);
+    char who[COLL_HOST_NAME + 32];
+    coll_rank_name(t.c, t.rank, who, sizeof who);
+    watchdog_start("hlo-check", who, t.o.timeout);
     agree_at_startup(&t, argc, argv);
     startup_threads(t.c, t.o.threads, "hlo-check");
     IrModule *before = load(&t, t.inputs[0]);

@@ -197,7 +197,7 @@ int main(int argc, char **argv)
     parse(c, argc, argv, &o, &cfg);
     int rank = coll_rank(c), world = coll_world(c);
     static const char *const outputs[] = { "--out", "--json", NULL };
-    StartupItem items[] = { { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs) } };
+    StartupItem items[] = { { "flags", startup_hash_flags(argc, argv, flags, N_FLAGS, outputs), NULL } };
     char msg[1024];
     if (!startup_agree(c, items, 1, msg, sizeof msg))
         usage_error(c, msg);

@@ -490,7 +490,9 @@ int main(int argc, char **argv)
     }
     if (opt.snapshot && !pick_snapshot(&opt, this_rank, coll_world(c)))
         coll_finish(c, EXIT_USAGE);
-    watchdog_start("hlo-run", this_rank, opt.timeout);
+    char who[COLL_HOST_NAME + 32];
+    coll_rank_name(c, this_rank, who, sizeof who);
+    watchdog_start("hlo-run", who, opt.timeout);
     static const char *const outputs[] = { "--outputs", "--save-inputs", "--print", "--time",
                                            RUN_FLAGS_NO_AGREEMENT, NULL };
     const char *module = opt.snapshot ? NULL : opt.in_path;
