@@ -136,6 +136,7 @@ test:
 	TALLY=$$tally scripts/test_hostile.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/run_interp_corpus.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/test_threads.sh $(BUILD) || st=1; \
+	TALLY=$$tally scripts/test_nodes.sh --quick $(BUILD) || st=1; \
 	TALLY=$$tally scripts/run_peer_e2e.sh $(BUILD)/hlo-run || st=1; \
 	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/validate.sh --prove $(BUILD) || st=1; \
@@ -219,13 +220,15 @@ demo:
 # ci-gate.sh on a directory of one's own modules, hlo-check's own cases
 # (--per-pass --shrink on every unsound corpus case among them; all three
 # also part of test), then every real dump run and checked, the MaxText steps
-# with --local (tens of minutes: not part of test).
-validate: all
+# with --local (tens of minutes: not part of test), and every case across
+# hosts of our own (test_nodes.sh; its --quick part is in test).
+validate: all unit-tests
 	scripts/validate.sh --prove $(BUILD)
 	scripts/proto_validate.sh --prove $(BUILD)
 	scripts/test_validate.sh $(BUILD)
 	scripts/test_hlo_check.sh $(BUILD)
 	scripts/run_real_dumps.sh --local $(BUILD)
+	scripts/test_nodes.sh $(BUILD)
 	$(MAKE) --no-print-directory zoo zoo-check
 
 # Open MPI keeps memory at exit that LeakSanitizer cannot attribute (its

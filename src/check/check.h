@@ -448,6 +448,7 @@ typedef struct CheckRegionResult {
 typedef struct CheckLocalOptions {
     int region;                     /* > 0: check this region only (1-based) */
     bool max_memory_given;          /* else a region's limit is the default over the ranks it runs on */
+    int64_t node_memory;            /* the nodes a region that does not fit is sized for: 0, this one's */
     const char *regions_dir;        /* also write region<N>.before.hlo and .after.hlo there (rank 0) */
     const char *before_name, *after_name;   /* for the report */
     FILE *out;                      /* rank 0 reports each region here as it goes; NULL: quiet */

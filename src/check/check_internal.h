@@ -134,7 +134,10 @@ void check_print_region_head(FILE *out, const CheckRegion *r, const CheckRegionR
 void check_print_region_need(FILE *out, const CheckRegionResult *res, bool with_need);
 /* The verdict closing the line, and the region's report when it differs. */
 void check_print_region_verdict(FILE *out, const CheckRegionResult *res, const CheckReport *rep);
-/* ": NOT RUN: why, and what would run it" (node_memory: this node's bytes). */
+/* ": NOT RUN: why, and what would run it": for a region too big for its
+ * ranks here, the nodes of node_memory bytes it needs and the launch lines
+ * that place it on them (mpirun on nodes like this, mpirun with a hostfile,
+ * Slurm's srun). */
 void check_print_region_not_run(FILE *out, const CheckRegionResult *res, int64_t node_memory);
 /* The regions differ or change precision and the whole pair is checked. */
 void check_print_local_whole(FILE *out, const CheckLocal *l);

@@ -133,7 +133,7 @@ static bool check_region(Coll *c, const CheckOptions *co, const CheckLocalOption
     res->verdict = (CheckRegionVerdict)status[0];
     res->not_run = (CheckNotRun)status[1];
     if (out && res->not_run != CHECK_RAN)
-        check_print_region_not_run(out, res, coll_node_memory());
+        check_print_region_not_run(out, res, lo->node_memory > 0 ? lo->node_memory : coll_node_memory());
     return true;
 }
 

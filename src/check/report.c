@@ -455,15 +455,26 @@ void check_print_region_not_run(FILE *out, const CheckRegionResult *res, int64_t
     } else {
         /* On nodes like this one, as many ranks a node as their need allows. */
         int64_t per_node = res->need.peak > 0 ? node_memory / res->need.peak : 0;
-        if (per_node < 1)
-            fprintf(out, ": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s), and more than this "
+        if (per_node < 1) {
+            fprintf(out, ": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s), and more than a "
                     "whole node has: on nodes with at least %s each, mpirun -np %d --map-by ppr:1:node hlo-check "
                     "--local --region=%d ...\n", ranks, bytes, lim, res->limit_why, bytes, ranks, region);
-        else
-            fprintf(out, ": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s); on %lld nodes like "
-                    "this one: mpirun -np %d --map-by ppr:%lld:node hlo-check --local --region=%d ...\n", ranks,
-                    bytes, lim, res->limit_why, (long long)((ranks + per_node - 1) / per_node), ranks,
-                    (long long)per_node, region);
+            return;
+        }
+        if (per_node > ranks)
+            per_node = ranks;
+        long long nodes = (ranks + per_node - 1) / per_node, ppr = (long long)per_node;
+        char nb[32];
+        interp_format_bytes(node_memory, nb, sizeof nb);
+        fprintf(out, ": NOT RUN: needs %d x %s, more than --max-memory=%s per rank (%s); on %lld node%s of %s, "
+                "%lld rank%s each: mpirun -np %d --map-by ppr:%lld:node hlo-check --local --region=%d ...\n", ranks,
+                bytes, lim, res->limit_why, nodes, nodes == 1 ? "" : "s", nb, ppr, ppr == 1 ? "" : "s", ranks, ppr,
+                region);
+        fprintf(out, "  with a hostfile of %lld node%s (one line each: NAME slots=%lld): mpirun --hostfile HOSTFILE "
+                "-np %d --map-by ppr:%lld:node hlo-check --local --region=%d ...\n", nodes, nodes == 1 ? "" : "s",
+                ppr, ranks, ppr, region);
+        fprintf(out, "  under Slurm: srun --mpi=pmix --nodes=%lld --ntasks=%d --ntasks-per-node=%lld hlo-check "
+                "--local --region=%d ...\n", nodes, ranks, ppr, region);
     }
 }
 
