@@ -175,6 +175,46 @@ for np in 2 4; do
     run "collectives --reuse np=$np" "${mpirun_cmd[@]}" -np "$np" "$out/bench_collectives" --reuse 64
 done
 
+# Across hosts of our own (scripts/nodes.sh: network namespaces, TCP over
+# veth links): ours against raw MPI on the same links, in the same run.
+# shellcheck source-path=SCRIPTDIR
+. scripts/nodes.sh
+if nodes_can; then
+    trap nodes_down EXIT
+    if nodes_up 2 "$out"; then
+        section "collectives vs raw MPI across 2 hosts x 2 ranks (TCP over veth links between network namespaces; goal <= 1.1 at 64 MiB, as on one host)"
+        run "collectives 2 hosts x 2 ranks" nodes_run 600 2 2 "$(cd "$out" && pwd)/bench_collectives" 64
+    else
+        failures+=("hosts of our own: ${nodes_why:-could not make them}")
+    fi
+    nodes_down
+else
+    section "collectives across hosts: not run ($nodes_why)"
+fi
+
+# ---- Start-up of a tool started without mpirun (an MPI singleton)
+
+section "singleton start-up: hlo-run started directly on a module with a syntax error, 1000 runs while the other core is busy (info: each must fail with exit 2, fast)"
+printf 'HloModule bad\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] add(x, \n}\n' >"$out/syntax_error.hlo"
+( while :; do :; done ) &
+busy=$!
+python3 - "$BUILD/hlo-run" "$out/syntax_error.hlo" <<'EOF' 2>&1 | tee -a "$results"
+import subprocess, sys, time
+ts, bad = [], 0
+for _ in range(1000):
+    t = time.perf_counter()
+    r = subprocess.run(sys.argv[1:], capture_output=True, timeout=120)
+    ts.append(time.perf_counter() - t)
+    bad += r.returncode != 2
+ts.sort()
+print("singleton start-up to a syntax error, 1000 runs, other core busy: median %.3f s, p90 %.3f s, p99 %.3f s, "
+      "max %.3f s; runs not ending with exit 2: %d" % (ts[500], ts[900], ts[990], ts[-1], bad))
+sys.exit(1 if bad else 0)
+EOF
+[ "${PIPESTATUS[0]}" -eq 0 ] || failures+=("singleton start-up: some runs did not end with exit 2")
+kill "$busy" 2>/dev/null
+wait "$busy" 2>/dev/null
+
 # ---- Pass pipeline
 
 section "default pass pipeline on generated modules, 20% collectives (budget: seconds; growth 10k -> 100k <= 15)"
