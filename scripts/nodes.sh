@@ -107,9 +107,13 @@ shift
 exec nsenter -t "\$(cat '$nodes_dir'/\$host.pid)" --net --uts --mount --ipc sh -c "\$*"
 EOF
     chmod +x "$nodes_dir/agent"
+    # Shared memory within a host: Open MPI 5 calls its component sm
+    # (vader before).
+    local shm=vader
+    case $(mpirun --version 2>/dev/null | head -n 1) in *" "[5-9].*) shm=sm ;; esac
     nodes_mpi_env=(OMPI_MCA_plm_rsh_agent="$nodes_dir/agent" OMPI_MCA_plm_rsh_no_tree_spawn=1
                    PRTE_MCA_plm_ssh_agent="$nodes_dir/agent" PRTE_MCA_plm_ssh_no_tree_spawn=1
-                   OMPI_MCA_btl=tcp,vader,self OMPI_MCA_btl_tcp_if_include=eth0
+                   OMPI_MCA_btl=tcp,$shm,self OMPI_MCA_btl_tcp_if_include=eth0
                    OMPI_MCA_oob_tcp_if_include=eth0 PRTE_MCA_oob_tcp_if_include=eth0
                    OMPI_MCA_mpi_yield_when_idle=1)
 }

@@ -165,6 +165,11 @@ for c in "$root"/corpus/aws_neuron_flip_reduce_scatter_transpose/unsound_narrowi
     flip=$(sed -n "s/^pass: //p" "$c.expect")
     checks+=("2 2 --passes=$flip --prove $c.hlo")
 done
+for c in "$root"/corpus/aws_neuron_flip_all_gathers_binary/rewrite_divide_f32 \
+         "$root"/corpus/aws_neuron_flip_all_gather_reshape/rewrite_split_after_gather_dim; do
+    flip=$(sed -n "s/^pass: //p" "$c.expect")
+    checks+=("4 2 --passes=$flip --prove $c.hlo")
+done
 $quick && checks=("${checks[0]}" "${checks[2]}")
 for spec in "${checks[@]}"; do
     read -r h r flags <<<"$spec"
@@ -371,6 +376,17 @@ if ! $quick; then
     else
         skip "--local on a real dump across hosts" "no $dump"
     fi
+fi
+
+# ---- Nothing left behind
+
+made=$nodes_dir
+nodes_down
+left=$(ip netns list | grep -c "^$nodes_prefix-")
+if [ "$left" -eq 0 ] && [ ! -e "$made" ] && ! pgrep -f "$made" >/dev/null; then
+    ok "every namespace, link, process and file the hosts had is gone"
+else
+    bad "nothing left behind" "$left namespaces left$([ -e "$made" ] && echo ", $made left")"
 fi
 
 finish
