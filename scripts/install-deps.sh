@@ -33,7 +33,7 @@ if [ "${1:-}" = xla ]; then
     exit 0
 fi
 
-packages=(build-essential libopenmpi-dev openmpi-bin libopenblas-dev libcmocka-dev python3-numpy iproute2
+packages=(build-essential libopenmpi-dev openmpi-bin libopenblas-dev libcmocka-dev python3-numpy iproute2 graphviz
           libprotobuf-c-dev protobuf-c-compiler "$@")
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -85,4 +85,44 @@ for out in "$tmpd/m.hlo" "$tmpd/../$(basename "$tmpd")/m.hlo"; do
 done
 rm -rf "$tmpd"
 
+# --graph: the demo step before and after the default pipeline, drawn.  The
+# DOT names the instruction the all-gather combiner made, filled with that
+# pass's colour; Graphviz (when installed) draws it as SVG; with dot out of
+# reach the DOT is still written and the note says how to install it.
+tmpd=$(mktemp -d)
+if "$opt" --passes=default --graph="$tmpd/pair.svg" corpus/demo/transformer_step_4dev.hlo >/dev/null 2>"$tmpd/err" &&
+    grep -q 'all-gather.combined\\nall-gather' "$tmpd/pair.dot" && grep -q '#77 all-gather-combiner' "$tmpd/pair.dot"; then
+    if ! command -v dot >/dev/null; then
+        skip "hlo-opt --graph=pair.svg drawn" "Graphviz's dot is not installed"
+    elif python3 -c '
+import sys, xml.dom.minidom as x
+d = x.parse(sys.argv[1])
+texts = [t.firstChild.data for t in d.getElementsByTagName("text") if t.firstChild]
+sys.exit(d.documentElement.tagName != "svg" or "all-gather.combined" not in texts)' "$tmpd/pair.svg"; then
+        ok "hlo-opt --graph=pair.svg: the DOT and a valid SVG naming the combined all-gather"
+    else
+        bad "hlo-opt --graph=pair.svg" "no valid SVG naming all-gather.combined: $(head -n 2 "$tmpd/err")"
+    fi
+else
+    bad "hlo-opt --graph=pair.svg" "the DOT lacks the combined all-gather or its pass: $(head -n 2 "$tmpd/err")"
+fi
+mkdir "$tmpd/bin"
+PATH=$tmpd/bin:/usr/bin/nonexistent "$opt" --passes=default --graph="$tmpd/nodot.svg" \
+    corpus/demo/transformer_step_4dev.hlo >/dev/null 2>"$tmpd/err"
+st=$?
+if [ $st -eq 0 ] && [ -s "$tmpd/nodot.dot" ] && grep -q "apt-get install graphviz" "$tmpd/err"; then
+    ok "hlo-opt --graph without Graphviz: the DOT written, the note says how to install it"
+else
+    bad "hlo-opt --graph without Graphviz" "exit $st: $(head -n 2 "$tmpd/err")"
+fi
+cp corpus/demo/transformer_step_4dev.hlo "$tmpd/m.dot"
+"$opt" --graph="$tmpd/m.svg" "$tmpd/m.dot" >/dev/null 2>"$tmpd/err"
+st=$?
+if [ $st -eq 2 ] && grep -q "need files of their own" "$tmpd/err" && cmp -s "$tmpd/m.dot" corpus/demo/transformer_step_4dev.hlo; then
+    ok "hlo-opt --graph whose DOT would be the input: refused, the input intact"
+else
+    bad "hlo-opt --graph whose DOT would be the input" "exit $st"
+fi
+rm -rf "$tmpd"
+
 finish

@@ -696,6 +696,37 @@ bool ir_atomic_open(IrAtomicFile *a, const char *path, Error *err);
 bool ir_atomic_close(IrAtomicFile *a, bool ok, Error *err);
 
 /* ------------------------------------------------------------------ */
+/* graph.c                                                              */
+
+/* Modules drawn as a Graphviz DOT graph: each side a module, each
+ * computation drawn a cluster, an instruction a node (name, opcode, shape;
+ * collectives as 3-D boxes), an operand an edge.  style->mark(instr, side)
+ * gives an instruction's class: 0 drawn faded (unchanged), k > 0 filled
+ * with colour k (ir_graph_class_color), named class_names[k - 1] in the
+ * legend (the classes drawn).  Drawn: on each side the computations holding a marked
+ * instruction (the entry when none does), cut to the marked instructions
+ * and those within radius operand or user steps (radius < 0: all), at
+ * most max_nodes (0: 300) per computation, the rest counted in a note. */
+typedef struct IrGraphSide {
+    const IrModule *m;
+    const char *title;
+} IrGraphSide;
+typedef struct IrGraphStyle {
+    int (*mark)(const IrInstr *in, int side, void *ctx);
+    const char *(*note)(const IrInstr *in, int side, void *ctx);   /* an extra label line, or NULL */
+    void *ctx;
+    const char *const *class_names;
+    int n_classes;
+    int radius, max_nodes;
+} IrGraphStyle;
+bool ir_graph_write_dot(FILE *out, const IrGraphSide *sides, int n_sides, const IrGraphStyle *style);
+const char *ir_graph_class_color(int k);
+/* Draws dot_path into out_path with Graphviz's dot, in the format of
+ * out_path's suffix (svg, png, pdf); false with why when dot is missing
+ * (saying how to install it) or fails. */
+bool ir_graph_render(const char *dot_path, const char *out_path, char *why, size_t why_n);
+
+/* ------------------------------------------------------------------ */
 /* verify.c                                                             */
 
 /* Checks every instruction's shape against its operands and attributes,

@@ -15,6 +15,10 @@ typedef struct PassOptions {
     bool combine_by_dim;                /* --collective-combine-by-dim, true */
     bool neuron_fsdp;                   /* --neuron-fsdp, false: AG/RS combiners skip while bodies */
     bool iterate;                       /* --iterate: repeat the pipeline until nothing changes (<= 16) */
+    /* Called after each pass that changed the module (its dead code
+     * removed), with the pass's index in the list; NULL: none. */
+    void (*on_change)(const IrModule *m, int pass_index, void *ctx);
+    void *on_change_ctx;
 } PassOptions;
 
 void pass_options_default(PassOptions *opt);
@@ -83,6 +87,7 @@ bool pass_run_pipeline(IrModule *m, const Pass *const *passes, int n, const Pass
                        PipelineStats *stats, bool *changed, Error *err);
 void pass_print_stats(FILE *out, const PipelineStats *stats);
 
+
 /* The instructions of comp in XLA's post order (hlo-reference.md 7.3):
  * for each instruction with no users, in order, a DFS that visits control
  * predecessors, then operands in order; the schedule order if the module is
@@ -106,5 +111,35 @@ void pass_scan_free(PassScan *s);
  * renumber the live ones: see pipeline.c); returns how many, -1 (m->nomem
  * set) when out of memory. */
 int pass_remove_dead_code(IrModule *m);
+
+/* provenance.c: which pass made, changed or removed each instruction, for
+ * drawing a rewrite (hlo-opt --graph).  An instruction is known by its
+ * computation's and its own name; it changed when its opcode, shape,
+ * semantic attributes or operands' names did. */
+typedef struct PassProvenance PassProvenance;
+/* Starts from m as it is before the passes. */
+PassProvenance *pass_provenance_new(const IrModule *m);
+/* An on_change hook (PassOptions): ctx is the PassProvenance. */
+void pass_provenance_record(const IrModule *m, int pass_index, void *ctx);
+/* The pass (index + 1) that made or last changed in, an instruction of
+ * the module after the passes; 0 when none did. */
+int pass_provenance_after(const PassProvenance *p, const IrInstr *in);
+/* The pass (index + 1) that removed or first changed in, an instruction
+ * of the module before the passes; 0 when it is there unchanged. */
+int pass_provenance_before(const PassProvenance *p, const IrInstr *in);
+void pass_provenance_free(PassProvenance *p);
+
+/* draw.c: before (and after, unless NULL) drawn side by side into path:
+ * DOT when path ends in .dot, else the DOT beside it (x.svg: x.dot) drawn
+ * by Graphviz in path's format.  Instructions coloured by the pass of the
+ * n passes that made, changed or removed them (prov; NULL: none), cut to
+ * radius steps around them.  False with err when the DOT cannot be
+ * written; when Graphviz cannot draw it, true with why in note (else
+ * note[0] = 0). */
+/* Where pass_draw_rewrite writes the DOT for path: x.svg -> x.dot. */
+void pass_draw_dot_path(const char *path, char *out, size_t n);
+bool pass_draw_rewrite(const IrModule *before, const IrModule *after, const PassProvenance *prov,
+                       const Pass *const *passes, int n, const char *path, int radius, char *note, size_t note_n,
+                       Error *err);
 
 #endif /* PASS_H */

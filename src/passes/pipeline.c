@@ -294,6 +294,8 @@ static bool run_once(IrModule *m, const Pass *const *passes, int n, const PassOp
             *dead_free = true;
             if (!ir_module_check_memory(m, err) || !verify_after(m, passes[i], err))
                 return false;
+            if (opt->on_change)
+                opt->on_change(m, i, opt->on_change_ctx);
         }
         if (st)
             st->seconds += now_seconds() - t0;

@@ -29,6 +29,8 @@ typedef struct Options {
     const char *out_path; /* NULL or "-": standard output */
     const char *output_format; /* NULL (by -o's suffix), "text" or "proto" */
     const char *in_path;  /* "-": standard input; NULL until given */
+    const char *graph;    /* --graph: the picture's file, or NULL */
+    int64_t graph_radius;
 } Options;
 
 #define OPT(field) offsetof(Options, field)
@@ -51,6 +53,13 @@ static const CliFlag flags[] = {
     {"--output-format", CLI_CHOICE, OPT(output_format), "=text|proto", "proto when -o names a *.pb file, else text",
      "write HLO text, or a serialized HloModuleProto (XLA's field numbers; what the Neuron compiler takes as "
      "*.hlo_module.pb)"},
+    {"--graph", CLI_STRING, OPT(graph), "=FILE", "off",
+     "draw the module before and after the passes side by side, each instruction a pass made, changed or removed "
+     "coloured by that pass, the rest faded (--stats as a picture; with --passes=none the module alone): "
+     "Graphviz DOT when FILE ends in .dot, else the DOT beside FILE and Graphviz's dot drawing it in FILE's "
+     "format (.svg, .png, .pdf)"},
+    {"--graph-radius", CLI_INT, OPT(graph_radius), "=N", "2",
+     "with --graph: draw the instructions within N operand or user steps of a change (-1: all)"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -60,6 +69,7 @@ static void set_defaults(Options *opt)
     *opt = (Options){
         .passes = "default",
         .pass_mode = "faithful",
+        .graph_radius = 2,
     };
     pass_options_default(&opt->pass);
 }
@@ -117,6 +127,14 @@ static bool parse_args(int argc, char **argv, Options *opt)
     opt->in_path = inputs[0];
     if (cli_same_file(opt->in_path, opt->out_path))
         return usage_error("-o %s is the input module: refusing to write over it", opt->out_path);
+    char dot[4096];
+    if (opt->graph)
+        pass_draw_dot_path(opt->graph, dot, sizeof dot);
+    if (opt->graph && (!opt->graph[0] || cli_same_file(opt->in_path, opt->graph) ||
+                       cli_same_file(opt->out_path, opt->graph) || cli_same_file(opt->in_path, dot) ||
+                       cli_same_file(opt->out_path, dot)))
+        return usage_error("--graph %s: the picture and its DOT (%s) need files of their own, not the input or -o",
+                           opt->graph, dot);
     return check_pass_list(opt->passes);
 }
 
@@ -148,13 +166,30 @@ static bool run_passes(IrModule *m, const Options *opt, PipelineStats *stats, Er
     PassOptions po = opt->pass;
     bool changed = false;
     po.mode = pass_mode_from_name(opt->pass_mode);
-    if (!pass_parse_list(opt->passes, list, &n, err) ||
-        !pass_run_pipeline(m, list, n, &po, stats, &changed, err))
+    if (!pass_parse_list(opt->passes, list, &n, err))
         return false;
+    /* --graph: the module as given, and which pass touched what. */
+    IrModule *before = opt->graph ? ir_module_copy(m, err) : NULL;
+    PassProvenance *prov = before ? pass_provenance_new(m) : NULL;
+    if (opt->graph && !before)
+        return false;
+    po.on_change = prov ? pass_provenance_record : NULL;
+    po.on_change_ctx = prov;
+    bool ok = pass_run_pipeline(m, list, n, &po, stats, &changed, err);
     Error verr = {.code = ERR_OK};
-    if (n > 0 && !ir_verify_module(m, &verr))
-        return error_set(err, ERR_INTERNAL, verr.loc, "the passes left an invalid module: %s", verr.msg);
-    return true;
+    if (ok && n > 0 && !ir_verify_module(m, &verr))
+        ok = error_set(err, ERR_INTERNAL, verr.loc, "the passes left an invalid module: %s", verr.msg);
+    if (ok && before) {
+        char note[1200];
+        ok = pass_draw_rewrite(before, n > 0 ? m : NULL, prov, list, n, opt->graph, (int)opt->graph_radius, note,
+                               sizeof note, err);
+        if (ok && note[0])
+            fprintf(stderr, "hlo-opt: note: --graph %s not drawn: %s\n", opt->graph, note);
+    }
+    pass_provenance_free(prov);
+    if (before)
+        ir_module_free(before);
+    return ok;
 }
 
 static void print_stats(const IrModule *m, const PipelineStats *stats, FILE *out)
