@@ -1,5 +1,6 @@
 /* startup.c: the start-up agreement of startup.h. */
 #include "startup.h"
+#include "watchdog.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,6 +8,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+Coll *startup_coll_init(const char *tool, int *argc, char ***argv)
+{
+    watchdog_start_mpi_init(tool);
+    Coll *c = coll_init(argc, argv);
+    watchdog_stop();
+    return c;
+}
 
 static uint64_t mix(uint64_t h, const void *p, size_t n)
 {
@@ -79,10 +88,14 @@ uint64_t startup_hash_flags(int argc, char **argv, const CliFlag *flags, int n_f
     return h;
 }
 
-uint64_t startup_hash_inputs(const char *dir, int rank)
+/* DIR/param<p>.rank<rank>.npy from p = 0 up to the first missing one (a
+ * stat: a FIFO is not opened, which would block): how many there are,
+ * and a hash of their sizes into *hash. */
+static int64_t inputs_walk(const char *dir, int rank, uint64_t *hash)
 {
     uint64_t h = SEED;
-    for (int p = 0; dir && p < 100000; p++) {
+    int p = 0;
+    for (; dir && p < 100000; p++) {
         char path[4096];
         struct stat st;
         snprintf(path, sizeof path, "%s/param%d.rank%d.npy", dir, p, rank);
@@ -91,6 +104,14 @@ uint64_t startup_hash_inputs(const char *dir, int rank)
         if (size < 0)
             break;
     }
+    *hash = h;
+    return p;
+}
+
+uint64_t startup_hash_inputs(const char *dir, int rank)
+{
+    uint64_t h;
+    inputs_walk(dir, rank, &h);
     return h;
 }
 
@@ -162,7 +183,7 @@ bool startup_agree(Coll *c, const StartupItem *items, int n, char *msg, size_t m
         uint64_t second = all[(size_t)other * (size_t)n + (size_t)k];
         char a[320], b[320];
         int na = ranks_with(c, all, world, n, k, first, a, sizeof a);
-        int nb = ranks_with(c, all, world, n, k, second, b, sizeof b);
+        ranks_with(c, all, world, n, k, second, b, sizeof b);
         if (items[k].path && (first == 0 || second == 0))
             snprintf(msg, msg_n, "%s cannot read %s, which %s can: each rank reads it on its own host, so every "
                      "host must hold it (a shared file system, or a copy on each)", first == 0 ? a : b,
@@ -171,24 +192,10 @@ bool startup_agree(Coll *c, const StartupItem *items, int n, char *msg, size_t m
             snprintf(msg, msg_n, "the ranks were started with different %s: %s %s one, %s another%s; every "
                      "rank must be given the same", items[k].what, a, na == 1 ? "has" : "have", b,
                      world > 2 ? " (and maybe more)" : "");
-        (void)nb;
         ok = false;
     }
     free(all);
     return ok;
-}
-
-/* How many of DIR/param<p>.rank<rank>.npy, p from 0, this rank can read. */
-static int64_t inputs_present(const char *dir, int rank)
-{
-    int64_t p = 0;
-    for (; p < 100000; p++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/param%" PRId64 ".rank%d.npy", dir, p, rank);
-        if (access(path, R_OK) != 0)    /* not opened: a FIFO would block (reading it is refused later) */
-            break;
-    }
-    return p;
 }
 
 /* Collective: false, with msg naming the ranks (and hosts) that lack
@@ -196,7 +203,8 @@ static int64_t inputs_present(const char *dir, int rank)
 static bool inputs_everywhere(Coll *c, const char *dir, char *msg, size_t msg_n)
 {
     int world = coll_world(c), rank = coll_rank(c);
-    int64_t have = inputs_present(dir, rank), most = have;
+    uint64_t hash;
+    int64_t have = inputs_walk(dir, rank, &hash), most = have;
     coll_allreduce_i64(c, &most, 1, COLL_MAX);
     uint64_t lacks = have < most, *all = xmalloc((size_t)world * sizeof *all);
     coll_allgather_u64(c, &lacks, 1, all);

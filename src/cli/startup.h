@@ -18,6 +18,10 @@ typedef struct StartupItem {
 
 #define STARTUP_MAX_ITEMS 8
 
+/* coll_init under the MPI start-up watchdog (watchdog.h): every tool
+ * starts MPI through it. */
+Coll *startup_coll_init(const char *tool, int *argc, char ***argv);
+
 /* A hash of a file's bytes (0 when it cannot be read: then every rank must
  * fail to read it alike); of its name alone when it is not a regular file
  * (a pipe must be left for the parser to read). */

@@ -8,11 +8,13 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
 
-static char prefix[200];
+static char prefix[320];
+static bool plain;          /* the message is prefix alone (MPI start-up: no instruction yet) */
 static char line[1024];
 static size_t len;
 
@@ -41,8 +43,9 @@ static void on_alarm(int sig)
     (void)sig;
     len = 0;
     put(prefix);
-    const IrInstr *x = interp_current_instr();
-    if (x) {
+    const IrInstr *x = plain ? NULL : interp_current_instr();
+    if (plain) {
+    } else if (x) {
         put(", in instruction ");
         put(x->name ? x->name : "?");
         put(" (");
@@ -61,18 +64,43 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
-void watchdog_start(const char *tool, const char *who, double seconds)
+/* SIGALRM to on_alarm after seconds of wall time (0: disarmed). */
+static void arm(double seconds)
 {
-    if (!(seconds > 0))
-        return;
-    snprintf(prefix, sizeof prefix, "%s: %s: --timeout %g s passed", tool, who, seconds);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;
+    sa.sa_handler = seconds > 0 ? on_alarm : SIG_DFL;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGALRM, &sa, NULL);
     struct itimerval t = { 0 };
     t.it_value.tv_sec = (time_t)seconds;
     t.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
     setitimer(ITIMER_REAL, &t, NULL);
+}
+
+void watchdog_start(const char *tool, const char *who, double seconds)
+{
+    if (!(seconds > 0))
+        return;
+    snprintf(prefix, sizeof prefix, "%s: %s: --timeout %g s passed", tool, who, seconds);
+    plain = false;
+    arm(seconds);
+}
+
+void watchdog_start_mpi_init(const char *tool)
+{
+    const char *env = getenv("HLOCHECK_MPI_INIT_TIMEOUT");
+    double secs = env && *env ? strtod(env, NULL) : 120;
+    if (!(secs > 0))
+        secs = 120;
+    snprintf(prefix, sizeof prefix, "%s: error: MPI start-up (MPI_Init) did not finish within %g s: the launcher "
+             "or a peer rank is not answering (HLOCHECK_MPI_INIT_TIMEOUT sets the limit)", tool, secs);
+    plain = true;
+    arm(secs);
+}
+
+void watchdog_stop(void)
+{
+    arm(0);
+    plain = false;
 }

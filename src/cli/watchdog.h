@@ -10,5 +10,13 @@
  * exits 3; who names the rank ("rank 2", or "rank 2 on HOST" across
  * hosts: coll_rank_name). */
 void watchdog_start(const char *tool, const char *who, double seconds);
+/* The same timer around MPI start-up: MPI_Init waiting for a launcher or a
+ * peer that is gone (a stalled daemon, a network probe that hangs) would
+ * hold the tool, and the job, forever.  After HLOCHECK_MPI_INIT_TIMEOUT
+ * seconds (default 120; start-up takes 0.03 s alone, well under a second
+ * under mpirun) "<tool>: error: MPI start-up (MPI_Init) did not finish
+ * ..." and exit 3.  watchdog_stop disarms either. */
+void watchdog_start_mpi_init(const char *tool);
+void watchdog_stop(void);
 
 #endif /* WATCHDOG_H */

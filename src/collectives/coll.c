@@ -4,11 +4,9 @@
 #include "coll_internal.h"
 
 #include <ftw.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -153,47 +151,6 @@ void coll_rank_name(const Coll *c, int rank, char *buf, size_t n)
         snprintf(buf, n, "rank %d", rank);
 }
 
-/* ---- A start-up that never ends: MPI_Init waiting for a launcher or a
- * peer that is gone (a stalled daemon, a network probe that hangs) would
- * hold the tool, and the job, forever.  After HLOCHECK_MPI_INIT_TIMEOUT
- * seconds (default 120; normally it takes 0.03 s alone, well under a second
- * under mpirun) the process says so and exits 3. */
-
-static char init_stall_msg[256];
-
-static void on_init_stall(int sig)
-{
-    (void)sig;
-    ssize_t w = write(2, init_stall_msg, strlen(init_stall_msg));
-    (void)w;
-    _exit(3);
-}
-
-static void init_watch(bool on, const char *tool)
-{
-    static struct sigaction saved;
-    struct itimerval t = { 0 };
-    if (!on) {
-        setitimer(ITIMER_REAL, &t, NULL);
-        sigaction(SIGALRM, &saved, NULL);
-        return;
-    }
-    const char *env = getenv("HLOCHECK_MPI_INIT_TIMEOUT");
-    double secs = env && *env ? strtod(env, NULL) : 120;
-    if (!(secs > 0))
-        secs = 120;
-    snprintf(init_stall_msg, sizeof init_stall_msg, "%s: error: MPI start-up (MPI_Init) did not finish within %g s: "
-             "the launcher or a peer rank is not answering (HLOCHECK_MPI_INIT_TIMEOUT sets the limit)\n", tool, secs);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_init_stall;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, &saved);
-    t.it_value.tv_sec = (time_t)secs;
-    t.it_value.tv_usec = (suseconds_t)((secs - (double)(time_t)secs) * 1e6);
-    setitimer(ITIMER_REAL, &t, NULL);
-}
-
 Coll *coll_init(int *argc, char ***argv)
 {
     Coll *c = xcalloc(1, sizeof *c);
@@ -201,10 +158,7 @@ Coll *coll_init(int *argc, char ***argv)
     MPI_Initialized(&inited);
     if (!inited) {
         coll_singleton_defaults();
-        const char *slash = argv && *argv && (*argv)[0] ? strrchr((*argv)[0], '/') : NULL;
-        init_watch(true, slash ? slash + 1 : argv && *argv && (*argv)[0] ? (*argv)[0] : "hlocheck");
         MPI_Init(argc, argv);
-        init_watch(false, NULL);
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
         remove_session_base();
 #endif

@@ -93,7 +93,10 @@ PassProvenance *pass_provenance_new(const IrModule *m)
 {
     PassProvenance *p = xcalloc(1, sizeof *p);
     table_build(&p->now, m);
-    table_build(&p->original, m);
+    p->original.n = p->now.n;       /* the same entries, keys copied */
+    p->original.e = xcalloc((size_t)(p->now.n ? p->now.n : 1), sizeof *p->original.e);
+    for (int i = 0; i < p->now.n; i++)
+        p->original.e[i] = (Entry){ xstrdup(p->now.e[i].key), p->now.e[i].fp, 0 };
     return p;
 }
 

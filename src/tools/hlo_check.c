@@ -419,7 +419,7 @@ __attribute__((noreturn)) static void local_check(Tool *t, const IrModule *befor
 int main(int argc, char **argv)
 {
     Tool t = { 0 };
-    t.c = coll_init(&argc, &argv);
+    t.c = startup_coll_init("hlo-check", &argc, &argv);
     t.rank = coll_rank(t.c);
     parse_args(&t, argc, argv);
     char who[COLL_HOST_NAME + 32];

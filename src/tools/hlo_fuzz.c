@@ -191,7 +191,7 @@ static void write_json(const char *path, const FuzzConfig *cfg, const FuzzTally 
 
 int main(int argc, char **argv)
 {
-    Coll *c = coll_init(&argc, &argv);
+    Coll *c = startup_coll_init("hlo-fuzz", &argc, &argv);
     Options o;
     FuzzConfig cfg;
     parse(c, argc, argv, &o, &cfg);

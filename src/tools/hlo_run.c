@@ -478,7 +478,7 @@ static bool pick_snapshot(Options *opt, int rank, int world)
 
 int main(int argc, char **argv)
 {
-    Coll *c = coll_init(&argc, &argv);
+    Coll *c = startup_coll_init("hlo-run", &argc, &argv);
     this_rank = coll_rank(c);
     Options opt;
     if (!parse_args(argc, argv, &opt))
