@@ -141,6 +141,7 @@ test:
 	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/validate.sh --prove $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_check.sh $(BUILD) || st=1; \
+	TALLY=$$tally scripts/test_graph.sh --quick $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_prove.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_validate.sh $(BUILD) || st=1; \
 	TALLY=$$tally scripts/test_hlo_fuzz.sh $(BUILD) || st=1; \
@@ -227,6 +228,7 @@ validate: all unit-tests
 	scripts/proto_validate.sh --prove $(BUILD)
 	scripts/test_validate.sh $(BUILD)
 	scripts/test_hlo_check.sh $(BUILD)
+	scripts/test_graph.sh $(BUILD)
 	scripts/run_real_dumps.sh --local $(BUILD)
 	scripts/test_nodes.sh $(BUILD)
 	$(MAKE) --no-print-directory zoo zoo-check

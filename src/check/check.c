@@ -313,19 +313,6 @@ static bool setup(Run *r, const IrModule *before, const IrModule *after, Error *
 
 /* ---- One trial */
 
-static void where_text(const IrShape *s, int64_t index, char *out, size_t n)
-{
-    int64_t idx[IR_MAX_RANK];
-    for (int d = s->rank - 1; d >= 0; d--) {
-        idx[d] = s->dims[d] ? index % s->dims[d] : 0;
-        index = s->dims[d] ? index / s->dims[d] : 0;
-    }
-    size_t len = (size_t)snprintf(out, n, "[");
-    for (int d = 0; d < s->rank && len < n; d++)
-        len += (size_t)snprintf(out + len, n - len, "%s%lld", d ? "," : "", (long long)idx[d]);
-    if (len < n)
-        snprintf(out + len, n - len, "]");
-}
 
 /* The first difference, element index of output out: the two elements at
  * before_elem and after_elem (of the output's type). */
@@ -337,7 +324,7 @@ static void note_difference_at(Run *r, int trial, uint64_t seed, int out, const 
         return;
     *d = (CheckDifference){ .found = true, .trial = trial, .rank = r->rank, .output = out, .seed = seed,
                             .dist = r->trial_dist, .index = index };
-    where_text(s, index, d->where, sizeof d->where);
+    check_where_text(s, index, d->where, sizeof d->where);
     ir_elem_format(s->type, before_elem, true, d->before, sizeof d->before);
     ir_elem_format(s->type, after_elem, true, d->after, sizeof d->after);
 }

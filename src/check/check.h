@@ -397,6 +397,14 @@ typedef struct CheckRegion {
     bool point_to_point;        /* holds send / recv, which cannot be cut out of a module */
     int group_size;             /* > 0: every collective of both sides on the same groups of this
                                    size, and no device id read: one group stands for all */
+    /* Where it lies in the two modules it was found in (instruction ids of
+     * those modules, valid while they live): the computation on each side,
+     * the instructions it computes itself (not the shared ones it reads),
+     * and its outputs, n_outputs pairs in the order of its modules' root
+     * tuple (outputs[0][j] the value before gives, outputs[1][j] after's). */
+    const IrComputation *comp[2];
+    int *members[2], n_members[2];
+    int *outputs[2];
 } CheckRegion;
 
 /* The regions where after differs from before (local_values.c and
@@ -405,6 +413,17 @@ typedef struct CheckRegion {
  * check_regions_free. */
 bool check_find_regions(const IrModule *before, const IrModule *after, CheckRegion **out, int *n_out, Error *err);
 void check_regions_free(CheckRegion *r, int n);
+/* The regions, and for every instruction of after outside them the one of
+ * before that computes the same value (shared, or matched): what a picture
+ * of the pair draws once. */
+typedef struct CheckPairMap {
+    CheckRegion *regions;
+    int n_regions;
+    int *before_of;             /* [after instruction id]: 1 + the id of its before instruction, 0: none */
+    int *region_of[2];          /* [side][instruction id]: 1 + the region computing it, 0: none */
+} CheckPairMap;
+bool check_map_pair(const IrModule *before, const IrModule *after, CheckPairMap *map, Error *err);
+void check_pair_map_free(CheckPairMap *map);
 /* Rewrites a region with group_size > 0 to one group of that many devices
  * (replica_count=G, every collective on {0..G-1} across replicas): each
  * group computes the same function of its members' inputs, so one group's
@@ -414,6 +433,46 @@ bool check_region_one_group(CheckRegion *r, Error *err);
  * device id its replica groups name (real dumps leave the header out), else
  * world. */
 int check_module_devices(const IrModule *m, int world);
+
+/* ------------------------------------------------------------------ */
+/* locate.c: the first instruction whose values differ                  */
+
+typedef struct CheckLocated {
+    bool found;
+    int region, output;         /* the map's region and which of its outputs; output -1: a pair
+                                   computed alike outside the regions (region -1), -2: two of the
+                                   region's instructions that keep their name and shape */
+    int before_id, after_id;    /* the two instructions computing that output */
+    int rank;                   /* the lowest rank where they differ */
+    int execution;              /* on that rank, the first execution that differs (0: the first; a
+                                   loop body's instructions run once per iteration) */
+    char where[96];             /* their first differing element, "[i,j]" */
+    char before[48], after[48]; /* its two values, as HLO literals */
+    bool free_inputs;           /* seen in the region's own check on free inputs (--local), not on
+                                   the module's values */
+    bool beside_precision;      /* a pair judged by accuracy: bitwise, leaving out what reads a
+                                   reduction whose accumulation type changed (it differs by design) */
+    bool by_design;             /* ... and nothing else differs: the first difference is where an
+                                   accumulation type changed (which accuracy judges) */
+} CheckLocated;
+
+/* Runs both modules again on the inputs of rep's first difference (its
+ * trial's seed and kind, or opt->inputs) and compares the values the
+ * rewrite claims unchanged (map): what after computes alike outside the
+ * regions against before's, and each region's outputs that it computes
+ * itself.  The first claim that fails, in the order of the map's
+ * computations (the entry's first) and before's schedule, under rep's
+ * comparison, each of the first 16 executions in turn, is out.  A pair
+ * judged less accurate is run on its first trial's inputs and compared
+ * bitwise (beside_precision), leaving out what reads a reduction whose
+ * accumulation changed and, in a region holding one, claiming instead the
+ * instructions that keep their name and shape; when nothing else differs,
+ * the first claim that fails with those included (by_design).  out->found
+ * is false when
+ * every claim holds (or rep has no difference).  Collective on c: false
+ * (err) on a rank that failed, every rank told. */
+bool check_locate(Coll *c, const IrModule *before, const IrModule *after, const CheckPairMap *map,
+                  const CheckOptions *opt, const CheckReport *rep, CheckLocated *out, Error *err);
 
 /* ------------------------------------------------------------------ */
 /* local_check.c: each region checked on its own (--local)             */
@@ -443,6 +502,7 @@ typedef struct CheckRegionResult {
     int64_t limit;                  /* --max-memory per rank (0: none) */
     char limit_why[160];
     double seconds;
+    CheckDifference diff;           /* DIFFERS: its first difference, on free inputs (rank 0's) */
 } CheckRegionResult;
 
 typedef struct CheckLocalOptions {
@@ -462,6 +522,7 @@ typedef struct CheckLocal {
     CheckReport whole;
     int code;                       /* 0 equivalent, 1 different, 2 not checked */
     bool stopped;                   /* some rank failed: returned where it did (false there) */
+    CheckRegionResult *results;     /* each region's, n_regions (NOT_RUN where --region left it out) */
 } CheckLocal;
 
 /* Checks before against after region by region with co: each region on the
@@ -543,6 +604,41 @@ void check_shrunk_free(CheckShrunk *sh);
  * rank's alone as rank 0, the pair's header then saying one device) and
  * command.txt to dir.  Collective on c. */
 bool check_shrunk_write(Coll *c, CheckShrunk *sh, const char *dir, const char *compare, Error *err);
+
+/* ------------------------------------------------------------------ */
+/* pair_graph.c: the pair drawn (hlo-check --graph)                     */
+
+typedef struct CheckPicture {
+    const char *path;           /* .svg, .png, .pdf drawn by Graphviz, or .dot */
+    int radius;                 /* instructions within this many steps of a region (-1: all) */
+    const char *before_name, *after_name;
+    const CheckReport *rep;     /* the pair's check, or NULL (--local without the whole pair) */
+    const CheckLocal *local;    /* --local's regions and verdicts, or NULL */
+} CheckPicture;
+
+/* Draws before and after into pic->path (rank 0; the DOT beside it, as
+ * ir_graph_save): what they compute alike once, each region where they
+ * differ boxed with both versions (and --local's verdict), the first
+ * instruction whose values differ (check_locate, when rep has a
+ * difference; else --local's first differing region) marked with its two
+ * values, --prove's expressions in the heading.  Collective on c: false
+ * (err) on a rank that failed, every rank told; Graphviz's failure is a
+ * note (note[0] = 0 when none), not an error.  *located (when given): the
+ * first difference marked, on every rank. */
+bool check_draw_pair(Coll *c, const IrModule *before, const IrModule *after, const CheckOptions *co,
+                     const CheckPicture *pic, CheckLocated *located, char *note, size_t note_n, Error *err);
+/* check_draw_pair for a shrunk pair (sh, from check_shrink_pair and
+ * check_shrunk_write), on the ranks it runs on: after a rank cut the
+ * first sh->ranks, which hold the kept ranks' inputs; a pair cut to one
+ * device runs on rank 0 with the failing rank's inputs.  Collective on c;
+ * a failure on a rank of a narrowed job returns there without widening,
+ * for the caller to end the job. */
+bool check_draw_shrunk(Coll *c, const CheckShrunk *sh, const CheckOptions *co, const CheckPicture *pic,
+                       CheckLocated *located, char *note, size_t note_n, Error *err);
+/* "before NAME, after NAME (rank R, run K, element [i]: X against Y)":
+ * the first difference in words, for the line beside the picture. */
+void check_located_text(const IrModule *before, const IrModule *after, const CheckLocated *loc, char *out,
+                        size_t n);
 
 /* sites.c: the sites, with their probes filled in where both exist */
 int check_find_sites(const IrModule *before, const IrModule *after, CheckSite **sites);

@@ -35,6 +35,8 @@ bool check_leaf_within(const CheckLeafTolerance *t, const Value *got, const Valu
 double *check_values_f64(const Value *v);
 /* Merges b into a (sums and maxima). */
 void check_accuracy_merge(CheckAccuracy *a, const CheckAccuracy *b);
+/* Row-major element index of shape s as "[i,j,...]". */
+void check_where_text(const IrShape *s, int64_t index, char *out, size_t n);
 
 /* ---- oracle.c: one value widened */
 /* v converted to f64 where its type is a float (exactly), as shape s. */
@@ -124,6 +126,11 @@ bool check_propagate(CheckAnalysis *an);
 /* After the correspondence: the instruction of each side each key names. */
 void check_index_keys(CheckAnalysis *an);
 void check_analysis_free(CheckAnalysis *an);
+
+/* ---- local_regions.c: the regions */
+/* Does the region hold one of the pair's sites (a reduction whose
+ * accumulation type the rewrite changed)? */
+bool check_region_holds_site(const CheckRegion *r, const CheckSite *sites, int n_sites);
 
 /* ---- report.c: --local's lines, as check_local goes */
 /* "hlo-check --local: A vs B: N regions where they differ" */

@@ -257,3 +257,17 @@ double check_judged_mean(const CheckAccuracy *a)
         return 0;
     return (a->paired ? a->sum_abs_paired : a->sum_abs) / (double)a->n;
 }
+
+void check_where_text(const IrShape *s, int64_t index, char *out, size_t n)
+{
+    int64_t idx[IR_MAX_RANK];
+    for (int d = s->rank - 1; d >= 0; d--) {
+        idx[d] = s->dims[d] ? index % s->dims[d] : 0;
+        index = s->dims[d] ? index / s->dims[d] : 0;
+    }
+    size_t len = (size_t)snprintf(out, n, "[");
+    for (int d = 0; d < s->rank && len < n; d++)
+        len += (size_t)snprintf(out + len, n - len, "%s%lld", d ? "," : "", (long long)idx[d]);
+    if (len < n)
+        snprintf(out + len, n - len, "]");
+}

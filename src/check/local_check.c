@@ -26,22 +26,6 @@ static void region_need(const CheckOptions *co, const CheckRegion *r, int64_t li
         check_pair_lean_need(r->before, r->after, need);
 }
 
-/* Does the region hold one of the pair's sites (a reduction whose
- * accumulation type the rewrite changed)? */
-static bool holds_site(const CheckRegion *r, const CheckSite *sites, int n_sites)
-{
-    for (int i = 0; i < n_sites; i++) {
-        char name[96];
-        snprintf(name, sizeof name, "%s", sites[i].before_name);
-        char *bracket = strchr(name, '[');      /* "name[i]": operand i of a variadic reduction */
-        if (bracket)
-            *bracket = 0;
-        for (int c = 0; c < r->before->n_computations; c++)
-            if (ir_computation_find(r->before->computations[c], name))
-                return true;
-    }
-    return false;
-}
 
 static double seconds_between(const struct timespec *t0, const struct timespec *t1)
 {
@@ -112,11 +96,12 @@ static bool check_region(Coll *c, const CheckOptions *co, const CheckLocalOption
         if (!*stop) {
             /* A region around a reduction whose accumulation type changed
              * differs by design; its accuracy is judged on the whole pair. */
-            bool precision = !rep.equivalent && holds_site(r, sites, n_sites);
+            bool precision = !rep.equivalent && check_region_holds_site(r, sites, n_sites);
             status[0] = precision ? CHECK_REGION_PRECISION
                       : rep.equivalent ? CHECK_REGION_EQUIVALENT : CHECK_REGION_DIFFERS;
             res->verdict = (CheckRegionVerdict)status[0];
             res->seconds = seconds_between(&t0, &t1);
+            res->diff = rep.diff;
             if (out)
                 check_print_region_verdict(out, res, &rep);
         }
@@ -163,6 +148,9 @@ bool check_local(Coll *c, const IrModule *before, const IrModule *after, const C
         return false;
     out->n_regions = n;
     out->region = lo->region;
+    out->results = xcalloc((size_t)n + 1, sizeof *out->results);
+    for (int i = 0; i < n; i++)
+        out->results[i] = (CheckRegionResult){ .index = i, .n = n, .verdict = CHECK_REGION_NOT_RUN };
     if (lo->region > n) {
         check_regions_free(regions, n);
         return error_set(err, ERR_MISMATCH, (IrLoc){ 0 }, "--region=%d: there %s only %d region%s where the "
@@ -187,6 +175,7 @@ bool check_local(Coll *c, const IrModule *before, const IrModule *after, const C
         out->differ += res.verdict == CHECK_REGION_DIFFERS;
         out->precision += res.verdict == CHECK_REGION_PRECISION;
         out->not_run += res.verdict == CHECK_REGION_NOT_RUN;
+        out->results[i] = res;
     }
     free(sites);
     check_regions_free(regions, n);
@@ -222,4 +211,6 @@ void check_local_free(CheckLocal *l)
     if (l->whole_checked)
         check_report_free(&l->whole);
     l->whole_checked = false;
+    free(l->results);
+    l->results = NULL;
 }

@@ -426,6 +426,7 @@ typedef struct Finder {
     int n_queue, cap_queue;
     CheckRegion *regions;
     int n_regions, cap_regions;
+    int *before_of;         /* check_map_pair's, or NULL */
 } Finder;
 
 static bool find_in_pair(Finder *f, const CheckCompPair *pair, Error *err)
@@ -441,6 +442,12 @@ static bool find_in_pair(Finder *f, const CheckCompPair *pair, Error *err)
     for (int round = 0; round < 64 && check_propagate(&an); round++)
         ;
     check_index_keys(&an);
+    for (int i = 0; f->before_of && i < ca->n_instrs; i++) {
+        int k = an.key[1][ca->instrs[i]->id];
+        const IrInstr *b = k ? an.by_key[0][k - 1] : NULL;
+        if (b)
+            f->before_of[ca->instrs[i]->id] = b->id + 1;
+    }
     Grouping g = { { xcalloc((size_t)f->nb.m[0]->next_instr_id + 1, sizeof(int)),
                      xcalloc((size_t)f->nb.m[1]->next_instr_id + 1, sizeof(int)) },
                    xcalloc((size_t)an.n_outs + 1, sizeof(int)) };
@@ -492,6 +499,19 @@ static bool find_in_pair(Finder *f, const CheckCompPair *pair, Error *err)
             snprintf(r->what, sizeof r->what, "%s -> %s", db, da);
             r->instrs[0] = side[0].n_members;
             r->instrs[1] = side[1].n_members;
+            for (int s = 0; s < 2; s++) {
+                r->comp[s] = an.c[s];
+                r->members[s] = xcalloc((size_t)side[s].n_members + 1, sizeof(int));
+                for (int i = 0; i < side[s].n_members; i++) {
+                    const IrInstr *x = side[s].members[i];
+                    int o = g.owner[s][x->id];
+                    if (o && find_root(g.parent, o - 1) == root)
+                        r->members[s][r->n_members[s]++] = x->id;
+                }
+                r->outputs[s] = xcalloc((size_t)n_outs + 1, sizeof(int));
+                for (int j = 0; j < n_outs; j++)
+                    r->outputs[s][j] = outs[j].x[s]->id;
+            }
             r->n_inputs = n_inputs;
             r->n_outputs = n_outs;
             classify(r);
@@ -525,9 +545,10 @@ static bool find_in_pair(Finder *f, const CheckCompPair *pair, Error *err)
     return ok;
 }
 
-bool check_find_regions(const IrModule *before, const IrModule *after, CheckRegion **out, int *n_out, Error *err)
+static bool find_regions(const IrModule *before, const IrModule *after, int *before_of, CheckRegion **out,
+                         int *n_out, Error *err)
 {
-    Finder f = { .nb = { .arena = arena_new(1 << 20), .m = { before, after } } };
+    Finder f = { .nb = { .arena = arena_new(1 << 20), .m = { before, after } }, .before_of = before_of };
     f.nb.keys = ir_namemap_new(f.nb.arena);
     StrBuf key;
     strbuf_init(&key);
@@ -555,13 +576,66 @@ bool check_find_regions(const IrModule *before, const IrModule *after, CheckRegi
     return true;
 }
 
+/* Does the region hold one of the pair's sites (a reduction whose
+ * accumulation type the rewrite changed)? */
+bool check_region_holds_site(const CheckRegion *r, const CheckSite *sites, int n_sites)
+{
+    for (int i = 0; i < n_sites; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "%s", sites[i].before_name);
+        char *bracket = strchr(name, '[');      /* "name[i]": operand i of a variadic reduction */
+        if (bracket)
+            *bracket = 0;
+        for (int c = 0; c < r->before->n_computations; c++)
+            if (ir_computation_find(r->before->computations[c], name))
+                return true;
+    }
+    return false;
+}
+
+bool check_find_regions(const IrModule *before, const IrModule *after, CheckRegion **out, int *n_out, Error *err)
+{
+    return find_regions(before, after, NULL, out, n_out, err);
+}
+
 void check_regions_free(CheckRegion *r, int n)
 {
     for (int i = 0; i < n; i++) {
         ir_module_free(r[i].before);
         ir_module_free(r[i].after);
+        for (int s = 0; s < 2; s++) {
+            free(r[i].members[s]);
+            free(r[i].outputs[s]);
+        }
     }
     free(r);
+}
+
+bool check_map_pair(const IrModule *before, const IrModule *after, CheckPairMap *map, Error *err)
+{
+    memset(map, 0, sizeof *map);
+    map->before_of = xcalloc((size_t)after->next_instr_id + 1, sizeof *map->before_of);
+    if (!find_regions(before, after, map->before_of, &map->regions, &map->n_regions, err)) {
+        free(map->before_of);
+        map->before_of = NULL;
+        return false;
+    }
+    for (int s = 0; s < 2; s++)
+        map->region_of[s] = xcalloc((size_t)(s ? after : before)->next_instr_id + 1, sizeof(int));
+    for (int r = 0; r < map->n_regions; r++)
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < map->regions[r].n_members[s]; i++)
+                map->region_of[s][map->regions[r].members[s][i]] = r + 1;
+    return true;
+}
+
+void check_pair_map_free(CheckPairMap *map)
+{
+    check_regions_free(map->regions, map->n_regions);
+    free(map->before_of);
+    free(map->region_of[0]);
+    free(map->region_of[1]);
+    memset(map, 0, sizeof *map);
 }
 
 bool check_region_one_group(CheckRegion *r, Error *err)

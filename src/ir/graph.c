@@ -29,23 +29,23 @@ static bool is_collective(IrOpcode op)
     return (ir_op_info[op].flags & OPF_COLLECTIVE) != 0;
 }
 
-/* s with DOT's string escapes, into out (truncated to n). */
-static void escape(const char *s, char *out, size_t n)
+void ir_graph_escape(const char *s, char *out, size_t n)
 {
     size_t k = 0;
     for (; s && *s && k + 2 < n; s++) {
+        if (*s == '\n') {          /* a line break of the label */
+            out[k++] = '\\';
+            out[k++] = 'n';
+            continue;
+        }
         if (*s == '"' || *s == '\\')
             out[k++] = '\\';
-        out[k++] = *s;
+        out[k++] = (unsigned char)*s < ' ' ? ' ' : *s;
     }
     out[k] = 0;
 }
 
-/* Which instructions of comp to draw: the marked ones and those within
- * radius operand or user steps of one (all when radius < 0, or when none
- * is marked), at most max_nodes of them, nearest first.  draw[i] for
- * comp->instrs[i]; returns how many. */
-static int pick(const IrComputation *comp, const int *mark, int radius, int max_nodes, bool *draw)
+int ir_graph_pick(const IrComputation *comp, const int *mark, int radius, int max_nodes, bool *draw)
 {
     int n = comp->n_instrs, any = 0, drawn = 0;
     int *dist = malloc((size_t)(n ? n : 1) * sizeof *dist);
@@ -91,19 +91,38 @@ static int pick(const IrComputation *comp, const int *mark, int radius, int max_
     return drawn;
 }
 
+void ir_graph_node(FILE *out, const char *id, const IrInstr *in, const char *note, const char *attrs)
+{
+    char name[256], shape[512], text[1024], groups[160] = "";
+    ir_graph_escape(in->name, name, sizeof name);
+    ir_graph_escape(ir_shape_str(in->shape), shape, sizeof shape);
+    ir_graph_escape(note ? note : "", text, sizeof text);
+    if (is_collective(in->op) && in->info->replica_groups.n_groups > 0) {
+        /* A collective by its groups, cut to a line's width. */
+        StrBuf b;
+        strbuf_init(&b);
+        ir_print_replica_groups(&b, &in->info->replica_groups);
+        if (b.s && b.len > 60)
+            snprintf(b.s + 56, b.len - 55, "...}");
+        char raw[96];
+        snprintf(raw, sizeof raw, "groups %s", b.s ? b.s : "");
+        ir_graph_escape(raw, groups, sizeof groups);
+        strbuf_free(&b);
+    }
+    fprintf(out, "    %s [label=\"%s\\n%s %s%s%s%s%s\", shape=%s%s%s];\n", id, name, ir_opcode_name(in->op), shape,
+            groups[0] ? "\\n" : "", groups, text[0] ? "\\n" : "", text, is_collective(in->op) ? "box3d" : "box",
+            attrs && attrs[0] ? ", " : "", attrs ? attrs : "");
+}
+
 static void node(FILE *out, int side, const IrInstr *in, int mark, const char *note)
 {
-    char name[256], shape[512];
-    escape(in->name, name, sizeof name);
-    escape(ir_shape_str(in->shape), shape, sizeof shape);
-    bool coll = is_collective(in->op);
-    fprintf(out, "    s%d_%d [label=\"%s\\n%s %s%s%s\", shape=%s", side, in->id, name, ir_opcode_name(in->op), shape,
-            note && note[0] ? "\\n" : "", note ? note : "", coll ? "box3d" : "box");
+    char id[32], attrs[128];
+    snprintf(id, sizeof id, "s%d_%d", side, in->id);
     if (mark)
-        fprintf(out, ", style=\"filled,bold\", fillcolor=\"%s\"", ir_graph_class_color(mark));
+        snprintf(attrs, sizeof attrs, "style=\"filled,bold\", fillcolor=\"%s\"", ir_graph_class_color(mark));
     else
-        fprintf(out, ", color=\"#bbbbbb\", fontcolor=\"#999999\"");
-    fprintf(out, "];\n");
+        snprintf(attrs, sizeof attrs, "color=\"#bbbbbb\", fontcolor=\"#999999\"");
+    ir_graph_node(out, id, in, note, attrs);
 }
 
 /* used[k]: class k was drawn (k <= st->n_classes). */
@@ -125,7 +144,7 @@ static bool draw_side(FILE *out, int side, const IrGraphSide *s, const IrGraphSt
         }
     }
     char title[256];
-    escape(s->title, title, sizeof title);
+    ir_graph_escape(s->title, title, sizeof title);
     fprintf(out, "  subgraph cluster_side%d {\n    label=\"%s\"; fontsize=18; style=rounded;\n", side, title);
     for (int c = 0; c < m->n_computations && ok; c++) {
         const IrComputation *comp = m->computations[c];
@@ -140,9 +159,9 @@ static bool draw_side(FILE *out, int side, const IrGraphSide *s, const IrGraphSt
             ok = false;
             break;
         }
-        int drawn = pick(comp, marks[c], st->radius, st->max_nodes > 0 ? st->max_nodes : 300, draw);
+        int drawn = ir_graph_pick(comp, marks[c], st->radius, st->max_nodes > 0 ? st->max_nodes : 300, draw);
         char cname[256];
-        escape(comp->name, cname, sizeof cname);
+        ir_graph_escape(comp->name, cname, sizeof cname);
         fprintf(out, "    subgraph cluster_s%d_c%d {\n    label=\"%s%s\"; style=dashed;\n", side, comp->id, cname,
                 comp->is_entry ? " (entry)" : "");
         for (int i = 0; i < comp->n_instrs; i++) {
@@ -193,7 +212,7 @@ bool ir_graph_write_dot(FILE *out, const IrGraphSide *sides, int n_sides, const 
             if (!used[k])
                 continue;
             char name[256];
-            escape(style->class_names[k - 1], name, sizeof name);
+            ir_graph_escape(style->class_names[k - 1], name, sizeof name);
             fprintf(out, "    legend%d [label=\"%s\", shape=box, style=filled, fillcolor=\"%s\"];\n", k, name,
                     ir_graph_class_color(k));
         }
@@ -231,5 +250,29 @@ bool ir_graph_render(const char *dot_path, const char *out_path, char *why, size
         snprintf(why, why_n, "Graphviz's dot failed on %s (exit %d)", dot_path, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         return false;
     }
+    return true;
+}
+
+void ir_graph_dot_path(const char *path, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
+    snprintf(out, n, "%.*s.dot", (int)stem, path);
+}
+
+bool ir_graph_save(const char *path, bool (*write)(FILE *f, void *ctx), void *ctx, char *note, size_t note_n,
+                   Error *err)
+{
+    char dot_path[4096];
+    ir_graph_dot_path(path, dot_path, sizeof dot_path);
+    note[0] = 0;
+    IrAtomicFile f;
+    if (!ir_atomic_open(&f, dot_path, err))
+        return false;
+    bool ok = write(f.f, ctx);
+    if (!ir_atomic_close(&f, ok, err))
+        return false;
+    if (strcmp(dot_path, path) != 0)
+        ir_graph_render(dot_path, path, note, note_n);
     return true;
 }

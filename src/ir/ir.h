@@ -721,10 +721,31 @@ typedef struct IrGraphStyle {
 } IrGraphStyle;
 bool ir_graph_write_dot(FILE *out, const IrGraphSide *sides, int n_sides, const IrGraphStyle *style);
 const char *ir_graph_class_color(int k);
+/* The pieces, for other pictures (a checked pair, src/check/): */
+/* s with DOT's string escapes (a newline becomes a line break), into out
+ * (truncated to n). */
+void ir_graph_escape(const char *s, char *out, size_t n);
+/* One instruction as a DOT node named id: name, opcode and shape, note's
+ * lines under them, attrs (DOT attributes: fill, border) added. */
+void ir_graph_node(FILE *out, const char *id, const IrInstr *in, const char *note, const char *attrs);
+/* Which instructions of comp to draw: the marked ones (mark[i] != 0 for
+ * comp->instrs[i]) and those within radius operand or user steps of one
+ * (all when radius < 0, or when none is marked), at most max_nodes, nearest
+ * first; draw[i] set for each, returns how many. */
+int ir_graph_pick(const IrComputation *comp, const int *mark, int radius, int max_nodes, bool *draw);
 /* Draws dot_path into out_path with Graphviz's dot, in the format of
  * out_path's suffix (svg, png, pdf); false with why when dot is missing
  * (saying how to install it) or fails. */
 bool ir_graph_render(const char *dot_path, const char *out_path, char *why, size_t why_n);
+/* Where a picture's DOT goes: path itself when it ends in .dot, else
+ * beside it (x.svg: x.dot). */
+void ir_graph_dot_path(const char *path, char *out, size_t n);
+/* Writes the DOT that write(f, ctx) gives to ir_graph_dot_path(path) (a
+ * whole file or nothing) and, unless that is path, draws it into path with
+ * ir_graph_render.  False with err when the DOT cannot be written; when
+ * Graphviz cannot draw it, true with why in note (else note[0] = 0). */
+bool ir_graph_save(const char *path, bool (*write)(FILE *f, void *ctx), void *ctx, char *note, size_t note_n,
+                   Error *err);
 
 /* ------------------------------------------------------------------ */
 /* verify.c                                                             */

@@ -11,17 +11,22 @@ typedef struct DrawCtx {
     const PassProvenance *prov;
 } DrawCtx;
 
+typedef struct Writer {
+    const IrGraphSide *sides;
+    int n_sides;
+    const IrGraphStyle *style;
+} Writer;
+
+static bool write(FILE *f, void *ctx)
+{
+    const Writer *w = ctx;
+    return ir_graph_write_dot(f, w->sides, w->n_sides, w->style);
+}
+
 static int mark(const IrInstr *in, int side, void *ctx)
 {
     const DrawCtx *d = ctx;
     return side == 0 ? pass_provenance_before(d->prov, in) : pass_provenance_after(d->prov, in);
-}
-
-void pass_draw_dot_path(const char *path, char *out, size_t n)
-{
-    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - path) : strlen(path);
-    snprintf(out, n, "%.*s.dot", (int)stem, path);
 }
 
 bool pass_draw_rewrite(const IrModule *before, const IrModule *after, const PassProvenance *prov,
@@ -38,19 +43,6 @@ bool pass_draw_rewrite(const IrModule *before, const IrModule *after, const Pass
     IrGraphStyle style = { .mark = prov ? mark : NULL, .ctx = &ctx, .class_names = names, .n_classes = n < 64 ? n : 64,
                            .radius = radius };
     IrGraphSide sides[2] = { { before, "before the passes" }, { after, "after the passes" } };
-    char dot_path[4096];
-    pass_draw_dot_path(path, dot_path, sizeof dot_path);
-    IrAtomicFile f;
-    if (!ir_atomic_open(&f, dot_path, err))
-        return false;
-    bool ok = ir_graph_write_dot(f.f, sides, after ? 2 : 1, &style);
-    if (!ir_atomic_close(&f, ok, err))
-        return false;
-    note[0] = 0;
-    if (strcmp(dot_path, path) == 0)
-        return true;
-    char why[1024];
-    if (!ir_graph_render(dot_path, path, why, sizeof why))
-        snprintf(note, note_n, "%s", why);
-    return true;
+    Writer w = { sides, after ? 2 : 1, &style };
+    return ir_graph_save(path, write, &w, note, note_n, err);
 }

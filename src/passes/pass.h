@@ -136,8 +136,6 @@ void pass_provenance_free(PassProvenance *p);
  * radius steps around them.  False with err when the DOT cannot be
  * written; when Graphviz cannot draw it, true with why in note (else
  * note[0] = 0). */
-/* Where pass_draw_rewrite writes the DOT for path: x.svg -> x.dot. */
-void pass_draw_dot_path(const char *path, char *out, size_t n);
 bool pass_draw_rewrite(const IrModule *before, const IrModule *after, const PassProvenance *prov,
                        const Pass *const *passes, int n, const char *path, int radius, char *note, size_t note_n,
                        Error *err);

@@ -29,6 +29,8 @@ typedef struct Options {
     const char *dist, *compare, *oracle;
     double atol, rtol, ulp;
     const char *save_dir, *json, *junit, *out_path, *inputs, *regions_dir;
+    const char *graph;          /* --graph: the picture's file, or NULL */
+    int64_t graph_radius;
     int64_t replicas, partitions;
     bool per_pass, shrink, opaque_custom_calls, fill_elided, local, help, prove, require_proof;
     int64_t max_memory;         /* 0: the default */
@@ -92,6 +94,14 @@ static const CliFlag flags[] = {
      "with --local: also write each region's two sides as DIR/region<N>.before.hlo and .after.hlo, modules that "
      "hlo-check and hlo-run take on their own"},
     RUN_CLI_FLAGS(Options),
+    {"--graph", CLI_STRING, OPT(graph), "=FILE", "off",
+     "after the check, draw the pair: what both compute alike once and faded, each region where they differ boxed "
+     "with its two versions side by side (and, with --local, its verdict), the first instruction whose values "
+     "differ marked with its two values (with --prove, the two expressions above); Graphviz DOT when FILE ends in "
+     ".dot, else the DOT beside FILE and Graphviz's dot drawing it (.svg, .png, .pdf); --shrink draws the shrunk "
+     "pair as DIR/pair.svg with or without it"},
+    {"--graph-radius", CLI_INT, OPT(graph_radius), "=N", "2",
+     "with --graph: draw the instructions within N operand or user steps of a region (-1: all)"},
     {"--help", CLI_SWITCH, OPT(help), "", "", "show this help and exit"},
 };
 #define N_FLAGS ((int)(sizeof flags / sizeof flags[0]))
@@ -117,7 +127,7 @@ typedef struct Tool {
 static void defaults(Options *o)
 {
     *o = (Options){ .pass_mode = "faithful", .trials = 8, .dist = "mixed", .compare = "auto", .oracle = "auto",
-                    .opaque_custom_calls = true };
+                    .opaque_custom_calls = true, .graph_radius = 2 };
     pass_options_default(&o->pass);
 }
 
@@ -158,9 +168,16 @@ static void parse_args(Tool *t, int argc, char **argv)
         usage_error(t, "--atol and --rtol take a tolerance of at least 0");
     if (!startup_threads_ok(t->o.threads, msg, sizeof msg))
         usage_error(t, msg);
-    const char *outs[] = { t->o.out_path, t->o.json, t->o.junit };
-    static const char *const out_flags[] = { "-o", "--json", "--junit" };
-    if (!startup_outputs_ok(t->c, t->inputs, t->n_inputs, outs, out_flags, 3, msg, sizeof msg))
+    if (t->o.graph && !t->o.graph[0])
+        usage_error(t, "--graph needs a file name (.svg, .png, .pdf or .dot)");
+    if (t->o.graph_radius < -1)
+        usage_error(t, "--graph-radius takes -1 (all) or a number of steps from 0");
+    char dot[4096] = "";
+    if (t->o.graph)
+        ir_graph_dot_path(t->o.graph, dot, sizeof dot);
+    const char *outs[] = { t->o.out_path, t->o.json, t->o.junit, t->o.graph, dot[0] ? dot : NULL };
+    static const char *const out_flags[] = { "-o", "--json", "--junit", "--graph", "--graph's DOT" };
+    if (!startup_outputs_ok(t->c, t->inputs, t->n_inputs, outs, out_flags, 5, msg, sizeof msg))
         usage_error(t, msg);
     t->max_memory_given = t->o.max_memory != 0;
     if (t->o.max_memory)
@@ -290,6 +307,42 @@ static bool check_with(Tool *t, const CheckOptions *co, const IrModule *before, 
     return equivalent;
 }
 
+/* ---- --graph: the pair drawn */
+
+/* Rank 0: where the picture is (or why it is not) and the first difference
+ * in words. */
+static void say_drawn(const Tool *t, const IrModule *before, const IrModule *after, const char *path,
+                      const CheckLocated *loc, const char *note)
+{
+    (void)t;
+    if (note[0])
+        fprintf(stderr, "hlo-check: note: --graph %s not drawn: %s\n", path, note);
+    else
+        printf("hlo-check: the pair is drawn in %s\n", path);
+    if (loc->found) {
+        char where[512];
+        check_located_text(before, after, loc, where, sizeof where);
+        printf("hlo-check: the first instruction whose values differ: %s\n", where);
+    }
+}
+
+/* Draws before and after into path after their check (rep, or NULL) or
+ * --local (l, or NULL), locating the first difference again with co
+ * (rerun: the job's ranks run the pair). */
+static void draw_pair(Tool *t, const IrModule *before, const IrModule *after, const char *before_name,
+                      const char *after_name, const char *path, const CheckOptions *co, const CheckReport *rep,
+                      const CheckLocal *l)
+{
+    CheckPicture pic = { .path = path, .radius = (int)t->o.graph_radius, .before_name = before_name,
+                         .after_name = after_name, .rep = rep, .local = l };
+    char note[1024];
+    Error err = { 0 };
+    CheckLocated loc;
+    fail_unless_run(t->c, check_draw_pair(t->c, before, after, co, &pic, &loc, note, sizeof note, &err), &err);
+    if (t->rank == 0)
+        say_drawn(t, before, after, path, &loc, note);
+}
+
 /* ---- --inputs: given values instead of drawn ones, one trial on them */
 
 static void load_given(Tool *t, const IrModule *m)
@@ -326,6 +379,19 @@ __attribute__((noreturn)) static void shrink(Tool *t, const IrModule *before, co
     fail_unless_run(t->c, check_shrunk_write(t->c, &sh, dir, compare, &err), &err);
     if (t->rank == 0)
         check_print_shrunk(stdout, &sh, coll_world(t->c), dir);
+    /* The shrunk pair drawn beside it, its first difference located on its
+     * own inputs. */
+    char picture[4096], bn[4096], an[4096];
+    snprintf(picture, sizeof picture, "%s/pair.svg", dir);
+    snprintf(bn, sizeof bn, "%s/before.hlo", dir);
+    snprintf(an, sizeof an, "%s/after.hlo", dir);
+    CheckPicture pic = { .path = picture, .radius = (int)t->o.graph_radius, .before_name = bn, .after_name = an,
+                         .rep = sh.rechecked ? &sh.recheck : NULL };
+    CheckLocated loc;
+    char note[1024];
+    fail_unless_run(t->c, check_draw_shrunk(t->c, &sh, &co, &pic, &loc, note, sizeof note, &err), &err);
+    if (t->rank == 0)
+        say_drawn(t, sh.s.before, sh.s.after, picture, &loc, note);
     int code = sh.still ? 1 : 3;
     check_shrunk_free(&sh);
     coll_finish(t->c, code);
@@ -386,6 +452,14 @@ __attribute__((noreturn)) static void per_pass(Tool *t, const IrModule *before)
     }
     if (t->rank == 0)
         check_print_per_pass_verdict(stdout, &pp, t->o.passes);
+    if (t->o.graph && pp.broken >= 0) {
+        char name[512];
+        snprintf(name, sizeof name, "%s after the passes up to #%d %s", t->inputs[0], pp.steps[pp.broken].pass->number,
+                 pp.steps[pp.broken].pass->name);
+        draw_pair(t, before, pp.after, t->inputs[0], name, t->o.graph, &co, &pp.steps[pp.broken].report, NULL);
+    } else if (t->o.graph && t->rank == 0) {
+        printf("hlo-check: --graph: no pass breaks equivalence, so there is no broken pair to draw\n");
+    }
     int k = pp.broken, code = k >= 0;
     check_per_pass_free(&pp);
     if (code && t->o.shrink)
@@ -411,6 +485,9 @@ __attribute__((noreturn)) static void local_check(Tool *t, const IrModule *befor
         write_reports(t, &l.whole, t->inputs[0], after_name);
     if (t->rank == 0)
         check_print_local_verdict(stdout, &l);
+    if (t->o.graph)
+        draw_pair(t, before, after, t->inputs[0], after_name, t->o.graph, &co, l.whole_checked ? &l.whole : NULL,
+                  &l);
     int code = l.code;
     check_local_free(&l);
     coll_finish(t->c, code);
@@ -450,6 +527,8 @@ int main(int argc, char **argv)
         if (t.rank == 0)
             printf("hlo-check: --require-proof: the pair is not proved equivalent\n");
     }
+    if (t.o.graph)
+        draw_pair(&t, before, after, t.inputs[0], after_name, t.o.graph, &co, &rep, NULL);
     if (code == 1 && t.o.shrink && rep.diff.found)
         shrink(&t, before, after, &rep);
     if (code == 1 && t.o.shrink && t.rank == 0)

@@ -129,7 +129,7 @@ static bool parse_args(int argc, char **argv, Options *opt)
         return usage_error("-o %s is the input module: refusing to write over it", opt->out_path);
     char dot[4096];
     if (opt->graph)
-        pass_draw_dot_path(opt->graph, dot, sizeof dot);
+        ir_graph_dot_path(opt->graph, dot, sizeof dot);
     if (opt->graph && (!opt->graph[0] || cli_same_file(opt->in_path, opt->graph) ||
                        cli_same_file(opt->out_path, opt->graph) || cli_same_file(opt->in_path, dot) ||
                        cli_same_file(opt->out_path, dot)))
