@@ -2,7 +2,7 @@
  * coll_comm, one rank per device) against the raw MPI call that moves the
  * same bytes on the same ranks, in the same run.  Run under mpirun:
  *
- *     mpirun -np N bench_collectives [--reuse] [MiB...]   default sizes: 64 (target) and 1 (info)
+ *     mpirun -np N bench_collectives [--reuse] [--reps R] [MiB...]   default sizes: 64 (target) and 1 (info)
  *
  *   all-gather      f32, result S bytes     vs MPI_Allgather of S/N bytes per rank
  *   reduce-scatter  f32, operand S bytes    vs MPI_Reduce_scatter_block (MPI_SUM)
@@ -10,7 +10,8 @@
  *
  * A run starts at a barrier and ends when the slowest rank is done (each
  * rank's time, maximum over ranks).  Ours and raw alternate, after a warm-up
- * of each, and the best of the repetitions is kept.  Ours includes what a
+ * of each, and the best of the repetitions is kept (5 at 16 MiB and more,
+ * 20 below; --reps R sets it, for links as noisy as TCP between hosts).  Ours includes what a
  * run of the interpreter always does: allocating the result, and the
  * deterministic fold in group order.
  *
@@ -195,14 +196,17 @@ int main(int argc, char **argv)
         }
     Coll *c = coll_init(&argc, &argv);
     double sizes[8] = { 64, 1 };
-    int n_sizes = 2, n_given = 0;
-    for (int i = 1; i < argc && n_given < 8; i++)
-        if (strcmp(argv[i], "--reuse") != 0)
+    int n_sizes = 2, n_given = 0, reps = 0;
+    for (int i = 1; i < argc && n_given < 8; i++) {
+        if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--reuse") != 0)
             sizes[n_given++] = atof(argv[i]);
+    }
     if (n_given > 0)
         n_sizes = n_given;
     for (int s = 0; s < n_sizes; s++)
         for (int op = 0; op < 3; op++)
-            bench_op(c, (Op)op, sizes[s], sizes[s] != 64, sizes[s] >= 16 ? 5 : 20);
+            bench_op(c, (Op)op, sizes[s], sizes[s] != 64, reps > 0 ? reps : sizes[s] >= 16 ? 5 : 20);
     coll_finish(c, 0);
 }

@@ -127,6 +127,10 @@ bool check_propagate(CheckAnalysis *an);
 void check_index_keys(CheckAnalysis *an);
 void check_analysis_free(CheckAnalysis *an);
 
+/* ---- locate.c */
+/* The instruction of m whose id is id (any computation), or NULL. */
+const IrInstr *check_instr_by_id(const IrModule *m, int id);
+
 /* ---- local_regions.c: the regions */
 /* Does the region hold one of the pair's sites (a reduction whose
  * accumulation type the rewrite changed)? */

@@ -27,6 +27,7 @@ enum {
     MAX_EXECUTIONS = 16,        /* of one instruction (a loop body's, per iteration) */
     MAX_SUSPECTS = 8,           /* pairs whose values the second run keeps */
 };
+#define SUSPECT_BYTES ((int64_t)1 << 30)  /* ... while they hold at most this much (but one always) */
 
 /* One claimed pair, and where it sits in the order "first" means. */
 typedef struct Pair {
@@ -149,10 +150,12 @@ static Pair *list_claims(const CheckPairMap *map, const CheckSite *sites, int n_
 /* ---- Watching values */
 
 /* What a run keeps of each watched instruction (watch[id]): a hash of
- * each of its first executions, or (keep[id]) the values themselves, and
- * when each was computed (tick: the run's values counted in order). */
+ * each of its first executions and when each was computed (tick: the
+ * run's values counted in order), and the value of execution keep[id] - 1
+ * (keep[id] > 0: one value per instruction, whatever the loop count). */
 typedef struct Watch {
-    const bool *watch, *keep;
+    const bool *watch;
+    const int *keep;
     uint64_t (*hash)[MAX_EXECUTIONS];
     Value *(*value)[MAX_EXECUTIONS];
     int64_t (*tick)[MAX_EXECUTIONS];
@@ -175,14 +178,14 @@ static void observe(void *ctx, const IrInstr *instr, Value *v)
     if (!w->watch[id] || w->n[id] >= MAX_EXECUTIONS || !ir_shape_is_array(v->shape))
         return;
     w->tick[id][w->n[id]] = w->ticks;
-    if (w->keep && w->keep[id])
+    if (w->keep && w->keep[id] == w->n[id] + 1)
         w->value[id][w->n[id]] = value_retain(v);
-    else
+    else if (!w->keep)
         w->hash[id][w->n[id]] = value_hash(v);
     w->n[id]++;
 }
 
-static void watch_new(Watch *w, const IrModule *m, const bool *watch, const bool *keep)
+static void watch_new(Watch *w, const IrModule *m, const bool *watch, const int *keep)
 {
     size_t n = (size_t)m->next_instr_id + 1;
     *w = (Watch){ watch, keep, xcalloc(n, sizeof *w->hash), keep ? xcalloc(n, sizeof *w->value) : NULL,
@@ -219,10 +222,10 @@ static bool run_watched(const IrModule *m, InterpOptions io, uint64_t seed, Valu
     return ok;
 }
 
-/* Both modules on inputs, watching the ids the masks name (keep: values
- * rather than hashes); w[0] before's, w[1] after's. */
+/* Both modules on inputs, watching the ids the masks name (keep: one
+ * value each rather than hashes); w[0] before's, w[1] after's. */
 static bool run_both(const IrModule *const m[2], const InterpOptions *io, uint64_t seed, Value **inputs, int n,
-                     bool *const watch[2], bool *const keep[2], Watch w[2], Error *err)
+                     bool *const watch[2], int *const keep[2], Watch w[2], Error *err)
 {
     watch_new(&w[0], m[0], watch[0], keep ? keep[0] : NULL);
     watch_new(&w[1], m[1], watch[1], keep ? keep[1] : NULL);
@@ -241,25 +244,28 @@ static int hashes_differ(const Watch w[2], const int ids[2])
     return -1;
 }
 
-/* The first execution (*exec) and element (returned) where the pair's
- * values differ under tol; -1 when none does. */
-static int64_t values_differ(const Watch w[2], const int ids[2], const CheckTolerance *tol, int *exec)
+/* The first element (returned) where the pair's values of execution e
+ * differ under tol; -1 when they agree (or were not kept). */
+static int64_t values_differ(const Watch w[2], const int ids[2], int e, const CheckTolerance *tol)
 {
-    int n = w[0].n[ids[0]] < w[1].n[ids[1]] ? w[0].n[ids[0]] : w[1].n[ids[1]];
-    for (int e = 0; e < n; e++) {
-        const Value *b = w[0].value[ids[0]][e], *a = w[1].value[ids[1]][e];
-        if (!ir_shape_equal(b->shape, a->shape))
-            return -1;
-        int64_t i = check_first_difference(b, a, tol);
-        if (i >= 0) {
-            *exec = e;
-            return i;
-        }
-    }
-    return -1;
+    if (e < 0 || e >= w[0].n[ids[0]] || e >= w[1].n[ids[1]])
+        return -1;
+    const Value *b = w[0].value[ids[0]][e], *a = w[1].value[ids[1]][e];
+    if (!b || !a || !ir_shape_equal(b->shape, a->shape))
+        return -1;
+    return check_first_difference(b, a, tol);
 }
 
 /* ---- The search */
+
+const IrInstr *check_instr_by_id(const IrModule *m, int id)
+{
+    for (int c = 0; c < m->n_computations; c++)
+        for (int i = 0; i < m->computations[c]->n_instrs; i++)
+            if (m->computations[c]->instrs[i]->id == id)
+                return m->computations[c]->instrs[i];
+    return NULL;
+}
 
 /* The first claim that fails on inputs (list_claims with sites), into
  * *out (found false when none does).  Collective on c. */
@@ -269,10 +275,11 @@ static bool search(Coll *c, const IrModule *const m[2], const CheckPairMap *map,
 {
     int n = 0, rank = coll_rank(c);
     Pair *pairs = list_claims(map, sites, n_sites, &n);
-    bool *watch[2], *keep[2];
+    bool *watch[2];
+    int *keep[2];
     for (int s = 0; s < 2; s++) {
         watch[s] = xcalloc((size_t)m[s]->next_instr_id + 1, sizeof(bool));
-        keep[s] = xcalloc((size_t)m[s]->next_instr_id + 1, sizeof(bool));
+        keep[s] = xcalloc((size_t)m[s]->next_instr_id + 1, sizeof(int));
         for (int k = 0; k < n; k++)
             watch[s][pairs[k].ids[s]] = true;
     }
@@ -281,9 +288,10 @@ static bool search(Coll *c, const IrModule *const m[2], const CheckPairMap *map,
     Watch w[2] = { { 0 }, { 0 } };
     bool ok = run_both(m, io, seed, inputs, n_in, watch, NULL, w, err);
     int64_t *when = xcalloc((size_t)n + 1, sizeof *when);
+    int *exec = xcalloc((size_t)n + 1, sizeof *exec);      /* this rank's first differing execution */
     for (int k = 0; k < n; k++) {
-        int e = ok ? hashes_differ(w, pairs[k].ids) : -1;
-        when[k] = e >= 0 ? w[0].tick[pairs[k].ids[0]][e] : INT64_MAX;
+        exec[k] = ok ? hashes_differ(w, pairs[k].ids) : -1;
+        when[k] = exec[k] >= 0 ? w[0].tick[pairs[k].ids[0]][exec[k]] : INT64_MAX;
     }
     for (int s = 0; s < 2; s++)
         if (w[s].n)
@@ -293,7 +301,9 @@ static bool search(Coll *c, const IrModule *const m[2], const CheckPairMap *map,
         goto done;
     }
     coll_allreduce_i64(c, when, n, COLL_MIN);
-    /* Run 2: the earliest few, by value, under the check's comparison. */
+    /* Run 2: the earliest few, by value, under the check's comparison, at
+     * the execution where this rank saw them part (one value each, the
+     * first always, the others while they stay under SUSPECT_BYTES). */
     int suspects[MAX_SUSPECTS], n_suspects = 0;
     for (int k = 0; k < n; k++) {
         if (when[k] == INT64_MAX)
@@ -313,22 +323,33 @@ static bool search(Coll *c, const IrModule *const m[2], const CheckPairMap *map,
             suspects[j - 1] = t;
         }
     }
+    int64_t bytes = 0;
+    for (int j = 0; j < n_suspects; j++) {
+        const IrInstr *x = check_instr_by_id(m[0], pairs[suspects[j]].ids[0]);
+        bytes += 2 * (x ? ir_shape_byte_size(x->shape) : 0);
+        if (j > 0 && bytes > SUSPECT_BYTES)
+            n_suspects = j;
+    }
     if (n_suspects == 0)
         goto done;
     for (int s = 0; s < 2; s++) {
         memset(watch[s], 0, (size_t)m[s]->next_instr_id + 1);
-        for (int j = 0; j < n_suspects; j++)
-            watch[s][pairs[suspects[j]].ids[s]] = keep[s][pairs[suspects[j]].ids[s]] = true;
+        for (int j = 0; j < n_suspects; j++) {
+            int k = suspects[j], id = pairs[k].ids[s];
+            watch[s][id] = true;
+            if (exec[k] >= 0 && (!keep[s][id] || keep[s][id] > exec[k] + 1))
+                keep[s][id] = exec[k] + 1;
+        }
     }
     memset(w, 0, sizeof w);
     ok = run_both(m, io, seed, inputs, n_in, watch, keep, w, err);
     /* key: tick * 65536 + rank, the earliest failure and the lowest rank showing it. */
     int64_t key[MAX_SUSPECTS], index[MAX_SUSPECTS];
-    int exec[MAX_SUSPECTS] = { 0 };
     for (int j = 0; j < n_suspects; j++) {
         const Pair *p = &pairs[suspects[j]];
-        index[j] = ok ? values_differ(w, p->ids, tol, &exec[j]) : -1;
-        key[j] = index[j] >= 0 ? w[0].tick[p->ids[0]][exec[j]] * 65536 + rank : INT64_MAX;
+        int e = exec[suspects[j]];
+        index[j] = ok ? values_differ(w, p->ids, e, tol) : -1;
+        key[j] = index[j] >= 0 ? w[0].tick[p->ids[0]][e] * 65536 + rank : INT64_MAX;
     }
     if (coll_all_ok(c, ok)) {
         coll_allreduce_i64(c, key, n_suspects, COLL_MIN);
@@ -342,13 +363,13 @@ static bool search(Coll *c, const IrModule *const m[2], const CheckPairMap *map,
                                    .before_id = p->ids[0], .after_id = p->ids[1], .rank = (int)(key[best] % 65536),
                                    .beside_precision = n_sites > 0 };
             if (rank == out->rank) {
-                out->execution = exec[best];
-                const Value *b = w[0].value[p->ids[0]][exec[best]], *a = w[1].value[p->ids[1]][exec[best]];
-                size_t e = (size_t)ir_type_storage_bytes(b->shape->type);
+                int e = out->execution = exec[suspects[best]];
+                const Value *b = w[0].value[p->ids[0]][e], *a = w[1].value[p->ids[1]][e];
+                size_t es = (size_t)ir_type_storage_bytes(b->shape->type);
                 check_where_text(b->shape, index[best], out->where, sizeof out->where);
-                ir_elem_format(b->shape->type, (const char *)b->data + (size_t)index[best] * e, true, out->before,
+                ir_elem_format(b->shape->type, (const char *)b->data + (size_t)index[best] * es, true, out->before,
                                sizeof out->before);
-                ir_elem_format(a->shape->type, (const char *)a->data + (size_t)index[best] * e, true, out->after,
+                ir_elem_format(a->shape->type, (const char *)a->data + (size_t)index[best] * es, true, out->after,
                                sizeof out->after);
             }
             int64_t execution = out->execution;
@@ -370,6 +391,7 @@ done:
         free(keep[s]);
     }
     free(when);
+    free(exec);
     free(pairs);
     return ok;
 }

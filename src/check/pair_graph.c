@@ -130,15 +130,6 @@ static void wrap(StrBuf *b, const char *text, int width)
     strbuf_printf(b, "\\l");
 }
 
-static const IrInstr *by_id(const IrModule *m, int id)
-{
-    for (int c = 0; c < m->n_computations; c++)
-        for (int i = 0; i < m->computations[c]->n_instrs; i++)
-            if (m->computations[c]->instrs[i]->id == id)
-                return m->computations[c]->instrs[i];
-    return NULL;
-}
-
 static void title(const Draw *d)
 {
     const CheckPicture *pic = d->pic;
@@ -174,7 +165,7 @@ static void title(const Draw *d)
     }
     if (d->loc && d->loc->found) {
         line.len = 0;
-        const IrInstr *xb = by_id(d->m[0], d->loc->before_id), *xa = by_id(d->m[1], d->loc->after_id);
+        const IrInstr *xb = check_instr_by_id(d->m[0], d->loc->before_id), *xa = check_instr_by_id(d->m[1], d->loc->after_id);
         strbuf_printf(&line, "first instruction whose values differ (red border)%s: before %s, after %s",
                       d->loc->by_design ? ", bitwise: where an accumulation type changed, as nothing else differs"
                       : d->loc->beside_precision ? ", bitwise, leaving out what reads a reduction whose accumulation "
@@ -323,7 +314,7 @@ static void draw_comp(const Draw *d, Comp *k, int *more)
                 char names[200] = "", text[256];
                 size_t len = 0;
                 for (int j = 0; j < g->n_outputs && j < 3 && len < sizeof names; j++) {
-                    const IrInstr *x = by_id(d->m[s], g->outputs[s][j]);
+                    const IrInstr *x = check_instr_by_id(d->m[s], g->outputs[s][j]);
                     len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", j ? ", " : "", x ? x->name : "?");
                 }
                 snprintf(text, sizeof text, "computes nothing: hands on %s%s", names, g->n_outputs > 3 ? ", ..." : "");
@@ -465,7 +456,7 @@ static void part_name(const char *at, char *out, size_t n)
 void check_located_text(const IrModule *before, const IrModule *after, const CheckLocated *loc, char *out,
                         size_t n)
 {
-    const IrInstr *xb = by_id(before, loc->before_id), *xa = by_id(after, loc->after_id);
+    const IrInstr *xb = check_instr_by_id(before, loc->before_id), *xa = check_instr_by_id(after, loc->after_id);
     char run[32] = "";
     if (loc->execution)
         snprintf(run, sizeof run, ", run %d", loc->execution + 1);

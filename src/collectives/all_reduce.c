@@ -126,6 +126,16 @@ static bool exchange(const Plan *p, const IrInstr *instr, MPI_Comm comm, char *s
     return ok;
 }
 
+/* A round of one segment whose member's chunks (n of its size) fit in the
+ * leaf's own range takes them there: the leaf is written once, and no
+ * exchange buffer is touched (64 MiB of fresh pages a call otherwise).
+ * Members may differ in this (chunk sizes differ by an element); each
+ * then moves its folded chunk into the leaf for the in-place gather. */
+static bool exchanges_in_leaf(const Plan *p)
+{
+    return p->n_seg == 1 && p->n > 1 && (size_t)p->counts[p->me] * (size_t)p->n <= (size_t)p->displs[p->n];
+}
+
 /* One round: its chunks exchanged, folded, gathered back into the leaves.
  * A round of one segment has its chunks in order in its operand's and its
  * leaf's own buffers: no packing copies. */
@@ -133,7 +143,7 @@ static bool reduce_round(Interp *it, const IrInstr *instr, const Plan *p, MPI_Co
                          Value **leaves, char *send, char *recv, char *gathered, Error *err)
 {
     size_t total = (size_t)p->displs[p->n];
-    bool packed = p->n_seg != 1;
+    bool packed = p->n_seg != 1, in_leaf = exchanges_in_leaf(p);
     if (!packed) {
         const Segment *g = &p->seg[0];
         send = (char *)args[g->arg]->data + (size_t)g->base * g->esize;
@@ -141,13 +151,20 @@ static bool reduce_round(Interp *it, const IrInstr *instr, const Plan *p, MPI_Co
     } else {
         copy_chunks(p, args, send, true);
     }
+    if (in_leaf)
+        recv = gathered;
     bool ok = p->n == 1 ? (memcpy(recv, send, total), true) : exchange(p, instr, comm, send, recv, err);
     ok = ok && fold_mine(it, instr, p, args, recv, err);
-    if (ok && p->n > 1)
-        ok = coll_mpi_ok(MPI_Allgatherv(recv, p->counts[p->me], MPI_BYTE, gathered, p->counts, p->displs, MPI_BYTE,
-                                        comm), instr, "MPI_Allgatherv", err);
-    else if (ok)
+    if (ok && p->n > 1) {
+        /* My folded chunk to its place, then everyone's around it (in
+         * place on every member, as MPI asks, whichever buffer each folded
+         * in). */
+        memmove(gathered + p->displs[p->me], recv, (size_t)p->counts[p->me]);
+        ok = coll_mpi_ok(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered, p->counts, p->displs,
+                                        MPI_BYTE, comm), instr, "MPI_Allgatherv", err);
+    } else if (ok) {
         memcpy(gathered, recv, total);
+    }
     if (ok && packed)
         copy_chunks(p, leaves, gathered, false);
     return ok;
@@ -181,7 +198,7 @@ bool coll_all_reduce(Coll *c, Interp *it, const IrInstr *instr, const IrShape *r
             gathered = xmalloc(total);
             cap = total;
         }
-        if (mine > recv_cap) {
+        if (mine > recv_cap && !exchanges_in_leaf(&p)) {
             free(recv);
             recv = xmalloc(mine);
             recv_cap = mine;
