@@ -124,29 +124,31 @@ $(foreach t,$(TEST_SRCS),$(eval $(call test_link,$(t))))
 test:
 	@scripts/install-deps.sh
 	@scripts/install-deps.sh xla || true
-	@$(MAKE) --no-print-directory all unit-tests
+	@$(MAKE) --no-print-directory -j$$(nproc) all unit-tests
 	@tally=$(CURDIR)/$(BUILD)/tally.txt; : >$$tally; st=0; \
-	TALLY=$$tally scripts/run_unit.sh $(BUILD)/tests || st=1; \
-	TALLY=$$tally scripts/check_sections.py src || st=1; \
-	TALLY=$$tally scripts/check_layers.py src || st=1; \
-	TALLY=$$tally scripts/roundtrip.sh $(BUILD)/hlo-opt || st=1; \
-	TALLY=$$tally scripts/run_golden.sh $(BUILD)/hlo-opt || st=1; \
-	TALLY=$$tally scripts/test_proto.sh $(BUILD) || st=1; \
-	TALLY=$$tally scripts/test_hlo_run.sh $(BUILD)/hlo-run || st=1; \
-	TALLY=$$tally scripts/test_hostile.sh $(BUILD) || st=1; \
-	TALLY=$$tally scripts/run_interp_corpus.sh $(BUILD)/hlo-run || st=1; \
-	TALLY=$$tally scripts/test_threads.sh $(BUILD) || st=1; \
-	TALLY=$$tally scripts/test_nodes.sh --quick $(BUILD) || st=1; \
-	TALLY=$$tally scripts/run_peer_e2e.sh $(BUILD)/hlo-run || st=1; \
-	TALLY=$$tally scripts/run_real_dumps.sh $(BUILD) || st=1; \
-	TALLY=$$tally scripts/validate.sh --prove $(BUILD) || st=1; \
-	TALLY=$$tally scripts/test_hlo_check.sh $(BUILD) || st=1; \
-	TALLY=$$tally scripts/test_graph.sh --quick $(BUILD) || st=1; \
-	TALLY=$$tally scripts/test_prove.sh $(BUILD) || st=1; \
-	TALLY=$$tally scripts/test_validate.sh $(BUILD) || st=1; \
-	TALLY=$$tally scripts/test_hlo_fuzz.sh $(BUILD) || st=1; \
-	TALLY=$$tally $(MAKE) --no-print-directory xla-cases || st=1; \
-	if [ -z "$(SANITIZE)" ]; then TALLY=$$tally $(MAKE) --no-print-directory asan-subset || st=1; fi; \
+	times=$(CURDIR)/$(BUILD)/step-times.txt; : >$$times; step="scripts/step_time.sh $$times"; \
+	TALLY=$$tally $$step scripts/run_unit.sh $(BUILD)/tests || st=1; \
+	TALLY=$$tally $$step scripts/check_sections.py src || st=1; \
+	TALLY=$$tally $$step scripts/check_layers.py src || st=1; \
+	TALLY=$$tally $$step scripts/roundtrip.sh $(BUILD)/hlo-opt || st=1; \
+	TALLY=$$tally $$step scripts/run_golden.sh $(BUILD)/hlo-opt || st=1; \
+	TALLY=$$tally $$step scripts/test_proto.sh $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/test_hlo_run.sh $(BUILD)/hlo-run || st=1; \
+	TALLY=$$tally $$step scripts/test_hostile.sh $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/run_interp_corpus.sh $(BUILD)/hlo-run || st=1; \
+	TALLY=$$tally $$step scripts/test_threads.sh $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/test_nodes.sh --quick $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/run_peer_e2e.sh $(BUILD)/hlo-run || st=1; \
+	TALLY=$$tally $$step scripts/run_real_dumps.sh $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/validate.sh --prove $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/test_hlo_check.sh $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/test_graph.sh --quick $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/test_prove.sh $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/test_validate.sh $(BUILD) || st=1; \
+	TALLY=$$tally $$step scripts/test_hlo_fuzz.sh $(BUILD) || st=1; \
+	TALLY=$$tally $$step $(MAKE) --no-print-directory xla-cases || st=1; \
+	if [ -z "$(SANITIZE)" ]; then TALLY=$$tally $$step $(MAKE) --no-print-directory asan-subset || st=1; fi; \
+	echo "time per step (the longest first):"; sort -rn $$times | sed 's/^/  /'; \
 	awk '{ p += $$1; f += $$2 } NF > 2 { $$1 = $$2 = ""; notes = notes "\n" substr($$0, 3) } \
 	     END { printf "total: %d passed, %d failed%s\n", p, f, notes }' $$tally; \
 	exit $$st
@@ -245,8 +247,8 @@ asan:
 # hlo-fuzz slice (10 modules per pass and rank count instead of 30) with its
 # planted bugs, and the proto reader's cases, built with ASan and UBSan.
 asan-subset:
-	@$(MAKE) --no-print-directory all unit-tests BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
-	@st=0; scripts/run_unit.sh build-asan/tests || st=1; \
+	@$(MAKE) --no-print-directory -j$$(nproc) all unit-tests BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
+	@st=0; UNIT_ONE_VARIANT=1 scripts/run_unit.sh build-asan/tests || st=1; \
 	ASAN_OPTIONS=detect_leaks=0 HLO_FUZZ_SLICE=10 scripts/test_hlo_fuzz.sh build-asan || st=1; \
 	ASAN_OPTIONS=detect_leaks=0 PROTO_QUICK=1 scripts/test_proto.sh build-asan || st=1; exit $$st
 

@@ -7,13 +7,18 @@
 # a CPU with AVX-512 a third time, held to AVX2.  A binary's
 # output is shown only when it fails.  One line per run, then
 # "unit: N passed, N failed"; exit 1 on any failure.  With TALLY set, appends
-# "passed failed" to it.
+# "passed failed" to it.  UNIT_ONE_VARIANT=1 (make asan-subset: the sanitizer
+# looks for memory errors, which the variants do not add) runs the
+# interpreter's tests once and the collectives' at 2 and 3 ranks.
 set -uo pipefail
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib.sh"
 harness unit
 
 dir=${1:-build/tests}
+one_variant=${UNIT_ONE_VARIANT:-0}
+rank_counts=(2 3 4 8)
+[ "$one_variant" = 1 ] && rank_counts=(2 3)
 
 # OpenBLAS kernels (OPENBLAS_CORETYPE) whose instructions this CPU has.
 blas_cores() {
@@ -55,11 +60,14 @@ if [ -d "$dir" ]; then
         name=$(basename "$t")
         case $name in
             collectives_*)
-                for n in 2 3 4 8; do ASAN_OPTIONS=$mpi_asan run "$name (mpirun -n $n)" mpi_run "$limit" "$n" "$t"; done ;;
+                for n in "${rank_counts[@]}"; do
+                    ASAN_OPTIONS=$mpi_asan run "$name (mpirun -n $n)" mpi_run "$limit" "$n" "$t"
+                done ;;
             interp_*)
                 # Kernels with AVX2 versions (src/interp/simd.c): once as
                 # the CPU allows, once held to the plain x86-64 ones.
                 run "$name" timeout "$limit" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" "$t"
+                [ "$one_variant" = 1 ] && continue
                 run "$name (HLOCHECK_SIMD=sse2)" timeout "$limit" env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
                     HLOCHECK_SIMD=sse2 "$t"
                 # Where the CPU has AVX-512, the kernels that have such a
