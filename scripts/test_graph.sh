@@ -7,6 +7,8 @@
 #    named on stdout, drawn as a node of the picture with its two values;
 #  * the demo step after the default pipeline with a planted swap (a pair
 #    judged by accuracy): the swapped instruction is the one marked;
+#  * a loop body's accumulation planted as a subtract after
+#    flip-reduce-convert-add: the accumulation marked, not the loop state;
 #  * --local on a broken combine: the region boxed with its verdict;
 #  * --shrink writes pair.svg beside the shrunk pair, naming its difference;
 #  * a MaxText region with a planted swap of two gathered outputs, --local
@@ -103,6 +105,27 @@ else
     else
         bad "the demo with a planted swap" "exit $rc, located '${b:-} ${a:-}': ${got:-$(tail -n 2 "$tmp/err")}"
     fi
+fi
+
+# ---- A loop body: flip-reduce-convert-add inside a while, then the loop's
+# accumulating add planted as a subtract.  Judged by accuracy: the state
+# the loop hands back (acc at its second run) reads the widened sum too and
+# is no first difference; the mark is the accumulation itself.
+
+hlo=$root/corpus/aws_neuron_flip_reduce_convert_add/rewrite_in_while_body.hlo
+"$opt" --passes=default "$hlo" -o "$tmp/loop_after.hlo" >/dev/null 2>&1
+sed 's/  %add = f32\[8\]{0} add(%all-reduce, %acc)/  %add = f32[8]{0} subtract(%all-reduce, %acc)/' \
+    "$tmp/loop_after.hlo" >"$tmp/loop_broken.hlo"
+mpi_run 120 4 "$check" "$hlo" "$tmp/loop_broken.hlo" --trials=2 --graph="$tmp/loop.svg" </dev/null >"$tmp/out" 2>"$tmp/err"
+rc=$?
+b= a= got=
+read -r b a < <(located)
+if cmp -s "$tmp/loop_after.hlo" "$tmp/loop_broken.hlo"; then
+    bad "a loop body with a planted subtract" "the sed planted nothing: the default pipeline's output changed"
+elif [ $rc -eq 1 ] && [ "${b:-}" = acc.next ] && [ "${a:-}" = add ] && got=$(svg_names "$tmp/loop.svg" acc.next add 2>&1); then
+    ok "a loop body's accumulation planted as a subtract (judged by accuracy): acc.next / add marked, not the state it hands back"
+else
+    bad "a loop body with a planted subtract" "exit $rc, located '${b:-} ${a:-}': ${got:-$(tail -n 2 "$tmp/err")}"
 fi
 
 # ---- --local: regions boxed with their verdicts

@@ -64,21 +64,37 @@ static void add(Claims *cl, Pair p)
 }
 
 /* below[i] for c->instrs[i]: i is one of the sites' reductions or reads
- * one, so its value differs by design in a pair judged by accuracy. */
+ * one, so its value differs by design in a pair judged by accuracy.  In a
+ * loop body (one tuple parameter, a tuple root) what the root hands on
+ * comes back as the next iteration's state: a state element whose root
+ * operand is below is below too, to a fixed point. */
 static bool *below_sites(const IrComputation *c, const CheckSite *sites, int n_sites)
 {
     bool *below = xcalloc((size_t)c->n_instrs + 1, sizeof *below);
     int *pos = xcalloc((size_t)c->module->next_instr_id + 1, sizeof *pos);
-    for (int i = 0; i < c->n_instrs; i++) {
-        const IrInstr *x = c->instrs[i];
-        pos[x->id] = i + 1;
-        for (int k = 0; k < n_sites && !below[i]; k++) {
-            size_t len = strcspn(sites[k].before_name, "[");
-            below[i] = strcmp(sites[k].comp, c->name) == 0 && strlen(x->name) == len &&
-                       strncmp(x->name, sites[k].before_name, len) == 0;
+    const IrInstr *root = c->root;
+    bool loop = c->n_params == 1 && root && root->op == IR_OP_TUPLE && c->params[0]->shape->type == IR_TYPE_TUPLE;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < c->n_instrs; i++) {
+            const IrInstr *x = c->instrs[i];
+            pos[x->id] = i + 1;
+            if (below[i])
+                continue;
+            for (int k = 0; k < n_sites && !below[i]; k++) {
+                size_t len = strcspn(sites[k].before_name, "[");
+                below[i] = strcmp(sites[k].comp, c->name) == 0 && strlen(x->name) == len &&
+                           strncmp(x->name, sites[k].before_name, len) == 0;
+            }
+            for (int o = 0; o < x->n_operands && !below[i]; o++)
+                below[i] = pos[x->operands[o]->id] && below[pos[x->operands[o]->id] - 1];
+            int64_t index;
+            if (!below[i] && loop && n_sites > 0 && check_gte_of_param(x, c, &index) && index < root->n_operands) {
+                const IrInstr *back = root->operands[index];
+                below[i] = pos[back->id] && below[pos[back->id] - 1];
+            }
+            changed |= below[i];
         }
-        for (int o = 0; o < x->n_operands && !below[i]; o++)
-            below[i] = pos[x->operands[o]->id] && below[pos[x->operands[o]->id] - 1];
     }
     free(pos);
     return below;
